@@ -1,0 +1,138 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"backfire.dev/backfire/internal/config"
+	"backfire.dev/backfire/internal/finding"
+	"backfire.dev/backfire/internal/model/rollout"
+	"backfire.dev/backfire/internal/report"
+	"backfire.dev/backfire/internal/rules"
+	"backfire.dev/backfire/internal/scan"
+	"backfire.dev/backfire/internal/source"
+)
+
+type scanFlags struct {
+	format          string
+	failOn          string
+	configPath      string
+	rolloutsVersion string
+	color           string
+	maxFileSize     int64
+}
+
+func newScanCommand() *cobra.Command {
+	var fl scanFlags
+	cmd := &cobra.Command{
+		Use:   "scan [PATH|-]...",
+		Short: "Scan manifests, directories, Helm charts and Kustomize overlays",
+		Long: `Scan reads files (.yaml, .yml, .json), directories (recursively), and "-" for
+standard input, and reports the safeguards that will backfire.
+
+Exit codes: 0 nothing at or above --fail-on; 1 findings at or above it; 2 usage
+error, or input that could not be read or parsed (reported with file and line;
+everything else is still scanned).`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runScan(cmd, args, &fl)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&fl.format, "format", "text", "output format: "+strings.Join(report.Formats, ", "))
+	f.StringVar(&fl.failOn, "fail-on", "error", "lowest severity that makes the exit code 1: error, warning, info or none")
+	f.StringVar(&fl.configPath, "config", "", "configuration file (default: .backfire.yaml found from the working directory up)")
+	f.StringVar(&fl.rolloutsVersion, "rollouts-version", rollout.DefaultVersion, "Argo Rollouts controller version the Argo rules assume")
+	f.StringVar(&fl.color, "color", "auto", "colour the text report: auto, always or never")
+	f.Int64Var(&fl.maxFileSize, "max-file-size", source.DefaultMaxFileSize, "largest input file read, in bytes")
+	return cmd
+}
+
+func usageError(cmd *cobra.Command, format string, args ...any) error {
+	fmt.Fprintf(cmd.ErrOrStderr(), "backfire: "+format+"\n", args...)
+	return exitError{exitUsage}
+}
+
+func runScan(cmd *cobra.Command, args []string, fl *scanFlags) error {
+	if len(args) == 0 {
+		return usageError(cmd, "scan needs at least one PATH, or - for standard input")
+	}
+	if !slices.Contains(report.Formats, fl.format) {
+		return usageError(cmd, "unknown --format %q (want %s)", fl.format, strings.Join(report.Formats, ", "))
+	}
+	failOn, err := finding.ParseSeverity(fl.failOn)
+	if err != nil {
+		return usageError(cmd, "--fail-on: %v", err)
+	}
+	rv, err := rollout.ParseVersion(fl.rolloutsVersion)
+	if err != nil {
+		return usageError(cmd, "--rollouts-version: %v", err)
+	}
+	var cfg *config.Config
+	if fl.configPath != "" {
+		cfg, err = config.Load(fl.configPath)
+	} else {
+		cfg, err = config.Discover(".")
+	}
+	if err != nil {
+		return usageError(cmd, "%v", err)
+	}
+
+	res, err := scan.Run(scan.Options{
+		Paths:       args,
+		Stdin:       cmd.InOrStdin(),
+		MaxFileSize: fl.maxFileSize,
+		Rules:       rules.Options{Config: cfg, RolloutsVersion: rv},
+	})
+	if err != nil {
+		return usageError(cmd, "%v", err)
+	}
+
+	out := cmd.OutOrStdout()
+	switch fl.format {
+	case "json":
+		err = report.JSON(out, res)
+	default:
+		report.Errors(cmd.ErrOrStderr(), res.Errors)
+		err = report.Text(out, res, report.TextOptions{Color: useColor(fl.color, out)})
+	}
+	if err != nil {
+		return err
+	}
+	return exitError{exitCode(res, failOn)}
+}
+
+// exitCode applies the contract: input errors win over findings.
+func exitCode(res *scan.Result, failOn finding.Severity) int {
+	if len(res.Errors) > 0 {
+		return exitUsage
+	}
+	if failOn == finding.None {
+		return exitClean
+	}
+	for _, f := range res.Findings {
+		if f.Severity >= failOn {
+			return exitFindings
+		}
+	}
+	return exitClean
+}
+
+func useColor(mode string, w io.Writer) bool {
+	switch mode {
+	case "always":
+		return true
+	case "never":
+		return false
+	}
+	if os.Getenv("NO_COLOR") != "" {
+		return false
+	}
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}

@@ -1,0 +1,104 @@
+// Package finding holds what a rule reports. Reporters only format these.
+package finding
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"backfire.dev/backfire/internal/object"
+)
+
+// Severity orders how soon a finding's outage path is met.
+type Severity int
+
+const (
+	// None is below every severity; --fail-on none never fails.
+	None Severity = iota
+	Info
+	Warning
+	Error
+)
+
+func (s Severity) String() string {
+	switch s {
+	case Info:
+		return "info"
+	case Warning:
+		return "warning"
+	case Error:
+		return "error"
+	}
+	return "none"
+}
+
+// ParseSeverity reads "error", "warning", "info" or "none".
+func ParseSeverity(s string) (Severity, error) {
+	switch strings.ToLower(s) {
+	case "error":
+		return Error, nil
+	case "warning", "warn":
+		return Warning, nil
+	case "info":
+		return Info, nil
+	case "none":
+		return None, nil
+	}
+	return None, fmt.Errorf("unknown severity %q (want error, warning, info or none)", s)
+}
+
+func (s Severity) MarshalJSON() ([]byte, error) { return json.Marshal(s.String()) }
+
+func (s *Severity) UnmarshalJSON(b []byte) error {
+	var str string
+	if err := json.Unmarshal(b, &str); err != nil {
+		return err
+	}
+	v, err := ParseSeverity(str)
+	*s = v
+	return err
+}
+
+// Finding is one safeguard that will backfire, proven with the manifest's
+// own numbers.
+type Finding struct {
+	Rule      string     `json:"rule"`
+	Slug      string     `json:"slug"`
+	Severity  Severity   `json:"severity"`
+	Object    object.Ref `json:"object"`
+	Container string     `json:"container,omitempty"`
+	File      string     `json:"file"`
+	Line      int        `json:"line"`
+	Column    int        `json:"column"`
+	Path      string     `json:"path,omitempty"`
+	Message   string     `json:"message"`
+	// Mechanism is the causal chain, a short line per step, with the
+	// arithmetic filled in.
+	Mechanism []string `json:"mechanism"`
+	// Evidence holds the numbers the mechanism was computed from.
+	Evidence map[string]any `json:"evidence,omitempty"`
+	// Assumptions say what the rule assumed where an input was missing.
+	Assumptions []string `json:"assumptions,omitempty"`
+	Fix         *Fix     `json:"fix,omitempty"`
+	// Origin says how the object was produced when not from a plain file
+	// (a Helm template, a Kustomize overlay).
+	Origin string `json:"origin,omitempty"`
+}
+
+// Fix is a change that removes the finding.
+type Fix struct {
+	Description string `json:"description"`
+	// Type is "strategic-merge-patch" (Patch applies to the object with
+	// kubectl patch --type strategic) or "yaml" (a change to make by hand).
+	Type  string          `json:"type"`
+	Patch json.RawMessage `json:"patch,omitempty"`
+	// Target is the object the patch applies to when it is not the
+	// finding's object (the Deployment behind a Rollout's workloadRef).
+	Target *object.Ref `json:"target,omitempty"`
+}
+
+// Fix types.
+const (
+	StrategicMergePatch = "strategic-merge-patch"
+	ManualChange        = "yaml"
+)

@@ -1,0 +1,35 @@
+// Package fix builds the changes that findings propose, as strategic merge
+// patches that apply to the object as written.
+package fix
+
+import (
+	"encoding/json"
+
+	"backfire.dev/backfire/internal/load"
+	"backfire.dev/backfire/internal/object"
+)
+
+// ContainerPatch returns a strategic merge patch that sets fields on one
+// container of the template. Containers merge by name, so the patch touches
+// only that container; a null value deletes a field (a probe handler that is
+// being replaced must be deleted, or the API server sees two handlers).
+func ContainerPatch(t *object.PodTemplate, container string, fields map[string]any) json.RawMessage {
+	c := map[string]any{"name": container}
+	for k, v := range fields {
+		c[k] = v
+	}
+	return At(t.SpecPath.String(), map[string]any{"containers": []any{c}})
+}
+
+// At wraps value in the objects that lead to path ("spec.template.spec").
+func At(path string, value any) json.RawMessage {
+	segs := load.SplitPath(path)
+	for i := len(segs) - 1; i >= 0; i-- {
+		value = map[string]any{segs[i].Key: value}
+	}
+	b, err := json.Marshal(value)
+	if err != nil {
+		panic(err) // only maps, slices and scalars reach here
+	}
+	return b
+}

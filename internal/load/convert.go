@@ -1,0 +1,277 @@
+package load
+
+import (
+	"encoding/base64"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// converter turns one YAML node tree into compact JSON, recording where in the
+// source every key and value started. Typed decoding then runs on the JSON
+// (the Kubernetes types carry json tags only), and the marks let a JSON
+// offset or a field path be turned back into a line and column.
+//
+// It follows the YAML 1.1 habits of sigs.k8s.io/yaml where they matter for
+// manifests (merge keys, non-string keys stringified, 0-prefixed octal) and
+// refuses what JSON cannot hold (NaN, infinities).
+type converter struct {
+	buf    []byte
+	marks  []mark
+	budget int // nodes that may still be emitted; guards alias expansion
+	depth  int
+}
+
+// mark records that the JSON text at off came from the source at line:col.
+type mark struct {
+	off       int32
+	line, col int32
+}
+
+// maxDepth bounds nesting; real manifests stay far below it.
+const maxDepth = 1000
+
+type convertError struct {
+	line, col int
+	msg       string
+}
+
+func (e *convertError) Error() string { return e.msg }
+
+func errAt(n *yaml.Node, format string, args ...any) *convertError {
+	return &convertError{line: n.Line, col: n.Column, msg: fmt.Sprintf(format, args...)}
+}
+
+// aliasBudget is how many nodes a document may emit: its own nodes plus a
+// generous allowance for aliases. A "billion laughs" document exceeds it long
+// before it costs real memory.
+func aliasBudget(nodes int) int { return 10*nodes + 100_000 }
+
+func countNodes(n *yaml.Node) int {
+	if n == nil {
+		return 0
+	}
+	c := 1
+	for _, k := range n.Content {
+		c += countNodes(k)
+	}
+	return c
+}
+
+func (c *converter) mark(n *yaml.Node) {
+	c.marks = append(c.marks, mark{off: int32(len(c.buf)), line: int32(n.Line), col: int32(n.Column)})
+}
+
+func (c *converter) value(n *yaml.Node) error {
+	c.budget--
+	if c.budget < 0 {
+		return errAt(n, "document expands to too many nodes (excessive aliasing)")
+	}
+	c.depth++
+	defer func() { c.depth-- }()
+	if c.depth > maxDepth {
+		return errAt(n, "document nested more than %d levels deep", maxDepth)
+	}
+	switch n.Kind {
+	case yaml.DocumentNode:
+		if len(n.Content) == 0 {
+			c.buf = append(c.buf, "null"...)
+			return nil
+		}
+		return c.value(n.Content[0])
+	case yaml.AliasNode:
+		// The position stays that of the alias: that is where the user wrote it.
+		return c.value(n.Alias)
+	case yaml.MappingNode:
+		return c.mapping(n)
+	case yaml.SequenceNode:
+		c.mark(n)
+		c.buf = append(c.buf, '[')
+		for i, item := range n.Content {
+			if i > 0 {
+				c.buf = append(c.buf, ',')
+			}
+			if err := c.value(item); err != nil {
+				return err
+			}
+		}
+		c.buf = append(c.buf, ']')
+		return nil
+	case yaml.ScalarNode:
+		c.mark(n)
+		return c.scalar(n)
+	}
+	return errAt(n, "unsupported YAML node")
+}
+
+// mapping emits an object. Merge keys ("<<") are expanded first so that
+// explicit keys override merged ones, as YAML 1.1 specifies. A key given
+// twice is an error: Kubernetes' own decoder refuses it.
+func (c *converter) mapping(n *yaml.Node) error {
+	type member struct {
+		key   string
+		k, v  *yaml.Node
+		merge bool
+	}
+	var members []member
+	seen := make(map[string]int, len(n.Content)/2)
+	var merged []member
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if k.Kind == yaml.ScalarNode && k.ShortTag() == "!!merge" {
+			srcs := []*yaml.Node{v}
+			if deref(v).Kind == yaml.SequenceNode {
+				srcs = deref(v).Content
+			}
+			for _, s := range srcs {
+				m := deref(s)
+				if m.Kind != yaml.MappingNode {
+					return errAt(s, "merge key value is not a mapping")
+				}
+				for j := 0; j+1 < len(m.Content); j += 2 {
+					ks, err := keyString(deref(m.Content[j]))
+					if err != nil {
+						return err
+					}
+					merged = append(merged, member{key: ks, k: k, v: m.Content[j+1], merge: true})
+				}
+			}
+			continue
+		}
+		ks, err := keyString(deref(k))
+		if err != nil {
+			return err
+		}
+		if prev, dup := seen[ks]; dup {
+			return errAt(k, "key %q already defined at line %d", ks, members[prev].k.Line)
+		}
+		seen[ks] = len(members)
+		members = append(members, member{key: ks, k: k, v: v})
+	}
+	// Merged keys that were not given explicitly; the first merge source wins.
+	for _, m := range merged {
+		if _, ok := seen[m.key]; ok {
+			continue
+		}
+		seen[m.key] = len(members)
+		members = append(members, m)
+	}
+
+	c.mark(n)
+	c.buf = append(c.buf, '{')
+	for i, m := range members {
+		if i > 0 {
+			c.buf = append(c.buf, ',')
+		}
+		c.mark(m.k)
+		c.buf = appendString(c.buf, m.key)
+		c.buf = append(c.buf, ':')
+		if err := c.value(m.v); err != nil {
+			return err
+		}
+	}
+	c.buf = append(c.buf, '}')
+	return nil
+}
+
+func deref(n *yaml.Node) *yaml.Node {
+	for i := 0; n.Kind == yaml.AliasNode && n.Alias != nil && i < 100; i++ {
+		n = n.Alias
+	}
+	return n
+}
+
+// keyString stringifies a mapping key the way sigs.k8s.io/yaml does.
+func keyString(k *yaml.Node) (string, error) {
+	if k.Kind != yaml.ScalarNode {
+		return "", errAt(k, "mapping key is not a scalar")
+	}
+	if k.ShortTag() == "!!null" {
+		return "null", nil
+	}
+	return k.Value, nil
+}
+
+func (c *converter) scalar(n *yaml.Node) error {
+	switch n.ShortTag() {
+	case "!!null":
+		c.buf = append(c.buf, "null"...)
+	case "!!bool":
+		if strings.EqualFold(n.Value, "true") {
+			c.buf = append(c.buf, "true"...)
+		} else {
+			c.buf = append(c.buf, "false"...)
+		}
+	case "!!int":
+		s := strings.ReplaceAll(n.Value, "_", "")
+		if strings.HasPrefix(s, "0o") || strings.HasPrefix(s, "+0o") || strings.HasPrefix(s, "-0o") {
+			s = strings.Replace(s, "0o", "0", 1)
+		}
+		if i, err := strconv.ParseInt(s, 0, 64); err == nil {
+			c.buf = strconv.AppendInt(c.buf, i, 10)
+		} else if u, err := strconv.ParseUint(s, 0, 64); err == nil {
+			c.buf = strconv.AppendUint(c.buf, u, 10)
+		} else {
+			return errAt(n, "integer %q out of range", n.Value)
+		}
+	case "!!float":
+		f, err := strconv.ParseFloat(strings.ReplaceAll(n.Value, "_", ""), 64)
+		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+			if v := strings.ToLower(n.Value); strings.Contains(v, "inf") || strings.Contains(v, "nan") {
+				return errAt(n, "%s cannot be represented in JSON", n.Value)
+			}
+			return errAt(n, "invalid number %q", n.Value)
+		}
+		c.buf = strconv.AppendFloat(c.buf, f, 'g', -1, 64)
+	case "!!binary":
+		if _, err := base64.StdEncoding.DecodeString(strings.Join(strings.Fields(n.Value), "")); err != nil {
+			return errAt(n, "invalid !!binary value")
+		}
+		c.buf = appendString(c.buf, strings.Join(strings.Fields(n.Value), ""))
+	default: // !!str, !!timestamp and custom tags are strings
+		c.buf = appendString(c.buf, n.Value)
+	}
+	return nil
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString writes s as a JSON string. Invalid UTF-8 never reaches here:
+// the loader rejects it with the line where it occurs.
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		ch := s[i]
+		if ch < utf8.RuneSelf {
+			if ch >= 0x20 && ch != '"' && ch != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch ch {
+			case '"', '\\':
+				b = append(b, '\\', ch)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[ch>>4], hexDigits[ch&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}

@@ -1,0 +1,216 @@
+package load
+
+import (
+	"encoding/json"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Document is one YAML document of a source, as compact JSON plus the
+// position of every key and value in the source.
+type Document struct {
+	File  string // the name shown to users: a path, "<stdin>", or a chart template
+	Index int    // position of the document in its stream (0-based)
+	Line  int    // line where the document starts
+	// Origin says how the document was produced when it is not a plain file,
+	// e.g. "rendered from chart harbor" or "built by kustomize overlay ./prod".
+	Origin string
+
+	JSON  []byte
+	marks []mark // sorted by offset
+
+	APIVersion, Kind string
+}
+
+// Position is a place in a source file (1-based line and column).
+type Position struct {
+	Line, Column int
+}
+
+// PositionAt returns the source position of the JSON byte offset off (as
+// reported by encoding/json errors), i.e. of the nearest key or value that
+// starts at or before it.
+func (d *Document) PositionAt(off int64) Position {
+	i := sort.Search(len(d.marks), func(i int) bool { return int64(d.marks[i].off) > off }) - 1
+	if i < 0 {
+		return Position{Line: d.Line, Column: 1}
+	}
+	return Position{Line: int(d.marks[i].line), Column: int(d.marks[i].col)}
+}
+
+func (d *Document) positionOf(off int) (Position, bool) {
+	i := sort.Search(len(d.marks), func(i int) bool { return int(d.marks[i].off) >= off })
+	if i < len(d.marks) && int(d.marks[i].off) == off {
+		return Position{Line: int(d.marks[i].line), Column: int(d.marks[i].col)}, true
+	}
+	return Position{}, false
+}
+
+// Locate returns the position of the field at path, written the way
+// k8s.io/apimachinery's field.Path prints it
+// ("spec.template.spec.containers[0].livenessProbe"). A field that is named
+// by its key points at the key; a list item at the item. When the field is
+// absent (a defaulted value), it returns the deepest ancestor that exists and
+// exact=false.
+func (d *Document) Locate(path string) (pos Position, exact bool) {
+	pos = Position{Line: d.Line, Column: 1}
+	if p, ok := d.positionOf(0); ok {
+		pos = p
+	}
+	segs := SplitPath(path)
+	off := 0
+	for _, s := range segs {
+		var keyOff, valOff int
+		var found bool
+		if s.IsIndex {
+			valOff, found = arrayElem(d.JSON, off, s.Index)
+			keyOff = valOff
+		} else {
+			keyOff, valOff, found = objectMember(d.JSON, off, s.Key)
+		}
+		if !found {
+			return pos, false
+		}
+		if p, ok := d.positionOf(keyOff); ok {
+			pos = p
+		}
+		off = valOff
+	}
+	return pos, true
+}
+
+// Segment is one step of a field path: a key or a list index.
+type Segment struct {
+	Key     string
+	Index   int
+	IsIndex bool
+}
+
+// SplitPath parses a field.Path string: "a.b[2].c[some/key]".
+func SplitPath(path string) []Segment {
+	var segs []Segment
+	for i := 0; i < len(path); {
+		switch path[i] {
+		case '.':
+			i++
+		case '[':
+			j := strings.IndexByte(path[i:], ']')
+			if j < 0 {
+				segs = append(segs, Segment{Key: path[i+1:]})
+				return segs
+			}
+			inner := path[i+1 : i+j]
+			if n, err := strconv.Atoi(inner); err == nil {
+				segs = append(segs, Segment{Index: n, IsIndex: true})
+			} else {
+				segs = append(segs, Segment{Key: inner})
+			}
+			i += j + 1
+		default:
+			j := i
+			for j < len(path) && path[j] != '.' && path[j] != '[' {
+				j++
+			}
+			segs = append(segs, Segment{Key: path[i:j]})
+			i = j
+		}
+	}
+	return segs
+}
+
+// The JSON walked here is the converter's own output: compact, valid, no
+// whitespace. That keeps these scanners a few lines each.
+
+func objectMember(b []byte, off int, key string) (keyOff, valOff int, ok bool) {
+	if off >= len(b) || b[off] != '{' {
+		return 0, 0, false
+	}
+	i := off + 1
+	for i < len(b) && b[i] != '}' {
+		kStart := i
+		kEnd := skipValue(b, i)
+		i = kEnd + 1 // ':'
+		vStart := i
+		i = skipValue(b, i)
+		if keyEquals(b[kStart:kEnd], key) {
+			return kStart, vStart, true
+		}
+		if i < len(b) && b[i] == ',' {
+			i++
+		}
+	}
+	return 0, 0, false
+}
+
+func keyEquals(raw []byte, key string) bool {
+	if len(raw) >= 2 && strings.IndexByte(string(raw), '\\') < 0 {
+		return string(raw[1:len(raw)-1]) == key
+	}
+	var s string
+	return json.Unmarshal(raw, &s) == nil && s == key
+}
+
+func arrayElem(b []byte, off, n int) (int, bool) {
+	if off >= len(b) || b[off] != '[' {
+		return 0, false
+	}
+	i := off + 1
+	for k := 0; i < len(b) && b[i] != ']'; k++ {
+		if k == n {
+			return i, true
+		}
+		i = skipValue(b, i)
+		if i < len(b) && b[i] == ',' {
+			i++
+		}
+	}
+	return 0, false
+}
+
+// skipValue returns the offset just past the JSON value starting at i.
+func skipValue(b []byte, i int) int {
+	if i >= len(b) {
+		return i
+	}
+	switch b[i] {
+	case '"':
+		i++
+		for i < len(b) {
+			switch b[i] {
+			case '\\':
+				i += 2
+			case '"':
+				return i + 1
+			default:
+				i++
+			}
+		}
+		return i
+	case '{', '[':
+		depth := 0
+		for i < len(b) {
+			switch b[i] {
+			case '{', '[':
+				depth++
+				i++
+			case '}', ']':
+				depth--
+				i++
+				if depth == 0 {
+					return i
+				}
+			case '"':
+				i = skipValue(b, i)
+			default:
+				i++
+			}
+		}
+		return i
+	default:
+		for i < len(b) && b[i] != ',' && b[i] != '}' && b[i] != ']' {
+			i++
+		}
+		return i
+	}
+}

@@ -1,0 +1,234 @@
+// Package load turns YAML and JSON streams into documents that remember the
+// source position of every field. It knows nothing about Kubernetes kinds
+// beyond apiVersion, kind and List.
+package load
+
+import (
+	"bytes"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// Error is an input problem at a place in a file. It never stops a scan: the
+// rest of the input is still read.
+type Error struct {
+	File    string `json:"file"`
+	Line    int    `json:"line,omitempty"`
+	Column  int    `json:"column,omitempty"`
+	Message string `json:"message"`
+}
+
+func (e Error) Error() string {
+	switch {
+	case e.Line > 0 && e.Column > 0:
+		return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Column, e.Message)
+	case e.Line > 0:
+		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Message)
+	}
+	return fmt.Sprintf("%s: %s", e.File, e.Message)
+}
+
+// File is what one stream yielded.
+type File struct {
+	Name      string
+	Documents []*Document
+	Errors    []Error
+	// Skipped counts documents that are not Kubernetes objects (no apiVersion
+	// or kind: values files, CI workflows, dashboards).
+	Skipped int
+	// Empty is true when the stream held no document at all.
+	Empty bool
+}
+
+// Parse splits data into YAML documents and converts each one. A broken
+// document costs only itself: the stream is split at document markers first,
+// so the documents after it are still read.
+func Parse(name string, data []byte) File {
+	f := File{Name: name}
+	if bytes.IndexByte(data[:min(len(data), 8000)], 0) >= 0 {
+		f.Errors = append(f.Errors, Error{File: name, Message: "binary file (contains NUL bytes); not a YAML or JSON manifest"})
+		return f
+	}
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	index := 0
+	sawContent := false
+	for _, ch := range splitDocuments(data) {
+		if len(bytes.TrimSpace(ch.data)) > 0 {
+			sawContent = true
+		}
+		if !utf8.Valid(ch.data) {
+			line := ch.line + bytes.Count(ch.data[:firstInvalidUTF8(ch.data)], []byte("\n"))
+			f.Errors = append(f.Errors, Error{File: name, Line: line, Message: "invalid UTF-8"})
+			index++
+			continue
+		}
+		var root yaml.Node
+		if err := yaml.Unmarshal(ch.data, &root); err != nil {
+			f.Errors = append(f.Errors, yamlError(name, ch.line, err))
+			index++
+			continue
+		}
+		if root.Kind == 0 || (root.Kind == yaml.DocumentNode && (len(root.Content) == 0 || isNull(root.Content[0]))) {
+			continue // only comments or an empty document
+		}
+		shiftLines(&root, ch.line-1)
+		f.addDocument(&root, index)
+		index++
+	}
+	f.Empty = !sawContent
+	return f
+}
+
+func isNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" }
+
+func (f *File) addDocument(root *yaml.Node, index int) {
+	top := root
+	if top.Kind == yaml.DocumentNode {
+		top = top.Content[0]
+	}
+	apiVersion, kind := scalarField(top, "apiVersion"), scalarField(top, "kind")
+	if apiVersion == "" || kind == "" {
+		f.Skipped++
+		return
+	}
+	budget := aliasBudget(countNodes(top))
+	if items := field(top, "items"); strings.HasSuffix(kind, "List") && items != nil && deref(items).Kind == yaml.SequenceNode {
+		for _, item := range deref(items).Content {
+			item = deref(item)
+			iv, ik := scalarField(item, "apiVersion"), scalarField(item, "kind")
+			if iv == "" || ik == "" {
+				f.Skipped++
+				continue
+			}
+			f.convert(item, index, iv, ik, &budget)
+		}
+		return
+	}
+	f.convert(top, index, apiVersion, kind, &budget)
+}
+
+func (f *File) convert(n *yaml.Node, index int, apiVersion, kind string, budget *int) {
+	c := converter{budget: *budget}
+	if err := c.value(n); err != nil {
+		e := Error{File: f.Name, Message: err.Error()}
+		if ce, ok := err.(*convertError); ok {
+			e.Line, e.Column = ce.line, ce.col
+		}
+		f.Errors = append(f.Errors, e)
+		*budget = c.budget
+		return
+	}
+	*budget = c.budget
+	f.Documents = append(f.Documents, &Document{
+		File: f.Name, Index: index, Line: n.Line,
+		JSON: c.buf, marks: c.marks,
+		APIVersion: apiVersion, Kind: kind,
+	})
+}
+
+func field(m *yaml.Node, key string) *yaml.Node {
+	if m.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i+1]
+		}
+	}
+	return nil
+}
+
+func scalarField(m *yaml.Node, key string) string {
+	v := field(m, key)
+	if v == nil {
+		return ""
+	}
+	v = deref(v)
+	if v.Kind != yaml.ScalarNode {
+		return ""
+	}
+	return v.Value
+}
+
+func shiftLines(n *yaml.Node, by int) {
+	if by == 0 || n == nil {
+		return
+	}
+	n.Line += by
+	for _, c := range n.Content {
+		shiftLines(c, by)
+	}
+}
+
+type chunk struct {
+	data []byte
+	line int // line of the chunk's first byte
+}
+
+// splitDocuments cuts a stream at lines that start with "---" or "..."
+// (document markers may not appear inside a YAML scalar, so this is safe).
+// The marker line stays with the document it opens.
+func splitDocuments(data []byte) []chunk {
+	var out []chunk
+	start, startLine, line := 0, 1, 1
+	for i := 0; i < len(data); {
+		end := bytes.IndexByte(data[i:], '\n')
+		next := len(data)
+		if end >= 0 {
+			next = i + end + 1
+		}
+		l := data[i:next]
+		if isMarker(l, "---") && i > start {
+			out = append(out, chunk{data: data[start:i], line: startLine})
+			start, startLine = i, line
+		} else if isMarker(l, "...") {
+			out = append(out, chunk{data: data[start:i], line: startLine})
+			start, startLine = next, line+1
+		}
+		i = next
+		line++
+	}
+	if start < len(data) {
+		out = append(out, chunk{data: data[start:], line: startLine})
+	}
+	return out
+}
+
+func isMarker(l []byte, m string) bool {
+	if !bytes.HasPrefix(l, []byte(m)) {
+		return false
+	}
+	return len(l) == 3 || l[3] == ' ' || l[3] == '\t' || l[3] == '\n' || l[3] == '\r'
+}
+
+func firstInvalidUTF8(b []byte) int {
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && size <= 1 {
+			return i
+		}
+		i += size
+	}
+	return len(b)
+}
+
+var yamlLine = regexp.MustCompile(`line (\d+)`)
+
+// yamlError rewrites a yaml.v3 error so that its line counts from the start
+// of the file, not of the document.
+func yamlError(file string, chunkLine int, err error) Error {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	line := chunkLine
+	if m := yamlLine.FindStringSubmatchIndex(msg); m != nil {
+		n, _ := strconv.Atoi(msg[m[2]:m[3]])
+		line = chunkLine + n - 1
+		msg = strings.TrimSpace(strings.TrimPrefix(msg[:m[0]]+msg[m[1]:], ":"))
+		msg = strings.TrimPrefix(strings.TrimSpace(msg), ": ")
+	}
+	return Error{File: file, Line: line, Message: "invalid YAML: " + msg}
+}

@@ -1,0 +1,122 @@
+// Package probe holds the kubelet's probe arithmetic: when a failing probe
+// kills a container, how long a container that never becomes healthy lives,
+// and the restart back-off. Kubernetes' defaults apply to unset fields, and
+// every value remembers whether it was written or defaulted.
+package probe
+
+import (
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Kubernetes' probe defaults (k8s.io/kubernetes/pkg/apis/core/v1/defaults.go).
+const (
+	DefaultTimeoutSeconds   = 1
+	DefaultPeriodSeconds    = 10
+	DefaultSuccessThreshold = 1
+	DefaultFailureThreshold = 3
+	DefaultGracePeriod      = 30
+)
+
+// Value is a probe setting and whether the manifest wrote it.
+type Value struct {
+	N   int
+	Set bool
+}
+
+func (v Value) String() string {
+	if v.Set {
+		return fmt.Sprint(v.N)
+	}
+	return fmt.Sprintf("%d (default)", v.N)
+}
+
+// value applies a default. In the typed struct an omitted field is 0, and
+// the API server defaults an explicit 0 the same way, so 0 means "defaulted".
+func value(v int32, def int) Value {
+	if v == 0 {
+		return Value{N: def}
+	}
+	return Value{N: int(v), Set: true}
+}
+
+// Timing is a probe's schedule with defaults applied.
+type Timing struct {
+	InitialDelay, Period, Timeout, Success, Failure Value
+	// Grace is the SIGTERM-to-SIGKILL grace of a liveness or startup kill:
+	// the probe's terminationGracePeriodSeconds, else the pod's.
+	Grace Value
+}
+
+// TimingOf reads p; podGrace is the pod's terminationGracePeriodSeconds.
+func TimingOf(p *corev1.Probe, podGrace *int64) Timing {
+	t := Timing{
+		InitialDelay: Value{N: int(p.InitialDelaySeconds), Set: p.InitialDelaySeconds != 0},
+		Period:       value(p.PeriodSeconds, DefaultPeriodSeconds),
+		Timeout:      value(p.TimeoutSeconds, DefaultTimeoutSeconds),
+		Success:      value(p.SuccessThreshold, DefaultSuccessThreshold),
+		Failure:      value(p.FailureThreshold, DefaultFailureThreshold),
+		Grace:        Value{N: DefaultGracePeriod},
+	}
+	switch {
+	case p.TerminationGracePeriodSeconds != nil:
+		t.Grace = Value{N: int(*p.TerminationGracePeriodSeconds), Set: true}
+	case podGrace != nil:
+		t.Grace = Value{N: int(*podGrace), Set: true}
+	}
+	return t
+}
+
+// KillAfterFirstFailure is the worst case from the first failing probe to
+// the kill: F-1 more periods, then the last probe's timeout.
+func (t Timing) KillAfterFirstFailure() int { return (t.Failure.N-1)*t.Period.N + t.Timeout.N }
+
+// FailureWindow is about how long answers must stay slow or failing before
+// the kill: F x P.
+func (t Timing) FailureWindow() int { return t.Failure.N * t.Period.N }
+
+// NeverHealthyKill is when a container that never passes is killed,
+// counted from its start: D + F x P (seed 003: 300 + 3 x 10 = 330 s).
+func (t Timing) NeverHealthyKill() int { return t.InitialDelay.N + t.Failure.N*t.Period.N }
+
+// NeverHealthyKillFormula spells NeverHealthyKill out: "300 + 3 x 10".
+func (t Timing) NeverHealthyKillFormula() string {
+	return fmt.Sprintf("%d + %d x %d", t.InitialDelay.N, t.Failure.N, t.Period.N)
+}
+
+// Handler names the probe's handler: exec, httpGet, tcpSocket, grpc, or "".
+func Handler(p *corev1.Probe) string {
+	switch {
+	case p == nil:
+		return ""
+	case p.Exec != nil:
+		return "exec"
+	case p.HTTPGet != nil:
+		return "httpGet"
+	case p.TCPSocket != nil:
+		return "tcpSocket"
+	case p.GRPC != nil:
+		return "grpc"
+	}
+	return ""
+}
+
+// Describe renders the handler the way a reader recognises it:
+// "exec [/docker-healthcheck.sh]", "httpGet :8080/healthz".
+func Describe(p *corev1.Probe) string {
+	switch {
+	case p == nil:
+		return ""
+	case p.Exec != nil:
+		return "exec [" + strings.Join(p.Exec.Command, " ") + "]"
+	case p.HTTPGet != nil:
+		return fmt.Sprintf("httpGet :%s%s", p.HTTPGet.Port.String(), p.HTTPGet.Path)
+	case p.TCPSocket != nil:
+		return "tcpSocket :" + p.TCPSocket.Port.String()
+	case p.GRPC != nil:
+		return fmt.Sprintf("grpc :%d", p.GRPC.Port)
+	}
+	return "no handler"
+}

@@ -1,0 +1,108 @@
+package object
+
+import (
+	rolloutsv1alpha1 "github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// PodTemplate is the pod a workload runs, wherever the kind keeps it.
+type PodTemplate struct {
+	// Owner is the object whose document holds the template. It differs
+	// from the workload for a Rollout with workloadRef (the Deployment).
+	Owner *Object
+	Meta  *metav1.ObjectMeta
+	Spec  *corev1.PodSpec
+	// Path is the field path of the PodTemplateSpec in Owner's document
+	// ("spec.template"; the root for a Pod, whose spec is at "spec").
+	Path *field.Path
+	// SpecPath is the field path of the PodSpec.
+	SpecPath *field.Path
+}
+
+// ContainerPath returns the path of the i-th container of the template.
+func (t *PodTemplate) ContainerPath(i int) *field.Path {
+	return t.SpecPath.Child("containers").Index(i)
+}
+
+// WorkloadKinds are the kinds that run pods.
+var WorkloadKinds = []string{"Pod", "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "CronJob", "Rollout"}
+
+// PodTemplate returns the object's own pod template, or nil when it has none.
+// A Rollout that uses workloadRef has none of its own: the index resolves it.
+func (o *Object) PodTemplate() *PodTemplate {
+	tmpl := field.NewPath("spec", "template")
+	switch v := o.Typed.(type) {
+	case *corev1.Pod:
+		return &PodTemplate{Owner: o, Meta: &v.ObjectMeta, Spec: &v.Spec, Path: nil, SpecPath: field.NewPath("spec")}
+	case *appsv1.Deployment:
+		return fromSpec(o, &v.Spec.Template, tmpl)
+	case *appsv1.StatefulSet:
+		return fromSpec(o, &v.Spec.Template, tmpl)
+	case *appsv1.DaemonSet:
+		return fromSpec(o, &v.Spec.Template, tmpl)
+	case *appsv1.ReplicaSet:
+		return fromSpec(o, &v.Spec.Template, tmpl)
+	case *batchv1.Job:
+		return fromSpec(o, &v.Spec.Template, tmpl)
+	case *batchv1.CronJob:
+		return fromSpec(o, &v.Spec.JobTemplate.Spec.Template, field.NewPath("spec", "jobTemplate", "spec", "template"))
+	case *rolloutsv1alpha1.Rollout:
+		if v.Spec.WorkloadRef != nil {
+			return nil
+		}
+		return fromSpec(o, &v.Spec.Template, tmpl)
+	}
+	return nil
+}
+
+func fromSpec(o *Object, t *corev1.PodTemplateSpec, path *field.Path) *PodTemplate {
+	return &PodTemplate{Owner: o, Meta: &t.ObjectMeta, Spec: &t.Spec, Path: path, SpecPath: path.Child("spec")}
+}
+
+// Replicas returns spec.replicas of a scalable workload and whether it was
+// written. An unset count is owned by an autoscaler or defaults to 1.
+func (o *Object) Replicas() (n int32, set bool) {
+	var r *int32
+	switch v := o.Typed.(type) {
+	case *appsv1.Deployment:
+		r = v.Spec.Replicas
+	case *appsv1.StatefulSet:
+		r = v.Spec.Replicas
+	case *appsv1.ReplicaSet:
+		r = v.Spec.Replicas
+	case *rolloutsv1alpha1.Rollout:
+		r = v.Spec.Replicas
+	case *corev1.Pod:
+		return 1, true
+	default:
+		return 0, false
+	}
+	if r == nil {
+		return 1, false
+	}
+	return *r, true
+}
+
+// Stateful reports whether the workload keeps state on a volume: a
+// StatefulSet, volumeClaimTemplates, or a mounted PersistentVolumeClaim.
+func (o *Object) Stateful(t *PodTemplate) (bool, string) {
+	if _, ok := o.Typed.(*appsv1.StatefulSet); ok {
+		return true, "StatefulSet"
+	}
+	if t == nil {
+		return false, ""
+	}
+	for _, v := range t.Spec.Volumes {
+		if v.PersistentVolumeClaim != nil {
+			return true, "mounts PersistentVolumeClaim " + v.PersistentVolumeClaim.ClaimName
+		}
+		if v.Ephemeral != nil && v.Ephemeral.VolumeClaimTemplate != nil {
+			return true, "ephemeral volume claim " + v.Name
+		}
+	}
+	return false, ""
+}

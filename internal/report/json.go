@@ -1,0 +1,16 @@
+package report
+
+import (
+	"encoding/json"
+	"io"
+
+	"backfire.dev/backfire/internal/scan"
+)
+
+// JSON writes the result as one JSON document (schema backfire/v1).
+func JSON(w io.Writer, r *scan.Result) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(jsonDocument(r))
+}

@@ -1,0 +1,32 @@
+// Package report formats scan results. Reporters only format: every
+// decision (severity, exit code, what is a finding) was made before.
+package report
+
+import (
+	"backfire.dev/backfire/internal/scan"
+)
+
+// Formats lists the output formats of `backfire scan --format`.
+var Formats = []string{"text", "json"}
+
+// SchemaVersion names the JSON output schema.
+const SchemaVersion = "backfire/v1"
+
+// Document is the JSON output, schema backfire/v1.
+type Document struct {
+	Schema   string `json:"schema"`
+	Findings any    `json:"findings"`
+	Errors   any    `json:"errors"`
+	Summary  any    `json:"summary"`
+}
+
+func jsonDocument(r *scan.Result) Document {
+	d := Document{Schema: SchemaVersion, Findings: r.Findings, Errors: r.Errors, Summary: r.Summary}
+	if r.Findings == nil {
+		d.Findings = []any{}
+	}
+	if r.Errors == nil {
+		d.Errors = []any{}
+	}
+	return d
+}

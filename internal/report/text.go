@@ -1,0 +1,118 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"backfire.dev/backfire/internal/finding"
+	"backfire.dev/backfire/internal/load"
+	"backfire.dev/backfire/internal/scan"
+)
+
+// TextOptions tune the text report.
+type TextOptions struct {
+	Color bool
+}
+
+type palette struct{ bold, dim, reset string }
+
+func (p palette) severity(s finding.Severity) string {
+	if p.reset == "" {
+		return ""
+	}
+	switch s {
+	case finding.Error:
+		return "\x1b[1;31m"
+	case finding.Warning:
+		return "\x1b[1;33m"
+	}
+	return "\x1b[1;36m"
+}
+
+// Text writes findings grouped by object, each with its mechanism and fix.
+func Text(w io.Writer, r *scan.Result, opts TextOptions) error {
+	var p palette
+	if opts.Color {
+		p = palette{bold: "\x1b[1m", dim: "\x1b[2m", reset: "\x1b[0m"}
+	}
+	b := &strings.Builder{}
+	var last string
+	for _, f := range r.Findings {
+		group := f.File + "\x00" + f.Object.String()
+		if group != last {
+			if last != "" {
+				b.WriteString("\n")
+			}
+			fmt.Fprintf(b, "%s%s%s  %s%s%s\n", p.bold, f.Object, p.reset, p.dim, f.File, p.reset)
+			if f.Origin != "" {
+				fmt.Fprintf(b, "  %s(%s)%s\n", p.dim, f.Origin, p.reset)
+			}
+			last = group
+		}
+		where := fmt.Sprintf("%d:%d", f.Line, f.Column)
+		fmt.Fprintf(b, "  %-7s %s%-7s%s %s %s", where, p.severity(f.Severity), f.Severity, p.reset, f.Rule, f.Slug)
+		if f.Container != "" {
+			fmt.Fprintf(b, "  %scontainer %s%s", p.dim, f.Container, p.reset)
+		}
+		b.WriteString("\n")
+		fmt.Fprintf(b, "          %s\n", f.Message)
+		for i, m := range f.Mechanism {
+			fmt.Fprintf(b, "          %s%d.%s %s\n", p.dim, i+1, p.reset, m)
+		}
+		for _, a := range f.Assumptions {
+			fmt.Fprintf(b, "          %sassumed:%s %s\n", p.dim, p.reset, a)
+		}
+		if f.Fix != nil {
+			fmt.Fprintf(b, "          %sfix:%s %s\n", p.bold, p.reset, f.Fix.Description)
+			if len(f.Fix.Patch) > 0 {
+				fmt.Fprintf(b, "          %s\n", patchCommand(f))
+			}
+		}
+	}
+	if len(r.Findings) > 0 {
+		b.WriteString("\n")
+	}
+	s := r.Summary
+	fmt.Fprintf(b, "%d error, %d warning, %d info in %d objects (%d files; %d documents without apiVersion/kind skipped",
+		s.Findings["error"], s.Findings["warning"], s.Findings["info"], s.Objects, s.Files, s.Skipped)
+	if s.Suppressed > 0 {
+		fmt.Fprintf(b, "; %d suppressed by annotation", s.Suppressed)
+	}
+	b.WriteString(")\n")
+	if len(r.Errors) > 0 {
+		fmt.Fprintf(b, "%d input errors (see stderr)\n", len(r.Errors))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// patchCommand shows a strategic merge patch as the kubectl command that
+// applies it, so it can be tried with --dry-run=server first.
+func patchCommand(f finding.Finding) string {
+	if f.Fix.Type != finding.StrategicMergePatch {
+		return string(f.Fix.Patch)
+	}
+	target := f.Object
+	if f.Fix.Target != nil {
+		target = *f.Fix.Target
+	}
+	if strings.Contains(target.APIVersion, ".") {
+		// The API server takes strategic merge patches for built-in kinds
+		// only; a custom resource's fix goes into its manifest.
+		return fmt.Sprintf("strategic merge patch for %s (a custom resource: merge it into the manifest): %s", target, f.Fix.Patch)
+	}
+	ns := ""
+	if target.Namespace != "" {
+		ns = " -n " + target.Namespace
+	}
+	return fmt.Sprintf("kubectl patch %s %s%s --type strategic -p '%s'",
+		strings.ToLower(target.Kind), target.Name, ns, f.Fix.Patch)
+}
+
+// Errors writes input errors one per line, "file:line:col: message".
+func Errors(w io.Writer, errs []load.Error) {
+	for _, e := range errs {
+		fmt.Fprintf(w, "backfire: %s\n", e.Error())
+	}
+}

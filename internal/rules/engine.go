@@ -1,0 +1,104 @@
+package rules
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"backfire.dev/backfire/internal/finding"
+	"backfire.dev/backfire/internal/index"
+)
+
+// Result is what the engine found.
+type Result struct {
+	Findings []finding.Finding
+	// Suppressed counts findings silenced by the ignore annotation.
+	Suppressed int
+}
+
+// Enabled returns the rules of the catalog that run under the options'
+// configuration: the defaults, minus those disabled, plus default-off rules
+// that were enabled. An unknown rule ID in the configuration is an error.
+func Enabled(catalog []*Rule, opts *Options) ([]*Rule, error) {
+	cfg := opts.Config
+	known := func(id string) bool {
+		return slices.ContainsFunc(catalog, func(r *Rule) bool { return strings.EqualFold(r.ID, id) })
+	}
+	for _, id := range append(slices.Clone(cfg.Disable), cfg.Enable...) {
+		if !known(id) {
+			return nil, fmt.Errorf("%s: unknown rule %q", cfgName(opts), id)
+		}
+	}
+	for id, s := range cfg.Severity {
+		if !known(id) {
+			return nil, fmt.Errorf("%s: unknown rule %q in severity", cfgName(opts), id)
+		}
+		if _, err := finding.ParseSeverity(s); err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", cfgName(opts), id, err)
+		}
+	}
+	var out []*Rule
+	for _, r := range catalog {
+		on := !r.DefaultOff || containsFold(cfg.Enable, r.ID)
+		if on && !containsFold(cfg.Disable, r.ID) {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+func cfgName(opts *Options) string {
+	if opts.Config.Path != "" {
+		return opts.Config.Path
+	}
+	return "configuration"
+}
+
+func containsFold(list []string, s string) bool {
+	return slices.ContainsFunc(list, func(x string) bool { return strings.EqualFold(x, s) })
+}
+
+// Run applies the rules to every object of the index and returns the
+// findings sorted by file, line and rule.
+func Run(ix *index.Index, rules []*Rule, opts *Options) Result {
+	var res Result
+	for _, o := range ix.Objects() {
+		for _, r := range rules {
+			if !r.reads(o.Kind) {
+				continue
+			}
+			p := &Pass{Rule: r, Object: o, Index: ix, Options: opts}
+			r.Run(p)
+			if len(p.findings) == 0 {
+				continue
+			}
+			if ignored(o, r.ID) {
+				res.Suppressed += len(p.findings)
+				continue
+			}
+			for _, f := range p.findings {
+				if s, ok := opts.Config.Severity[r.ID]; ok {
+					f.Severity, _ = finding.ParseSeverity(s)
+				}
+				res.Findings = append(res.Findings, f)
+			}
+		}
+	}
+	Sort(res.Findings)
+	return res
+}
+
+// Sort orders findings by file, line, column and rule, so that output is
+// stable whatever order the input was read in.
+func Sort(fs []finding.Finding) {
+	slices.SortStableFunc(fs, func(a, b finding.Finding) int {
+		return cmp.Or(
+			cmp.Compare(a.File, b.File),
+			cmp.Compare(a.Line, b.Line),
+			cmp.Compare(a.Column, b.Column),
+			cmp.Compare(a.Rule, b.Rule),
+			cmp.Compare(a.Container, b.Container),
+		)
+	})
+}

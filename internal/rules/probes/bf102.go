@@ -1,0 +1,86 @@
+package probes
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"backfire.dev/backfire/internal/finding"
+	"backfire.dev/backfire/internal/fix"
+	"backfire.dev/backfire/internal/model/probe"
+	"backfire.dev/backfire/internal/object"
+	"backfire.dev/backfire/internal/rules"
+)
+
+// BF102: a liveness probe that keeps Kubernetes' 1 s default timeout.
+var BF102 = &rules.Rule{
+	ID:       "BF102",
+	Slug:     "liveness-default-timeout",
+	Severity: finding.Warning,
+	Summary:  "A liveness probe that keeps the 1 s default timeout restarts a container that is only slow.",
+	Kinds:    object.WorkloadKinds,
+	Run:      runBF102,
+}
+
+func runBF102(p *rules.Pass) {
+	t := p.PodTemplate()
+	if t == nil {
+		return
+	}
+	for i := range t.Spec.Containers {
+		c := &t.Spec.Containers[i]
+		lp := c.LivenessProbe
+		h := probe.Handler(lp)
+		if h == "" || h == "tcpSocket" {
+			continue // the kernel answers a TCP connect: no timeout to miss
+		}
+		tm := probe.TimingOf(lp, t.Spec.TerminationGracePeriodSeconds)
+		if tm.Timeout.N != 1 {
+			continue
+		}
+		p.Report(bf102Finding(t, i, c, tm))
+	}
+}
+
+func bf102Finding(t *object.PodTemplate, i int, c *corev1.Container, tm probe.Timing) rules.Report {
+	path := t.ContainerPath(i).Child("livenessProbe")
+	how := "timeoutSeconds is unset, so Kubernetes uses its default of 1 s: a value nobody chose"
+	if tm.Timeout.Set {
+		path = path.Child("timeoutSeconds")
+		how = "timeoutSeconds: 1 is written out, but it is the Kubernetes default and the shortest allowed"
+	}
+	failure := max(tm.Failure.N, 3)
+	return rules.Report{
+		At:        t.Owner,
+		Path:      path,
+		Container: c.Name,
+		Message: fmt.Sprintf("liveness probe %s must answer within 1 s: %d slow answers in a row (%d x %d = %d s of latency) restart a container that is only slow",
+			probe.Describe(c.LivenessProbe), tm.Failure.N, tm.Failure.N, tm.Period.N, tm.FailureWindow()),
+		Mechanism: []string{
+			how + ".",
+			fmt.Sprintf("The %s handler runs every %d s (periodSeconds %s) and fails any answer slower than 1 s.", probe.Handler(c.LivenessProbe), tm.Period.N, tm.Period),
+			fmt.Sprintf("%d failures in a row (failureThreshold %s), about %d x %d = %d s of slow answers, make the kubelet kill the container: (%d-1) x %d + %d = %d s after the first slow answer, SIGKILL at most %d s later.",
+				tm.Failure.N, tm.Failure, tm.Failure.N, tm.Period.N, tm.FailureWindow(), tm.Failure.N, tm.Period.N, tm.Timeout.N, tm.KillAfterFirstFailure(), tm.Grace.N),
+			"Slow is not dead: the restart turns a slow minute into an outage, and the restarted container is slowest of all while it warms up.",
+		},
+		Evidence: map[string]any{
+			"handler":               probe.Handler(c.LivenessProbe),
+			"timeoutSeconds":        tm.Timeout.N,
+			"timeoutSet":            tm.Timeout.Set,
+			"periodSeconds":         tm.Period.N,
+			"failureThreshold":      tm.Failure.N,
+			"failureWindowSeconds":  tm.FailureWindow(),
+			"timeToKillSeconds":     tm.KillAfterFirstFailure(),
+			"gracePeriodSeconds":    tm.Grace.N,
+			"initialDelaySeconds":   tm.InitialDelay.N,
+			"neverHealthyKillAfter": tm.NeverHealthyKill(),
+		},
+		Fix: &finding.Fix{
+			Description: fmt.Sprintf("Give the liveness probe a timeout it can meet on a slow day: timeoutSeconds 3 (5 if it runs a query), failureThreshold %d.", failure),
+			Type:        finding.StrategicMergePatch,
+			Patch: fix.ContainerPatch(t, c.Name, map[string]any{
+				"livenessProbe": map[string]any{"timeoutSeconds": 3, "failureThreshold": failure},
+			}),
+		},
+	}
+}

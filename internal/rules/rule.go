@@ -1,0 +1,143 @@
+// Package rules holds the rule catalog and the engine that runs it. A rule is
+// a value (ID, slug, severity, doc, the kinds it reads, a Run function) in
+// the spirit of golang.org/x/tools/go/analysis: small, pure functions over
+// one object and the index, registered in one table (registry.go).
+package rules
+
+import (
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"backfire.dev/backfire/docs"
+	"backfire.dev/backfire/internal/config"
+	"backfire.dev/backfire/internal/finding"
+	"backfire.dev/backfire/internal/index"
+	"backfire.dev/backfire/internal/object"
+)
+
+// Rule is one entry of the catalog.
+type Rule struct {
+	ID       string // stable message code: "BF101"
+	Slug     string // "liveness-fails-during-recovery"
+	Severity finding.Severity
+	Summary  string // one line
+	// Kinds the rule reads; nil means every kind.
+	Kinds []string
+	// DefaultOff rules run only when enabled in .backfire.yaml.
+	DefaultOff bool
+	Run        func(*Pass)
+}
+
+// Doc returns the rule's documentation page (docs/rules/ID.md).
+func (r *Rule) Doc() string { return docs.Rule(r.ID) }
+
+func (r *Rule) reads(kind string) bool { return r.Kinds == nil || slices.Contains(r.Kinds, kind) }
+
+// Options are the scan-wide settings a rule may consult.
+type Options struct {
+	Config *config.Config
+	// RolloutsVersion is the Argo Rollouts controller version the Argo rules
+	// assume ("v1.10.2").
+	RolloutsVersion string
+}
+
+// Pass is one rule applied to one object.
+type Pass struct {
+	Rule    *Rule
+	Object  *object.Object
+	Index   *index.Index
+	Options *Options
+
+	findings []finding.Finding
+}
+
+// Config returns the scan's configuration.
+func (p *Pass) Config() *config.Config { return p.Options.Config }
+
+// PodTemplate returns the pod template the object runs, resolving a
+// Rollout's workloadRef. It is nil for kinds without pods, and for a
+// Deployment whose template a Rollout runs: that Rollout reports it.
+func (p *Pass) PodTemplate() *object.PodTemplate {
+	if len(p.Index.RunBy(p.Object)) > 0 {
+		return nil
+	}
+	t, _ := p.Index.PodTemplate(p.Object)
+	return t
+}
+
+// Report is what a rule says about the object.
+type Report struct {
+	// At is the object whose document holds Path; nil means the pass's
+	// object. A finding about a Rollout's workloadRef template points into
+	// the Deployment.
+	At        *object.Object
+	Path      *field.Path
+	Container string
+	// Severity overrides the rule's default when the evidence warrants it
+	// (a database-like container makes BF102 an error).
+	Severity    finding.Severity
+	Message     string
+	Mechanism   []string
+	Evidence    map[string]any
+	Assumptions []string
+	Fix         *finding.Fix
+}
+
+// Report records a finding; the engine fills in the rule, the object and
+// the source position.
+func (p *Pass) Report(r Report) {
+	at := r.At
+	if at == nil {
+		at = p.Object
+	}
+	sev := r.Severity
+	if sev == finding.None {
+		sev = p.Rule.Severity
+	}
+	f := finding.Finding{
+		Rule: p.Rule.ID, Slug: p.Rule.Slug, Severity: sev,
+		Object:    p.Object.Ref,
+		Container: r.Container,
+		File:      at.Doc.File,
+		Message:   r.Message, Mechanism: r.Mechanism, Evidence: r.Evidence,
+		Assumptions: r.Assumptions, Fix: r.Fix,
+		Origin: at.Doc.Origin,
+	}
+	if f.Fix != nil && at != p.Object {
+		fx := *f.Fix
+		fx.Target = &at.Ref
+		f.Fix = &fx
+	}
+	if f.Mechanism == nil {
+		f.Mechanism = []string{}
+	}
+	if r.Path != nil {
+		f.Path = r.Path.String()
+	}
+	pos, _ := at.Doc.Locate(f.Path)
+	f.Line, f.Column = pos.Line, pos.Column
+	p.findings = append(p.findings, f)
+}
+
+// IgnoreAnnotation lists rule IDs to suppress on an object, with an
+// optional reason after '#': "BF102,BF104 # probe is tcp in prod overlay".
+const IgnoreAnnotation = "backfire.dev/ignore"
+
+// ignored reports whether the object's annotation suppresses the rule.
+func ignored(o *object.Object, id string) bool {
+	v, ok := o.Meta.Annotations[IgnoreAnnotation]
+	if !ok {
+		return false
+	}
+	if i := strings.IndexByte(v, '#'); i >= 0 {
+		v = v[:i]
+	}
+	for _, f := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' }) {
+		if strings.EqualFold(f, id) || f == "*" || strings.EqualFold(f, "all") {
+			return true
+		}
+	}
+	return false
+}

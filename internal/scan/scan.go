@@ -1,0 +1,191 @@
+// Package scan runs the pipeline: inputs are read and parsed in parallel
+// into objects, indexed once, and checked by the rules.
+package scan
+
+import (
+	"io"
+	"runtime"
+	"sync"
+
+	"backfire.dev/backfire/internal/catalog"
+	"backfire.dev/backfire/internal/config"
+	"backfire.dev/backfire/internal/finding"
+	"backfire.dev/backfire/internal/index"
+	"backfire.dev/backfire/internal/load"
+	"backfire.dev/backfire/internal/object"
+	"backfire.dev/backfire/internal/rules"
+	"backfire.dev/backfire/internal/source"
+)
+
+// Options configure a scan.
+type Options struct {
+	Paths       []string
+	Stdin       io.Reader
+	MaxFileSize int64
+	// Charts renders Helm charts and Kustomize builds Kustomize
+	// directories; nil means the kind of input is not supported.
+	Charts, Kustomize source.Renderer
+	// Extra holds objects from elsewhere (a live cluster), already parsed.
+	Extra []load.File
+	Rules rules.Options
+	// Catalog is the rule set to run; nil means the whole catalog.
+	Catalog []*rules.Rule
+}
+
+// Summary counts what was read and found.
+type Summary struct {
+	Files      int            `json:"files"`
+	Documents  int            `json:"documents"`
+	Objects    int            `json:"objects"`
+	Skipped    int            `json:"skipped"`
+	Findings   map[string]int `json:"findings"`
+	Suppressed int            `json:"suppressed"`
+}
+
+// Result is everything a reporter needs.
+type Result struct {
+	Findings []finding.Finding
+	Errors   []load.Error
+	Summary  Summary
+	Objects  []*object.Object
+}
+
+// Run scans the inputs. Input problems are collected in Result.Errors; the
+// returned error is for problems with the options themselves.
+func Run(opts Options) (*Result, error) {
+	if opts.Catalog == nil {
+		opts.Catalog = catalog.All()
+	}
+	if opts.Rules.Config == nil {
+		opts.Rules.Config = &config.Config{}
+	}
+	enabled, err := rules.Enabled(opts.Catalog, &opts.Rules)
+	if err != nil {
+		return nil, err
+	}
+	if opts.MaxFileSize <= 0 {
+		opts.MaxFileSize = source.DefaultMaxFileSize
+	}
+	inputs, errs := source.Discover(opts.Paths)
+	res := &Result{Errors: errs}
+
+	parsed := readAll(inputs, &opts)
+	for _, f := range opts.Extra {
+		parsed = append(parsed, decode(f))
+	}
+	for _, p := range parsed {
+		res.Summary.Files++
+		res.Summary.Documents += len(p.file.Documents)
+		res.Summary.Skipped += p.file.Skipped
+		res.Errors = append(res.Errors, p.file.Errors...)
+		res.Errors = append(res.Errors, p.errors...)
+		res.Objects = append(res.Objects, p.objects...)
+	}
+	res.Summary.Objects = len(res.Objects)
+
+	ix := index.Build(res.Objects)
+	out := rules.Run(ix, enabled, &opts.Rules)
+	res.Findings = out.Findings
+	res.Summary.Suppressed = out.Suppressed
+	res.Summary.Findings = map[string]int{"error": 0, "warning": 0, "info": 0}
+	for _, f := range res.Findings {
+		res.Summary.Findings[f.Severity.String()]++
+	}
+	return res, nil
+}
+
+// parsed is one stream, parsed and decoded.
+type parsed struct {
+	file    load.File
+	objects []*object.Object
+	errors  []load.Error // decoding errors
+}
+
+func decode(f load.File) parsed {
+	p := parsed{file: f}
+	for _, doc := range f.Documents {
+		o, err := object.Decode(doc)
+		if err != nil {
+			p.errors = append(p.errors, *err)
+			continue
+		}
+		p.objects = append(p.objects, o)
+	}
+	return p
+}
+
+// readAll reads, parses and decodes the inputs on all cores; the result
+// keeps input order so that output does not depend on scheduling.
+func readAll(inputs []source.Input, opts *Options) []parsed {
+	perInput := make([][]parsed, len(inputs))
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), max(len(inputs), 1)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				for _, f := range read(inputs[i], opts) {
+					perInput[i] = append(perInput[i], decode(f))
+				}
+			}
+		}()
+	}
+	for i := range inputs {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	var out []parsed
+	for _, ps := range perInput {
+		out = append(out, ps...)
+	}
+	return out
+}
+
+func read(in source.Input, opts *Options) []load.File {
+	fail := func(msg string) []load.File {
+		return []load.File{{Name: in.Path, Errors: []load.Error{{File: in.Path, Message: msg}}}}
+	}
+	switch in.Kind {
+	case source.Chart, source.Kustomization:
+		r := opts.Charts
+		if in.Kind == source.Kustomization {
+			r = opts.Kustomize
+		}
+		if r == nil {
+			return fail(in.Kind.String() + " rendering is not available")
+		}
+		streams, errs := r.Render(in)
+		files := make([]load.File, 0, len(streams)+1)
+		if len(errs) > 0 {
+			files = append(files, load.File{Name: in.Path, Errors: errs})
+		}
+		for _, s := range streams {
+			f := load.Parse(s.Name, s.Data)
+			for _, d := range f.Documents {
+				d.Origin = s.Origin
+			}
+			files = append(files, f)
+		}
+		return files
+	}
+	var data []byte
+	var err error
+	if in.Kind == source.Stdin {
+		if opts.Stdin == nil {
+			return fail("no standard input")
+		}
+		data, err = source.ReadStdin(opts.Stdin, opts.MaxFileSize)
+	} else {
+		data, err = source.ReadFile(in.Path, opts.MaxFileSize)
+	}
+	if err != nil {
+		return fail(err.Error())
+	}
+	f := load.Parse(in.Path, data)
+	if f.Empty && in.Explicit {
+		f.Errors = append(f.Errors, load.Error{File: in.Path, Message: "empty input: no YAML or JSON document"})
+	}
+	return []load.File{f}
+}
