@@ -1,0 +1,39 @@
+// Package testutil finds the repository and the shared corpus from tests.
+package testutil
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// RepoRoot returns the directory that holds go.mod.
+func RepoRoot(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("go.mod not found above the test's directory")
+		}
+		dir = parent
+	}
+}
+
+// Corpus returns ../shared/corpus/<elem...> beside the repository: the real
+// public manifests the rules are tested on. It is part of every checkout's
+// workspace, so a missing corpus fails the test rather than skipping it.
+func Corpus(t testing.TB, elem ...string) string {
+	t.Helper()
+	p := filepath.Join(append([]string{RepoRoot(t), "..", "shared", "corpus"}, elem...)...)
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("shared corpus missing: %v", err)
+	}
+	return p
+}
