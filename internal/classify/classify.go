@@ -8,6 +8,7 @@ package classify
 
 import (
 	"path"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -16,41 +17,74 @@ import (
 // Server is one kind of stateful server.
 type Server struct {
 	Name string // "PostgreSQL"
-	// ImageTokens match a token of the image's repository name
-	// ("bitnami/postgresql" has the token "postgresql"); a token matches
-	// when it starts with one of these.
+	// ImageTokens match a token of the image's repository basename
+	// ("bitnami/postgresql" has the token "postgresql"). A token matches
+	// an entry when it equals it, or adds only a server-ish suffix
+	// ("postgres" + "ql", "mongo" + "db", "redis" + "7"): "redisinsight",
+	// "postgrest" and "mongoose" are other programs. An entry with a dash
+	// ("nats-streaming") matches that run of tokens.
 	ImageTokens []string
 	// ImageNames match the whole repository basename ("harbor-db").
 	ImageNames []string
-	Ports      []int32
-	Env        []string
-	// QueryCommands are binaries whose success needs the server to accept a
-	// connection or answer a query.
+	// Ports are telling on their own: a container that listens on 5432 is
+	// a PostgreSQL server unless its image says otherwise.
+	Ports []int32
+	// ImagePorts count only when the image matched too: 9000 is MinIO's
+	// and ClickHouse's, but also php-fpm's.
+	ImagePorts []int32
+	// Env are variables only the server itself reads (PGDATA).
+	Env []string
+	// ClientEnv are variables that clients set as well (an application
+	// that connects with POSTGRES_PASSWORD): they add evidence to a
+	// verdict but never make one.
+	ClientEnv []string
+	// QueryCommands are commands whose success needs the server to accept
+	// a connection or answer a query. An entry of several words
+	// ("cockroach sql") needs those subcommands, flags aside.
 	QueryCommands []string
 	// QueryHTTPPorts are ports of the server's own HTTP query API.
 	QueryHTTPPorts []int32
 	// Recovery is how the server answers while it recovers after a crash.
 	Recovery string
+	// Interrupted is what the server logs when a kill cuts its recovery
+	// short, when that is known.
+	Interrupted string
+	// ListensDuringRecovery: the server accepts TCP connections while it
+	// recovers (and answers them with an error), so a tcpSocket probe
+	// passes. PortClosedDuringRecovery: it opens its port only once
+	// recovery is over, so a tcpSocket probe fails too. Neither: not known.
+	ListensDuringRecovery, PortClosedDuringRecovery bool
 }
 
 // Servers is the classification table.
 var Servers = []Server{
 	{Name: "PostgreSQL", ImageTokens: []string{"postgres", "postgis", "timescaledb", "spilo", "patroni"}, ImageNames: []string{"harbor-db"},
-		Ports: []int32{5432}, Env: []string{"PGDATA", "POSTGRES_PASSWORD", "POSTGRESQL_PASSWORD", "POSTGRES_INITDB_ARGS"},
+		Ports: []int32{5432}, Env: []string{"PGDATA", "POSTGRES_INITDB_ARGS", "POSTGRES_HOST_AUTH_METHOD"},
+		ClientEnv:     []string{"POSTGRES_PASSWORD", "POSTGRESQL_PASSWORD", "POSTGRES_USER", "POSTGRES_DB"},
 		QueryCommands: []string{"psql", "pg_isready"},
-		Recovery:      `refuses connections with SQLSTATE 57P03 "the database system is in recovery mode" (pg_isready exits 1)`},
-	{Name: "MySQL", ImageTokens: []string{"mysql", "mariadb", "percona"},
-		Ports: []int32{3306}, Env: []string{"MYSQL_ROOT_PASSWORD", "MARIADB_ROOT_PASSWORD", "MYSQL_ALLOW_EMPTY_PASSWORD"},
+		Recovery:      `refuses connections with SQLSTATE 57P03 "the database system is in recovery mode" (pg_isready exits 1)`,
+		Interrupted:   `"database system was interrupted while in recovery"`,
+		// The postmaster listens at once and answers 57P03.
+		ListensDuringRecovery: true},
+	{Name: "MySQL", ImageTokens: []string{"mysql", "mariadb"}, ImageNames: []string{"percona", "percona-server", "percona-xtradb-cluster"},
+		Ports: []int32{3306}, Env: []string{"MYSQL_ROOT_PASSWORD", "MARIADB_ROOT_PASSWORD", "MYSQL_ALLOW_EMPTY_PASSWORD", "MARIADB_ALLOW_EMPTY_ROOT_PASSWORD", "MYSQL_RANDOM_ROOT_PASSWORD"},
+		ClientEnv:     []string{"MYSQL_PASSWORD", "MYSQL_USER", "MYSQL_DATABASE"},
 		QueryCommands: []string{"mysql", "mysqladmin", "mariadb-admin", "mariadb"},
-		Recovery:      "refuses connections until InnoDB crash recovery has finished"},
-	{Name: "MongoDB", ImageTokens: []string{"mongo"},
+		Recovery:      "does not open its port until InnoDB crash recovery has finished",
+		// mysqld applies the redo log before it listens.
+		PortClosedDuringRecovery: true},
+	{Name: "MongoDB", ImageTokens: []string{"mongo"}, ImageNames: []string{"percona-server-mongodb"},
 		Ports: []int32{27017}, Env: []string{"MONGO_INITDB_ROOT_USERNAME"},
 		QueryCommands: []string{"mongo", "mongosh"},
-		Recovery:      "does not accept connections until journal recovery has finished"},
+		Recovery:      "does not open its port until journal recovery has finished",
+		// mongod recovers the storage engine before it listens.
+		PortClosedDuringRecovery: true},
 	{Name: "Redis", ImageTokens: []string{"redis", "valkey", "keydb"},
 		Ports:         []int32{6379},
 		QueryCommands: []string{"redis-cli", "valkey-cli", "keydb-cli"},
-		Recovery:      "answers LOADING while it loads the dataset from disk"},
+		Recovery:      "answers every command with LOADING while it loads the dataset from disk",
+		// It listens before loading, to answer LOADING.
+		ListensDuringRecovery: true},
 	{Name: "etcd", ImageTokens: []string{"etcd"},
 		Ports: []int32{2379}, Env: []string{"ETCD_DATA_DIR"},
 		QueryCommands: []string{"etcdctl"},
@@ -60,31 +94,39 @@ var Servers = []Server{
 		Recovery: "reports red or unavailable while shards recover"},
 	{Name: "Cassandra", ImageTokens: []string{"cassandra", "scylla"},
 		Ports: []int32{9042}, QueryCommands: []string{"cqlsh", "nodetool"},
-		Recovery: "does not accept CQL until commit log replay has finished"},
+		Recovery: "does not accept CQL until commit log replay has finished",
+		// The native transport starts after the commit log is replayed.
+		PortClosedDuringRecovery: true},
 	{Name: "ZooKeeper", ImageTokens: []string{"zookeeper"}, Ports: []int32{2181},
 		Recovery: "does not serve until it has loaded its snapshot and log"},
 	{Name: "Kafka", ImageTokens: []string{"kafka"}, Ports: []int32{9092},
 		Recovery: "does not serve until log recovery has finished"},
-	{Name: "ClickHouse", ImageTokens: []string{"clickhouse"}, QueryCommands: []string{"clickhouse-client"},
+	{Name: "ClickHouse", ImageTokens: []string{"clickhouse"}, ImagePorts: []int32{9000, 8123},
+		QueryCommands:  []string{"clickhouse-client", "clickhouse client"},
 		QueryHTTPPorts: []int32{8123},
 		Recovery:       "does not accept queries until tables are loaded"},
 	{Name: "CockroachDB", ImageTokens: []string{"cockroach"}, Ports: []int32{26257},
-		QueryCommands: []string{"cockroach"},
+		QueryCommands: []string{"cockroach sql", "cockroach node status"},
 		Recovery:      "does not accept SQL until the node has rejoined"},
-	{Name: "InfluxDB", ImageTokens: []string{"influxdb"}, Ports: []int32{8086}, QueryHTTPPorts: []int32{8086},
+	{Name: "InfluxDB", ImageTokens: []string{"influxdb"}, ImagePorts: []int32{8086}, QueryHTTPPorts: []int32{8086},
 		Recovery: "does not answer queries until the WAL is loaded"},
-	{Name: "Neo4j", ImageTokens: []string{"neo4j"}, Ports: []int32{7687},
+	{Name: "Neo4j", ImageTokens: []string{"neo4j"}, ImagePorts: []int32{7687},
 		Recovery: "does not accept Bolt connections during recovery"},
-	{Name: "CouchDB", ImageTokens: []string{"couchdb"}, Ports: []int32{5984}, QueryHTTPPorts: []int32{5984},
+	{Name: "CouchDB", ImageTokens: []string{"couchdb"}, ImagePorts: []int32{5984}, QueryHTTPPorts: []int32{5984},
 		Recovery: "does not answer until databases are opened"},
-	{Name: "RabbitMQ", ImageTokens: []string{"rabbitmq"}, Ports: []int32{5672},
-		QueryCommands: []string{"rabbitmq-diagnostics", "rabbitmqctl"},
+	{Name: "RabbitMQ", ImageTokens: []string{"rabbitmq"}, ImagePorts: []int32{5672},
+		QueryCommands: []string{"rabbitmq-diagnostics check_running", "rabbitmqctl node_health_check"},
 		Recovery:      "does not accept connections until queues are recovered"},
 	{Name: "NATS Streaming", ImageTokens: []string{"nats-streaming"},
 		Recovery: "does not serve until the store is recovered"},
-	{Name: "MinIO", ImageTokens: []string{"minio"}, Ports: []int32{9000},
+	{Name: "MinIO", ImageTokens: []string{"minio"}, ImagePorts: []int32{9000},
 		Recovery: "does not serve until drives are healed"},
 }
+
+// serverSuffixes may follow an image token of the table: the
+// "ql" of postgresql, the "db" of mongodb and scylladb, the "d" of mysqld.
+// Digits may follow too ("redis7", "postgres15").
+var serverSuffixes = []string{"", "ql", "sql", "db", "d", "server"}
 
 // NotServerTokens mark images that sit beside a server without being one
 // (exporters, operators, proxies, clients, admin UIs, backup jobs). They
@@ -93,7 +135,7 @@ var NotServerTokens = []string{
 	"exporter", "operator", "proxy", "pgbouncer", "odyssey", "pgpool", "client", "cli", "backup", "ui",
 	"admin", "pgadmin", "pgadmin4", "commander", "express", "metrics", "sidecar", "agent", "controller",
 	"migrate", "migration", "migrations", "migrator", "tools", "dashboard", "insight", "connect",
-	"nginx", "haproxy", "envoy", "traefik", "sentinel-exporter",
+	"nginx", "haproxy", "envoy", "traefik", "router", "curator", "redisinsight", "postgrest",
 }
 
 // Verdict is what a container was classified as.
@@ -116,43 +158,83 @@ func RunsToCompletion(kind string) bool { return kind == "Job" || kind == "CronJ
 // Container classifies c, a container of a workload of the given kind.
 func Container(kind string, c *corev1.Container) Verdict {
 	repo := imageRepository(c.Image)
-	tokens := strings.FieldsFunc(path.Base(repo), func(r rune) bool { return r == '-' || r == '_' || r == '.' })
+	base := path.Base(repo)
+	tokens := splitTokens(base)
 	for _, t := range tokens {
 		for _, n := range NotServerTokens {
 			if t == n {
-				return Verdict{NotBecause: "image " + repo + " is a " + n + ", not the server"}
+				return Verdict{NotBecause: "image " + repo + ` has the token "` + n + `": it runs beside a server, it is not one`}
 			}
 		}
 	}
 	if RunsToCompletion(kind) {
-		return Verdict{NotBecause: "a " + kind + " runs to completion; it is not a server"}
+		return Verdict{NotBecause: "a " + kind + " runs to completion: its containers are not servers"}
 	}
 	var v Verdict
 	for i := range Servers {
 		s := &Servers[i]
 		var ev []string
-		if matchImage(s, path.Base(repo), tokens) {
+		image := matchImage(s, base, tokens)
+		if image {
 			ev = append(ev, "image "+repo)
 		}
+		strong := image
 		for _, p := range c.Ports {
-			for _, sp := range s.Ports {
-				if p.ContainerPort == sp {
-					ev = append(ev, "port "+itoa(sp))
-				}
+			if containsPort(s.Ports, p.ContainerPort) {
+				ev, strong = append(ev, "port "+itoa(p.ContainerPort)), true
+			} else if image && containsPort(s.ImagePorts, p.ContainerPort) {
+				ev = append(ev, "port "+itoa(p.ContainerPort))
 			}
 		}
+		var client []string
 		for _, e := range c.Env {
-			for _, se := range s.Env {
-				if e.Name == se {
-					ev = append(ev, "env "+se)
-				}
+			switch {
+			case contains(s.Env, e.Name):
+				ev, strong = append(ev, "env "+e.Name), true
+			case contains(s.ClientEnv, e.Name):
+				client = append(client, "env "+e.Name)
 			}
 		}
+		if !strong {
+			continue
+		}
+		ev = append(ev, client...)
 		if len(ev) > len(v.Evidence) {
 			v = Verdict{DatabaseLike: true, Server: s, Evidence: ev}
 		}
 	}
 	return v
+}
+
+// ServerPort is the port a tcpSocket probe of the server should open: the
+// container's own port of the server's table entry, else the server's
+// well-known port. The string says which ("its containerPort postgresql",
+// "PostgreSQL's well-known port; the container declares none"); 0 when
+// there is none.
+func ServerPort(c *corev1.Container, v Verdict) (int32, string) {
+	if v.Server == nil {
+		return 0, ""
+	}
+	for _, p := range c.Ports {
+		if p.Protocol != "" && p.Protocol != corev1.ProtocolTCP {
+			continue
+		}
+		if containsPort(v.Server.Ports, p.ContainerPort) || containsPort(v.Server.ImagePorts, p.ContainerPort) {
+			if p.Name != "" {
+				return p.ContainerPort, "its containerPort " + p.Name
+			}
+			return p.ContainerPort, "its containerPort"
+		}
+	}
+	known := append(append([]int32{}, v.Server.Ports...), v.Server.ImagePorts...)
+	if len(known) == 0 {
+		return 0, ""
+	}
+	return known[0], v.Server.Name + "'s well-known port; the container declares none"
+}
+
+func splitTokens(s string) []string {
+	return strings.FieldsFunc(s, func(r rune) bool { return r == '-' || r == '_' || r == '.' })
 }
 
 func matchImage(s *Server, base string, tokens []string) bool {
@@ -161,14 +243,36 @@ func matchImage(s *Server, base string, tokens []string) bool {
 			return true
 		}
 	}
-	for _, t := range tokens {
-		for _, it := range s.ImageTokens {
-			if strings.HasPrefix(t, it) {
+	for _, it := range s.ImageTokens {
+		want := splitTokens(it)
+		for i := 0; i+len(want) <= len(tokens); i++ {
+			if matchRun(tokens[i:i+len(want)], want) {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+// matchRun compares a run of image tokens with an entry's tokens; only the
+// last token of the entry may carry a server suffix.
+func matchRun(got, want []string) bool {
+	for i, w := range want {
+		if i < len(want)-1 {
+			if got[i] != w {
+				return false
+			}
+			continue
+		}
+		if !strings.HasPrefix(got[i], w) {
+			return false
+		}
+		rest := strings.TrimRight(got[i][len(w):], "0123456789")
+		if !contains(serverSuffixes, rest) {
+			return false
+		}
+	}
+	return true
 }
 
 // imageRepository strips the registry host, tag and digest:
@@ -189,16 +293,22 @@ func imageRepository(image string) string {
 	return strings.TrimPrefix(image, "library/")
 }
 
-func itoa(n int32) string {
-	if n == 0 {
-		return "0"
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
 	}
-	var b [12]byte
-	i := len(b)
-	for n > 0 {
-		i--
-		b[i] = byte('0' + n%10)
-		n /= 10
-	}
-	return string(b[i:])
+	return false
 }
+
+func containsPort(list []int32, p int32) bool {
+	for _, x := range list {
+		if x == p {
+			return true
+		}
+	}
+	return false
+}
+
+func itoa(n int32) string { return strconv.Itoa(int(n)) }

@@ -120,3 +120,31 @@ func Describe(p *corev1.Probe) string {
 	}
 	return "no handler"
 }
+
+// Phrase names a setting the way a mechanism line quotes it:
+// "periodSeconds 10" when written, "periodSeconds 10 by default" when not.
+func (v Value) Phrase(field string) string {
+	if v.Set {
+		return fmt.Sprintf("%s %d", field, v.N)
+	}
+	return fmt.Sprintf("%s %d by default", field, v.N)
+}
+
+// KillBudget is how long a probe tolerates slow answers before it acts,
+// F x P + T: the measure by which liveness must be more tolerant than
+// readiness (BF103).
+func (t Timing) KillBudget() int { return t.Failure.N*t.Period.N + t.Timeout.N }
+
+// KillBudgetFormula spells KillBudget out: "3 x 10 + 1".
+func (t Timing) KillBudgetFormula() string {
+	return fmt.Sprintf("%d x %d + %d", t.Failure.N, t.Period.N, t.Timeout.N)
+}
+
+// StartupBudget is how long a startupProbe holds the liveness probe back
+// while it keeps failing, counted from the container's start: D + F x P,
+// after which the startup probe itself kills the container.
+func (t Timing) StartupBudget() int { return t.NeverHealthyKill() }
+
+// ReturnAfter is how long a pod that readiness took out of rotation needs
+// passing probes to come back: successThreshold x periodSeconds.
+func (t Timing) ReturnAfter() int { return t.Success.N * t.Period.N }

@@ -5,6 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"backfire.dev/backfire/internal/classify"
 	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/fix"
 	"backfire.dev/backfire/internal/model/probe"
@@ -38,11 +39,13 @@ func runBF102(p *rules.Pass) {
 		if tm.Timeout.N != 1 {
 			continue
 		}
-		p.Report(bf102Finding(t, i, c, tm))
+		v := classify.Container(p.Object.Kind, c)
+		q := classify.Probe(p.Object.Kind, c, lp, v)
+		p.Report(bf102Finding(t, i, c, tm, v, q))
 	}
 }
 
-func bf102Finding(t *object.PodTemplate, i int, c *corev1.Container, tm probe.Timing) rules.Report {
+func bf102Finding(t *object.PodTemplate, i int, c *corev1.Container, tm probe.Timing, v classify.Verdict, q classify.ProbeQuery) rules.Report {
 	path := t.ContainerPath(i).Child("livenessProbe")
 	how := "timeoutSeconds is unset, so Kubernetes uses its default of 1 s: a value nobody chose"
 	if tm.Timeout.Set {
@@ -50,36 +53,51 @@ func bf102Finding(t *object.PodTemplate, i int, c *corev1.Container, tm probe.Ti
 		how = "timeoutSeconds: 1 is written out, but it is the Kubernetes default and the shortest allowed"
 	}
 	failure := max(tm.Failure.N, 3)
+	timeout, why := 3, "timeoutSeconds 3 (5 if it runs a query)"
+	if q.Queries {
+		timeout, why = 5, "timeoutSeconds 5 (it runs a query)"
+	}
+	mech := []string{
+		how + ".",
+		fmt.Sprintf("The %s handler runs every %d s (%s) and fails any answer slower than 1 s.", probe.Handler(c.LivenessProbe), tm.Period.N, tm.Period.Phrase("periodSeconds")),
+		fmt.Sprintf("%d failures in a row (%s), about %d x %d = %d s of slow answers, make the kubelet kill the container: (%d-1) x %d + %d = %d s after the first slow answer, SIGKILL at most %d s later.",
+			tm.Failure.N, tm.Failure.Phrase("failureThreshold"), tm.Failure.N, tm.Period.N, tm.FailureWindow(), tm.Failure.N, tm.Period.N, tm.Timeout.N, tm.KillAfterFirstFailure(), tm.Grace.N),
+		"Slow is not dead: the restart turns a slow minute into an outage, and the restarted container is slowest of all while it warms up.",
+	}
+	ev := map[string]any{
+		"handler":               probe.Handler(c.LivenessProbe),
+		"timeoutSeconds":        tm.Timeout.N,
+		"timeoutSet":            tm.Timeout.Set,
+		"periodSeconds":         tm.Period.N,
+		"failureThreshold":      tm.Failure.N,
+		"failureWindowSeconds":  tm.FailureWindow(),
+		"timeToKillSeconds":     tm.KillAfterFirstFailure(),
+		"gracePeriodSeconds":    tm.Grace.N,
+		"initialDelaySeconds":   tm.InitialDelay.N,
+		"neverHealthyKillAfter": tm.NeverHealthyKill(),
+		"probeQueries":          q.Evidence,
+	}
+	sev := finding.None // the rule's warning
+	if v.DatabaseLike {
+		sev = finding.Error
+		mech = append(mech, fmt.Sprintf("Container %s is %s: every restart is a crash that costs a crash recovery, hence an error rather than a warning.", c.Name, classification(v)))
+		ev["server"] = v.Server.Name
+		ev["classification"] = v.EvidenceString()
+	}
 	return rules.Report{
 		At:        t.Owner,
 		Path:      path,
 		Container: c.Name,
+		Severity:  sev,
 		Message: fmt.Sprintf("liveness probe %s must answer within 1 s: %d slow answers in a row (%d x %d = %d s of latency) restart a container that is only slow",
 			probe.Describe(c.LivenessProbe), tm.Failure.N, tm.Failure.N, tm.Period.N, tm.FailureWindow()),
-		Mechanism: []string{
-			how + ".",
-			fmt.Sprintf("The %s handler runs every %d s (periodSeconds %s) and fails any answer slower than 1 s.", probe.Handler(c.LivenessProbe), tm.Period.N, tm.Period),
-			fmt.Sprintf("%d failures in a row (failureThreshold %s), about %d x %d = %d s of slow answers, make the kubelet kill the container: (%d-1) x %d + %d = %d s after the first slow answer, SIGKILL at most %d s later.",
-				tm.Failure.N, tm.Failure, tm.Failure.N, tm.Period.N, tm.FailureWindow(), tm.Failure.N, tm.Period.N, tm.Timeout.N, tm.KillAfterFirstFailure(), tm.Grace.N),
-			"Slow is not dead: the restart turns a slow minute into an outage, and the restarted container is slowest of all while it warms up.",
-		},
-		Evidence: map[string]any{
-			"handler":               probe.Handler(c.LivenessProbe),
-			"timeoutSeconds":        tm.Timeout.N,
-			"timeoutSet":            tm.Timeout.Set,
-			"periodSeconds":         tm.Period.N,
-			"failureThreshold":      tm.Failure.N,
-			"failureWindowSeconds":  tm.FailureWindow(),
-			"timeToKillSeconds":     tm.KillAfterFirstFailure(),
-			"gracePeriodSeconds":    tm.Grace.N,
-			"initialDelaySeconds":   tm.InitialDelay.N,
-			"neverHealthyKillAfter": tm.NeverHealthyKill(),
-		},
+		Mechanism: mech,
+		Evidence:  ev,
 		Fix: &finding.Fix{
-			Description: fmt.Sprintf("Give the liveness probe a timeout it can meet on a slow day: timeoutSeconds 3 (5 if it runs a query), failureThreshold %d.", failure),
+			Description: fmt.Sprintf("Give the liveness probe a timeout it can meet on a slow day: %s, failureThreshold %d.", why, failure),
 			Type:        finding.StrategicMergePatch,
 			Patch: fix.ContainerPatch(t, c.Name, map[string]any{
-				"livenessProbe": map[string]any{"timeoutSeconds": 3, "failureThreshold": failure},
+				"livenessProbe": map[string]any{"timeoutSeconds": timeout, "failureThreshold": failure},
 			}),
 		},
 	}

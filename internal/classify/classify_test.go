@@ -1,0 +1,326 @@
+package classify
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+func ports(ps ...int32) []corev1.ContainerPort {
+	var out []corev1.ContainerPort
+	for _, p := range ps {
+		out = append(out, corev1.ContainerPort{ContainerPort: p})
+	}
+	return out
+}
+
+func env(names ...string) []corev1.EnvVar {
+	var out []corev1.EnvVar
+	for _, n := range names {
+		out = append(out, corev1.EnvVar{Name: n, Value: "x"})
+	}
+	return out
+}
+
+func TestContainer(t *testing.T) {
+	tests := []struct {
+		name       string
+		kind       string
+		c          corev1.Container
+		server     string // "" for not database-like
+		evidence   string
+		notBecause string
+	}{
+		{name: "harbor database", kind: "StatefulSet",
+			c:      corev1.Container{Name: "database", Image: "docker.io/goharbor/harbor-db:v2.13.0", Env: env("PGDATA")},
+			server: "PostgreSQL", evidence: "image goharbor/harbor-db, env PGDATA"},
+		{name: "official postgres with its port", kind: "StatefulSet",
+			c:      corev1.Container{Name: "pg", Image: "postgres:16.4", Ports: ports(5432), Env: env("POSTGRES_PASSWORD")},
+			server: "PostgreSQL", evidence: "image postgres, port 5432, env POSTGRES_PASSWORD"},
+		{name: "bitnami postgresql matches postgres plus ql", kind: "StatefulSet",
+			c:      corev1.Container{Name: "postgresql", Image: "registry-1.docker.io/bitnami/postgresql:16"},
+			server: "PostgreSQL", evidence: "image bitnami/postgresql"},
+		{name: "CloudNativePG operand image", kind: "Pod",
+			c:      corev1.Container{Name: "postgres", Image: "ghcr.io/cloudnative-pg/postgresql:16.4", Ports: ports(5432, 8000, 9187)},
+			server: "PostgreSQL", evidence: "image cloudnative-pg/postgresql, port 5432"},
+		{name: "unknown image on the PostgreSQL port", kind: "Deployment",
+			c:      corev1.Container{Name: "db", Image: "registry.example.com/team/store:3", Ports: ports(5432)},
+			server: "PostgreSQL", evidence: "port 5432"},
+		{name: "server env alone", kind: "Deployment",
+			c:      corev1.Container{Name: "db", Image: "registry.example.com/team/store:3", Env: env("PGDATA")},
+			server: "PostgreSQL", evidence: "env PGDATA"},
+		{name: "mysql", kind: "StatefulSet",
+			c:      corev1.Container{Name: "mysql", Image: "mysql:8.4", Env: env("MYSQL_ROOT_PASSWORD")},
+			server: "MySQL", evidence: "image mysql, env MYSQL_ROOT_PASSWORD"},
+		{name: "mariadb", kind: "StatefulSet",
+			c:      corev1.Container{Name: "mariadb", Image: "mariadb:11", Ports: ports(3306)},
+			server: "MySQL", evidence: "image mariadb, port 3306"},
+		{name: "percona server for mongodb is MongoDB, not MySQL", kind: "StatefulSet",
+			c:      corev1.Container{Name: "mongod", Image: "percona/percona-server-mongodb:7.0"},
+			server: "MongoDB", evidence: "image percona/percona-server-mongodb"},
+		{name: "percona server is MySQL", kind: "StatefulSet",
+			c:      corev1.Container{Name: "mysql", Image: "percona/percona-server:8.0"},
+			server: "MySQL", evidence: "image percona/percona-server"},
+		{name: "redis with a version suffix", kind: "StatefulSet",
+			c:      corev1.Container{Name: "redis", Image: "redis7:latest"},
+			server: "Redis", evidence: "image redis7"},
+		{name: "nats-streaming, a two-token entry", kind: "StatefulSet",
+			c:      corev1.Container{Name: "stan", Image: "nats-streaming:0.25.6"},
+			server: "NATS Streaming", evidence: "image nats-streaming"},
+		{name: "clickhouse with its native port", kind: "StatefulSet",
+			c:      corev1.Container{Name: "ch", Image: "clickhouse/clickhouse-server:24.8", Ports: ports(9000, 8123)},
+			server: "ClickHouse", evidence: "image clickhouse/clickhouse-server, port 9000, port 8123"},
+
+		// Negatives RULES.md names, and the ones a prefix match would get wrong.
+		{name: "nginx named db-proxy on 5432", kind: "Deployment",
+			c:          corev1.Container{Name: "db-proxy", Image: "nginx:1.27", Ports: ports(5432)},
+			notBecause: `image nginx has the token "nginx": it runs beside a server, it is not one`},
+		{name: "postgres-exporter sidecar", kind: "StatefulSet",
+			c:          corev1.Container{Name: "metrics", Image: "quay.io/prometheuscommunity/postgres-exporter:v0.15.0", Ports: ports(9187), Env: env("DATA_SOURCE_NAME")},
+			notBecause: `image prometheuscommunity/postgres-exporter has the token "exporter": it runs beside a server, it is not one`},
+		{name: "CronJob running psql on a postgres image", kind: "CronJob",
+			c:          corev1.Container{Name: "vacuum", Image: "postgres:16", Command: []string{"psql", "-c", "VACUUM"}},
+			notBecause: "a CronJob runs to completion: its containers are not servers"},
+		{name: "migration Job with a psql image", kind: "Job",
+			c:          corev1.Container{Name: "migrate-schema", Image: "postgres:16-alpine", Command: []string{"psql", "-f", "/migrations/001.sql"}},
+			notBecause: "a Job runs to completion: its containers are not servers"},
+		{name: "pgbouncer on the PostgreSQL port", kind: "Deployment",
+			c:          corev1.Container{Name: "pgbouncer", Image: "bitnami/pgbouncer:1.23", Ports: ports(5432)},
+			notBecause: `image bitnami/pgbouncer has the token "pgbouncer": it runs beside a server, it is not one`},
+		{name: "application that connects with POSTGRES_PASSWORD", kind: "Deployment",
+			c: corev1.Container{Name: "web", Image: "registry.example.com/shop/web:1.0", Ports: ports(8080), Env: env("POSTGRES_PASSWORD", "POSTGRES_USER")}},
+		{name: "php-fpm on 9000 is not MinIO or ClickHouse", kind: "Deployment",
+			c: corev1.Container{Name: "php", Image: "php:8.3-fpm", Ports: ports(9000)}},
+		{name: "redisinsight is a UI", kind: "Deployment",
+			c:          corev1.Container{Name: "ui", Image: "redis/redisinsight:2.60"},
+			notBecause: `image redis/redisinsight has the token "redisinsight": it runs beside a server, it is not one`},
+		{name: "postgrest is an API server", kind: "Deployment",
+			c:          corev1.Container{Name: "api", Image: "postgrest/postgrest:v12"},
+			notBecause: `image postgrest/postgrest has the token "postgrest": it runs beside a server, it is not one`},
+		{name: "an application whose name starts with mongo", kind: "Deployment",
+			c: corev1.Container{Name: "api", Image: "registry.example.com/mongoose-api:1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := Container(tt.kind, &tt.c)
+			if tt.server == "" {
+				if v.DatabaseLike {
+					t.Fatalf("classified as %s (%s), want not database-like", v.Server.Name, v.EvidenceString())
+				}
+				if v.NotBecause != tt.notBecause {
+					t.Errorf("NotBecause = %q, want %q", v.NotBecause, tt.notBecause)
+				}
+				return
+			}
+			if !v.DatabaseLike || v.Server == nil {
+				t.Fatalf("not database-like (%q), want %s", v.NotBecause, tt.server)
+			}
+			if v.Server.Name != tt.server {
+				t.Errorf("server = %s, want %s", v.Server.Name, tt.server)
+			}
+			if got := v.EvidenceString(); got != tt.evidence {
+				t.Errorf("evidence = %q, want %q", got, tt.evidence)
+			}
+		})
+	}
+}
+
+// Every multi-token entry of the table must be able to match: the split
+// into tokens once made "nats-streaming" unreachable.
+func TestEveryImageEntryMatchesItself(t *testing.T) {
+	for _, s := range Servers {
+		for _, it := range append(append([]string{}, s.ImageTokens...), s.ImageNames...) {
+			c := corev1.Container{Image: "registry.example.com/vendor/" + it + ":1"}
+			v := Container("StatefulSet", &c)
+			if !v.DatabaseLike || v.Server.Name != s.Name {
+				t.Errorf("image %q: got %+v, want %s", it, v, s.Name)
+			}
+		}
+	}
+	for _, n := range NotServerTokens {
+		if strings.ContainsAny(n, "-_.") {
+			t.Errorf("NotServerTokens entry %q can never equal a single token", n)
+		}
+	}
+}
+
+func TestServerPort(t *testing.T) {
+	pg := Container("StatefulSet", &corev1.Container{Image: "postgres:16"})
+	named := corev1.Container{Image: "postgres:16", Ports: []corev1.ContainerPort{{Name: "metrics", ContainerPort: 9187}, {Name: "postgresql", ContainerPort: 5432}}}
+	if p, why := ServerPort(&named, Container("StatefulSet", &named)); p != 5432 || why != "its containerPort postgresql" {
+		t.Errorf("named port: %d %q", p, why)
+	}
+	bare := corev1.Container{Image: "postgres:16"}
+	if p, why := ServerPort(&bare, pg); p != 5432 || why != "PostgreSQL's well-known port; the container declares none" {
+		t.Errorf("no port: %d %q", p, why)
+	}
+	if p, _ := ServerPort(&bare, Verdict{}); p != 0 {
+		t.Errorf("not a server: port %d, want 0", p)
+	}
+}
+
+func execProbe(cmd ...string) *corev1.Probe {
+	return &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: cmd}}}
+}
+
+func httpProbe(port intstr.IntOrString, p string) *corev1.Probe {
+	return &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: p, Port: port}}}
+}
+
+func tcpProbe(port int) *corev1.Probe {
+	return &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt(port)}}}
+}
+
+func TestProbeQueries(t *testing.T) {
+	harbor := corev1.Container{Image: "goharbor/harbor-db:v2.13.0", Env: env("PGDATA")}
+	postgres := corev1.Container{Image: "postgres:16", Ports: ports(5432)}
+	cnpg := corev1.Container{Image: "ghcr.io/cloudnative-pg/postgresql:16", Ports: []corev1.ContainerPort{{Name: "postgresql", ContainerPort: 5432}, {Name: "status", ContainerPort: 8000}}}
+	spilo := corev1.Container{Image: "ghcr.io/zalando/spilo-16:3.3-p1", Ports: ports(5432, 8008)}
+	mysql := corev1.Container{Image: "mysql:8.4"}
+	redis := corev1.Container{Image: "bitnami/redis:7.4"}
+	elastic := corev1.Container{Image: "docker.elastic.co/elasticsearch/elasticsearch:8.15.0", Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 9200}}}
+	cockroach := corev1.Container{Image: "cockroachdb/cockroach:v24.2.0"}
+	web := corev1.Container{Image: "registry.example.com/web:1"}
+
+	tests := []struct {
+		name     string
+		kind     string
+		c        *corev1.Container
+		p        *corev1.Probe
+		queries  bool
+		evidence string
+	}{
+		{"pg_isready", "StatefulSet", &postgres, execProbe("pg_isready", "-U", "postgres"), true,
+			"exec runs pg_isready, which exits 1 while PostgreSQL rejects connections: during startup, shutdown and crash recovery"},
+		{"bitnami pg_isready inside sh -c with exec", "StatefulSet", &postgres,
+			execProbe("/bin/sh", "-c", `exec pg_isready -U "postgres" -d "dbname=postgres" -h 127.0.0.1 -p 5432`), true,
+			"exec runs pg_isready, which exits 1 while PostgreSQL rejects connections: during startup, shutdown and crash recovery"},
+		{"psql after a pipe", "StatefulSet", &postgres, execProbe("sh", "-c", "echo 'SELECT 1' | psql -U postgres -h 127.0.0.1"), true,
+			"exec runs psql, which logs in and runs a query"},
+		{"sh -c -e with the script after the flags", "StatefulSet", &postgres,
+			execProbe("/bin/sh", "-c", "-e", "exec pg_isready -h 127.0.0.1\n[ -f /tmp/.initialized ]"), true,
+			"exec runs pg_isready, which exits 1 while PostgreSQL rejects connections: during startup, shutdown and crash recovery"},
+		{"harbor's docker-healthcheck.sh", "StatefulSet", &harbor, execProbe("/docker-healthcheck.sh"), true,
+			"exec runs /docker-healthcheck.sh, Harbor's health check, which runs echo 'SELECT 1' | psql"},
+		{"an unknown script on a database image", "StatefulSet", &postgres, execProbe("/usr/local/bin/check-db.sh"), true,
+			"exec runs the script /usr/local/bin/check-db.sh on a PostgreSQL container: assumed to log in and query, as health checks of database images do"},
+		{"the same script on an application", "Deployment", &web, execProbe("/usr/local/bin/check-db.sh"), false,
+			"exec runs check-db.sh, not known to need a query"},
+		{"mysqladmin ping", "StatefulSet", &mysql, execProbe("mysqladmin", "ping", "-uroot", "-p$MYSQL_ROOT_PASSWORD"), true,
+			"exec runs mysqladmin, which logs in to the server"},
+		{"mariadb-admin behind bash -c", "StatefulSet", &mysql, execProbe("bash", "-ec", "mariadb-admin status -uroot -p\"${MARIADB_ROOT_PASSWORD}\""), true,
+			"exec runs mariadb-admin, which logs in to the server"},
+		{"redis-cli behind timeout", "StatefulSet", &redis, execProbe("sh", "-c", "timeout -s 15 3 redis-cli -h localhost ping"), true,
+			"exec runs redis-cli, which sends a command the server must answer"},
+		{"redis-cli inside a command substitution in double quotes", "StatefulSet", &redis, execProbe("sh", "-c", `test "$(redis-cli -h 127.0.0.1 ping)" = PONG`), true,
+			"exec runs redis-cli, which sends a command the server must answer"},
+		{"psql inside backticks", "StatefulSet", &postgres, execProbe("sh", "-c", "[ `psql -tAc 'SELECT 1'` = 1 ]"), true,
+			"exec runs psql, which logs in and runs a query"},
+		{"a quoted $( is not a substitution", "StatefulSet", &postgres, execProbe("sh", "-c", "echo '$(psql)' > /dev/null"), false,
+			"exec runs only echo: no login or query"},
+		{"bitnami redis liveness script counts LOADING as alive", "StatefulSet", &redis, execProbe("sh", "-c", "/health/ping_liveness_local.sh 5"), false,
+			"exec runs /health/ping_liveness_local.sh, the Bitnami Redis liveness script, which counts LOADING as alive"},
+		{"cockroach node status", "StatefulSet", &cockroach, execProbe("cockroach", "node", "status", "--insecure"), true,
+			"exec runs cockroach node status, which asks the cluster for the node's status over SQL"},
+		{"cockroach start is not a query", "StatefulSet", &cockroach, execProbe("cockroach", "version"), false,
+			"exec runs cockroach, not known to need a query"},
+		{"curl on elasticsearch's query port", "StatefulSet", &elastic, execProbe("sh", "-c", "curl -fsS http://localhost:9200/_cluster/health?local=true"), true,
+			"exec runs curl http://localhost:9200/_cluster/health?local=true asks Elasticsearch's own query API (port 9200)"},
+		{"httpGet on elasticsearch's named query port", "StatefulSet", &elastic, httpProbe(intstr.FromString("http"), "/_cluster/health"), true,
+			"httpGet :http/_cluster/health asks Elasticsearch's own query API (port 9200)"},
+		{"psql from an application to a remote database", "Deployment", &web, execProbe("psql", "-h", "db", "-c", "SELECT 1"), true,
+			"exec runs psql (a PostgreSQL client), which logs in and runs a query"},
+
+		// Negatives.
+		{"tcpSocket", "StatefulSet", &postgres, tcpProbe(5432), false,
+			"tcpSocket only opens a connection, which the kernel accepts without the server answering"},
+		{"CloudNativePG /healthz on 8000", "Pod", &cnpg, httpProbe(intstr.FromInt(8000), "/healthz"), false,
+			"httpGet :8000/healthz is the CloudNativePG instance manager's /healthz on port 8000, which answers while the instance manager runs, without querying PostgreSQL"},
+		{"CloudNativePG /readyz by port name", "Pod", &cnpg, httpProbe(intstr.FromString("status"), "/readyz"), true,
+			"httpGet :status/readyz is the CloudNativePG instance manager's /readyz on port 8000, which answers 200 only while PostgreSQL accepts connections"},
+		{"Patroni /liveness on 8008", "StatefulSet", &spilo, httpProbe(intstr.FromInt(8008), "/liveness"), false,
+			"httpGet :8008/liveness is the Patroni REST API's /liveness on port 8008, which answers while Patroni's heartbeat loop runs, without querying PostgreSQL"},
+		{"pg_isready with rejecting counted as up", "StatefulSet", &postgres,
+			execProbe("sh", "-c", "pg_isready -h 127.0.0.1; [ $? -ne 2 ]"), false,
+			"exec runs pg_isready but accepts its exit 1: it passes while PostgreSQL rejects connections in crash recovery"},
+		{"a file test", "StatefulSet", &postgres, execProbe("test", "-f", "/var/lib/postgresql/data/PG_VERSION"), false,
+			"exec runs only test: no login or query"},
+		{"pgrep and true", "StatefulSet", &postgres, execProbe("sh", "-c", "pgrep postgres || true"), false,
+			"exec runs only pgrep, true: no login or query"},
+		{"cat of a marker file", "StatefulSet", &postgres, execProbe("cat", "/tmp/healthy"), false,
+			"exec runs only cat: no login or query"},
+		{"a test that names psql is not psql", "StatefulSet", &postgres, execProbe("sh", "-c", "test -x /usr/bin/psql"), false,
+			"exec runs only test: no login or query"},
+		{"curl on another port", "StatefulSet", &elastic, execProbe("curl", "-f", "http://localhost:8080/healthz"), false,
+			"exec runs curl, not known to need a query"},
+		{"httpGet on an application", "Deployment", &web, httpProbe(intstr.FromInt(8080), "/healthz"), false,
+			"httpGet :8080/healthz is not a known query API: assumed to answer without querying the server"},
+		{"grpc", "Deployment", &web, &corev1.Probe{ProbeHandler: corev1.ProbeHandler{GRPC: &corev1.GRPCAction{Port: 9090}}}, false,
+			"grpc asks the server's health service, not known to need a query"},
+		{"no probe", "Deployment", &web, nil, false, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := Container(tt.kind, tt.c)
+			q, ev := ProbeQueries(tt.kind, tt.c, tt.p, v)
+			if q != tt.queries {
+				t.Errorf("queries = %v, want %v (%s)", q, tt.queries, ev)
+			}
+			if ev != tt.evidence {
+				t.Errorf("evidence:\n got %q\nwant %q", ev, tt.evidence)
+			}
+		})
+	}
+}
+
+func TestUnknownScriptIsAnAssumption(t *testing.T) {
+	c := corev1.Container{Image: "postgres:16"}
+	if q := Probe("StatefulSet", &c, execProbe("/healthcheck.sh"), Container("StatefulSet", &c)); !q.Queries || !q.Assumed {
+		t.Errorf("unknown script: %+v, want an assumed query", q)
+	}
+	if q := Probe("StatefulSet", &c, execProbe("psql", "-c", "SELECT 1"), Container("StatefulSet", &c)); !q.Queries || q.Assumed {
+		t.Errorf("psql: %+v, want a seen query", q)
+	}
+}
+
+func TestStartupHoldsThroughRecovery(t *testing.T) {
+	withStartup := func(image string, p *corev1.Probe, period, failure int32) *corev1.Container {
+		if p != nil {
+			p.PeriodSeconds, p.FailureThreshold = period, failure
+		}
+		return &corev1.Container{Image: image, Ports: ports(5432, 3306), StartupProbe: p}
+	}
+	tests := []struct {
+		name  string
+		c     *corev1.Container
+		holds bool
+		why   string
+	}{
+		{"querying startup with 10 minutes", withStartup("postgres:16", execProbe("pg_isready"), 10, 60), true,
+			"the startupProbe fails during recovery (exec runs pg_isready, which exits 1 while PostgreSQL rejects connections: during startup, shutdown and crash recovery) and holds the liveness probe back for up to 600 s (0 + 60 x 10)"},
+		{"querying startup, too short", withStartup("postgres:16", execProbe("pg_isready"), 10, 30), false,
+			"the startupProbe fails during recovery (exec runs pg_isready, which exits 1 while PostgreSQL rejects connections: during startup, shutdown and crash recovery), but kills the container itself after 300 s (0 + 30 x 10), less than 600 s"},
+		{"tcpSocket startup on PostgreSQL", withStartup("postgres:16", tcpProbe(5432), 10, 90), false,
+			"the startupProbe passes during recovery (tcpSocket passes as soon as PostgreSQL listens, which it does during crash recovery) and hands over to the liveness probe"},
+		{"pg_isready accepting exit 1", withStartup("postgres:16", execProbe("sh", "-c", "pg_isready -q; [ $? -ne 2 ]"), 10, 90), false,
+			"the startupProbe passes during recovery (exec runs pg_isready but accepts its exit 1: it passes while PostgreSQL rejects connections in crash recovery) and hands over to the liveness probe"},
+		{"CloudNativePG /startupz", withStartup("ghcr.io/cloudnative-pg/postgresql:16", httpProbe(intstr.FromInt(8000), "/startupz"), 10, 360), false,
+			"the startupProbe passes during recovery (httpGet :8000/startupz is the CloudNativePG instance manager's /startupz on port 8000, which counts a PostgreSQL that rejects connections (in crash recovery) as started) and hands over to the liveness probe"},
+		{"tcpSocket startup on MySQL, which listens only after recovery", withStartup("mysql:8.4", tcpProbe(3306), 10, 60), true,
+			"the startupProbe fails during recovery (tcpSocket fails while MySQL recovers: it does not open its port until InnoDB crash recovery has finished) and holds the liveness probe back for up to 600 s (0 + 60 x 10)"},
+		{"no startupProbe", withStartup("postgres:16", nil, 0, 0), false, "there is no startupProbe"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			holds, why := StartupHoldsThroughRecovery("StatefulSet", tt.c, Container("StatefulSet", tt.c), 600)
+			if holds != tt.holds {
+				t.Errorf("holds = %v, want %v (%s)", holds, tt.holds, why)
+			}
+			if why != tt.why {
+				t.Errorf("why:\n got %q\nwant %q", why, tt.why)
+			}
+		})
+	}
+}

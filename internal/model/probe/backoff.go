@@ -1,0 +1,88 @@
+package probe
+
+// The kubelet's restart back-off (pkg/kubelet: backOffPeriod and
+// MaxContainerBackOff, with k8s.io/client-go/util/flowcontrol.Backoff): the
+// wait starts at 10 s and doubles up to 300 s, and an entry whose last
+// restart is more than twice the cap (600 s) old starts over.
+const (
+	BackoffInitial = 10
+	BackoffMax     = 300
+	BackoffReset   = 2 * BackoffMax
+)
+
+// Restart is one cycle of a container that keeps being stopped.
+type Restart struct {
+	Start int // seconds since the first start
+	Stop  int // when it was killed or exited
+	// Wait is the back-off between Stop and the next start.
+	Wait int
+}
+
+// backoff mirrors flowcontrol.Backoff for one container, without jitter.
+type backoff struct {
+	ok         bool
+	delay      int
+	lastUpdate int
+}
+
+func (b *backoff) expired(event int) bool { return event-b.lastUpdate > BackoffReset }
+
+// inBackOffSince is flowcontrol's IsInBackOffSince: true while less than
+// the current delay has passed since event.
+func (b *backoff) inBackOffSince(event, now int) bool {
+	return b.ok && !b.expired(event) && now-event < b.delay
+}
+
+// next is flowcontrol's Next: start over, or double up to the cap.
+func (b *backoff) next(event, now int) {
+	if !b.ok || b.expired(event) {
+		b.ok, b.delay = true, BackoffInitial
+	} else {
+		b.delay = min(2*b.delay, BackoffMax)
+	}
+	b.lastUpdate = now
+}
+
+// RestartSchedule plays n cycles of a container that is stopped run seconds
+// after every start. killedByProbe selects how the kubelet restarts it:
+//
+//   - a container that exits on its own is restarted by a later sync, which
+//     measures the back-off from that exit: 0, 10, 20, 40 ... 300 s;
+//   - a container its liveness (or startup) probe kills is restarted in the
+//     same sync that kills it, and that sync measures the back-off from the
+//     previous exit. A container killed after more than the current delay of
+//     run (after more than 300 s, always) restarts at once: the restart
+//     count climbs every run seconds and never shows a growing back-off.
+//
+// Shutdown time (at most the grace period) is not counted.
+func RestartSchedule(run int, killedByProbe bool, n int) []Restart {
+	var b backoff
+	out := make([]Restart, 0, n)
+	start, prevExit := 0, -1
+	for range n {
+		stop := start + run
+		next := stop
+		switch {
+		case killedByProbe && prevExit >= 0 && !b.inBackOffSince(prevExit, stop):
+			b.next(prevExit, stop)
+		case killedByProbe && prevExit < 0:
+			// No earlier exit to measure from: restarted at once, and
+			// the back-off is not even started.
+		default:
+			// Restarted by a later sync that sees this very exit.
+			if b.inBackOffSince(stop, stop) {
+				next = stop + b.delay
+			}
+			b.next(stop, next)
+		}
+		out = append(out, Restart{Start: start, Stop: stop, Wait: next - stop})
+		start, prevExit = next, stop
+	}
+	return out
+}
+
+// NeverWaits reports whether a container killed by its probe after run
+// seconds restarts at once every time: the kubelet measures the back-off
+// from the previous exit, so a run at least as long as the cap always
+// clears it.
+func NeverWaits(run int) bool { return run >= BackoffMax }
