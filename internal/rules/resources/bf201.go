@@ -1,0 +1,119 @@
+package resources
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"backfire.dev/backfire/internal/finding"
+	"backfire.dev/backfire/internal/fix"
+	"backfire.dev/backfire/internal/model/cgroup"
+	"backfire.dev/backfire/internal/model/probe"
+	"backfire.dev/backfire/internal/object"
+	"backfire.dev/backfire/internal/rules"
+)
+
+// BF201: a database or other stateful pod that sets no requests or limits.
+var BF201 = &rules.Rule{
+	ID:       "BF201",
+	Slug:     "best-effort-stateful",
+	Severity: finding.Warning, // error when the pod runs a database
+	Summary:  "A database or stateful pod without cpu or memory requests is BestEffort: cpu.weight 1 and the first OOM victim.",
+	Kinds:    object.WorkloadKinds,
+	Run:      runBF201,
+}
+
+// Placeholder requests for the fix: stated in the finding, to be replaced
+// by observed use.
+var (
+	databaseRequests = sizing{cpu: "500m", memory: "1Gi", memoryLimit: "2Gi"}
+	statefulRequests = sizing{cpu: "250m", memory: "256Mi", memoryLimit: "512Mi"}
+)
+
+type sizing struct{ cpu, memory, memoryLimit string }
+
+func runBF201(p *rules.Pass) {
+	w := workloadOf(p)
+	if w == nil || (!w.databaseLike() && w.stateful == "") {
+		return
+	}
+	qos := cgroup.QOSClass(w.t.Spec)
+	if qos != corev1.PodQOSBestEffort {
+		return
+	}
+	p.Report(bf201Finding(w, qos))
+}
+
+func bf201Finding(w *workload, qos corev1.PodQOSClass) rules.Report {
+	t := w.t
+	i, size, sev := 0, statefulRequests, finding.Warning
+	if w.databaseLike() {
+		i, size, sev = w.db, databaseRequests, finding.Error
+	}
+	c := &t.Spec.Containers[i]
+	own := cgroup.WeightsOf(0)
+	nb := cgroup.OneCPU
+	oom := cgroup.OOMScoreAdj(qos, 0, 0)
+
+	what, it := fmt.Sprintf("stateful workload (%s)", w.stateful), "container "+c.Name
+	if w.databaseLike() {
+		what, it = w.verdict.Server.Name+" container "+c.Name, "it"
+	}
+	msg := fmt.Sprintf("%s runs BestEffort: no container of the pod sets a cpu or memory request or limit, so %s gets cpu.weight %d against %d for a 1-CPU neighbour (%d under the linear formula) and oom_score_adj %d",
+		what, it, own.Runtime, nb.Runtime, nb.Linear, oom)
+
+	containers := plural(len(t.Spec.Containers), "container", "containers")
+	if n := len(t.Spec.InitContainers); n > 0 {
+		containers += " and " + plural(n, "init container", "init containers")
+	}
+	first := "Whatever must answer it within a deadline times out first"
+	if tps := timedProbes(c, t.Spec.TerminationGracePeriodSeconds); len(tps) > 0 {
+		first = fmt.Sprintf("Its probes time out first: the %s probe %s has %s to answer", tps[0].kind, probe.Describe(tps[0].p), tps[0].budget())
+	}
+	mech := []string{
+		fmt.Sprintf("None of the pod's %s sets a cpu or memory request or limit, so its QoS class is BestEffort.", containers),
+		fmt.Sprintf("Container %s gets cpu.shares %d, which is cpu.weight %d (cgroup v2) under both formulas; everything on the node that set nothing (kubelet, systemd, kernel threads) has %d, and a 1-CPU request has %d under runc >= 1.3.2 / crun >= 1.23 (%d under the older linear formula).",
+			c.Name, own.Shares, own.Runtime, cgroup.DefaultWeight, nb.Runtime, nb.Linear),
+		fmt.Sprintf("Under contention it gets about 1/%d (%s) of what a 1-CPU neighbour gets (1/%d, %s, under the linear formula). %s.",
+			nb.Runtime, share(own.Runtime, nb.Runtime), nb.Linear, share(own.Linear, nb.Linear), first),
+		fmt.Sprintf("oom_score_adj %d: when the node runs out of memory it is the first OOM victim, before every Burstable and Guaranteed container.", oom),
+	}
+	if w.databaseLike() && w.verdict.Server.Recovery != "" {
+		mech = append(mech, fmt.Sprintf("An OOM kill or a probe's kill is a crash for a database: %s must recover on restart and %s, on the same starved CPU.",
+			w.verdict.Server.Name, w.verdict.Server.Recovery))
+	}
+
+	fixed := cgroup.WeightsOf(milli(size.cpu))
+	return rules.Report{
+		At:        t.Owner,
+		Path:      t.ContainerPath(i).Child("resources"),
+		Container: c.Name,
+		Severity:  sev,
+		Message:   msg,
+		Mechanism: mech,
+		Evidence: map[string]any{
+			"qosClass":           string(qos),
+			"cpuShares":          own.Shares,
+			"cpuWeightOld":       own.Linear,
+			"cpuWeightNew":       own.Runtime,
+			"neighbourWeightOld": nb.Linear,
+			"neighbourWeightNew": nb.Runtime,
+			"oomScoreAdj":        oom,
+			"classification":     w.classification(),
+		},
+		Assumptions: []string{
+			fmt.Sprintf("cgroup v2 nodes; on cgroup v1 the same container gets cpu.shares %d against %d for a 1-CPU neighbour", own.Shares, nb.Shares),
+		},
+		Fix: &finding.Fix{
+			Description: fmt.Sprintf("Give container %s requests for cpu and memory and a memory limit above the request, and no cpu limit (BF202). The values in the patch are placeholders (cpu %s, memory %s, memory limit %s): size them from observed use. A %s cpu request gives cpu.weight %d (%d under the linear formula) instead of 1; the pod becomes Burstable.",
+				c.Name, size.cpu, size.memory, size.memoryLimit, size.cpu, fixed.Runtime, fixed.Linear),
+			Type: finding.StrategicMergePatch,
+			Patch: fix.ContainerPatch(t, c.Name, map[string]any{
+				"resources": map[string]any{
+					"requests": map[string]any{"cpu": size.cpu, "memory": size.memory},
+					"limits":   map[string]any{"memory": size.memoryLimit},
+				},
+			}),
+		},
+	}
+}

@@ -1,0 +1,150 @@
+// Package resources holds the resource and scheduling rules (BF2xx, BF3xx):
+// requests, limits and node placement that make a database lose every
+// contest for CPU and memory on its node, or tie it to a node it cannot
+// leave.
+package resources
+
+import (
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"backfire.dev/backfire/internal/classify"
+	"backfire.dev/backfire/internal/model/probe"
+	"backfire.dev/backfire/internal/object"
+	"backfire.dev/backfire/internal/rules"
+)
+
+// Rules is this family's part of the catalog.
+var Rules = []*rules.Rule{BF201, BF202, BF203, BF301}
+
+// workload is what the rules of this family need to know about a pod: its
+// first database-like container, and whether it keeps state.
+type workload struct {
+	t *object.PodTemplate
+	// db is the index of the first database-like regular container, -1
+	// when there is none. Init containers are not servers: an init
+	// container that runs the database image to fix permissions is not one.
+	db      int
+	verdict classify.Verdict
+	// stateful says why the workload keeps state ("StatefulSet"), "" when
+	// it does not. Jobs are never stateful here: they run to completion.
+	stateful string
+}
+
+func workloadOf(p *rules.Pass) *workload {
+	t := p.PodTemplate()
+	if t == nil {
+		return nil
+	}
+	w := &workload{t: t, db: -1}
+	for i := range t.Spec.Containers {
+		if v := classify.Container(p.Object.Kind, &t.Spec.Containers[i]); v.DatabaseLike {
+			w.db, w.verdict = i, v
+			break
+		}
+	}
+	if !classify.RunsToCompletion(p.Object.Kind) {
+		if ok, why := p.Object.Stateful(t); ok {
+			w.stateful = why
+		}
+	}
+	return w
+}
+
+func (w *workload) databaseLike() bool { return w.db >= 0 }
+
+// classification is the evidence line of a finding:
+// "database-like PostgreSQL (image goharbor/harbor-db, env PGDATA)".
+func (w *workload) classification() string {
+	var parts []string
+	if w.databaseLike() {
+		parts = append(parts, fmt.Sprintf("database-like %s (%s)", w.verdict.Server.Name, w.verdict.EvidenceString()))
+	}
+	if w.stateful != "" {
+		parts = append(parts, "stateful ("+w.stateful+")")
+	}
+	return strings.Join(parts, "; ")
+}
+
+// timedProbe is a probe whose answer must arrive within its timeout. A
+// tcpSocket probe is left out: the kernel accepts the connection, so a
+// starved or throttled process does not miss it.
+type timedProbe struct {
+	kind string // "liveness"
+	p    *corev1.Probe
+	t    probe.Timing
+}
+
+// budget is the time the probe gives an answer: "1 s (timeoutSeconds
+// unset: the Kubernetes default)".
+func (tp timedProbe) budget() string {
+	if tp.t.Timeout.Set {
+		return fmt.Sprintf("%d s", tp.t.Timeout.N)
+	}
+	return fmt.Sprintf("%d s (timeoutSeconds unset: the Kubernetes default)", tp.t.Timeout.N)
+}
+
+func (tp timedProbe) timeout() string {
+	if tp.t.Timeout.Set {
+		return fmt.Sprintf("the %d s %s timeout", tp.t.Timeout.N, tp.kind)
+	}
+	return fmt.Sprintf("the %d s %s timeout (timeoutSeconds unset: the Kubernetes default)", tp.t.Timeout.N, tp.kind)
+}
+
+// timedProbes returns the container's liveness, readiness and startup
+// probes that can time out, in that order.
+func timedProbes(c *corev1.Container, podGrace *int64) []timedProbe {
+	var out []timedProbe
+	for _, x := range []struct {
+		kind string
+		p    *corev1.Probe
+	}{{"liveness", c.LivenessProbe}, {"readiness", c.ReadinessProbe}, {"startup", c.StartupProbe}} {
+		h := probe.Handler(x.p)
+		if h == "" || h == "tcpSocket" {
+			continue
+		}
+		out = append(out, timedProbe{kind: x.kind, p: x.p, t: probe.TimingOf(x.p, podGrace)})
+	}
+	return out
+}
+
+// timeouts joins the probes' timeouts for a mechanism line:
+// "the 1 s readiness timeout and the 5 s liveness timeout".
+func timeouts(tps []timedProbe) string {
+	var s []string
+	for _, tp := range tps {
+		s = append(s, tp.timeout())
+	}
+	switch len(s) {
+	case 0:
+		return ""
+	case 1:
+		return s[0]
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// milli reads a cpu quantity written by this package ("500m").
+func milli(s string) int64 {
+	q := resource.MustParse(s)
+	return q.MilliValue()
+}
+
+// share renders a/b as a percentage: "1%", "2.6%".
+func share(a, b uint64) string {
+	pct := 100 * float64(a) / float64(b)
+	if pct == float64(int64(pct)) {
+		return fmt.Sprintf("%d%%", int64(pct))
+	}
+	return fmt.Sprintf("%.1f%%", pct)
+}
