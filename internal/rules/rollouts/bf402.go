@@ -1,0 +1,298 @@
+package rollouts
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+
+	"backfire.dev/backfire/internal/finding"
+	"backfire.dev/backfire/internal/model/rollout"
+	"backfire.dev/backfire/internal/rules"
+)
+
+// BF402: the analysis a rollback runs cannot tell the version rolled back
+// to from the broken one, so it judges the incident and aborts the rollback.
+var BF402 = &rules.Rule{
+	ID:       "BF402",
+	Slug:     "analysis-blind-to-revision",
+	Severity: finding.Warning,
+	Summary:  "An analysis whose queries cannot tell canary from stable judges the broken version during a rollback and aborts it.",
+	Kinds:    rolloutKind,
+	Run:      runBF402,
+}
+
+// revisionFilterExample is the filter the fix proposes.
+const revisionFilterExample = `rollouts_pod_template_hash="{{args.canary-hash}}"`
+
+func runBF402(p *rules.Pass) {
+	ro, c := canaryOf(p)
+	if c == nil || rollout.MaxTrafficWeight(ro) <= 0 {
+		return
+	}
+	ctl := controllerOf(p)
+	svc := serviceNames{canary: c.CanaryService, reach: func() []string {
+		names := []string{p.Object.Name, c.CanaryService, c.StableService}
+		for _, o := range p.Index.Objects() {
+			if o.Kind == "Service" && o.Namespace == p.Object.Namespace {
+				names = append(names, o.Name)
+			}
+		}
+		return names
+	}}
+	for _, b := range analysisBlocks(c) {
+		share, weight, none := brokenShare(ro, b.step)
+		if none {
+			continue // the run starts once the canary has all the traffic
+		}
+		res := resolveAnalysis(p.Index, p.Object, b.analysis)
+		var checks []metricCheck
+		for _, tm := range res.metrics {
+			args := argValues(p.Object, b.analysis.Args, tm.args)
+			checks = append(checks, checkMetric(tm, args, svc))
+		}
+		blindOnes := filterChecks(checks, blind)
+		if len(blindOnes) > 0 {
+			p.Report(bf402Blind(ro, b, blindOnes, res, share, weight, ctl))
+			continue
+		}
+		if unknowns := filterChecks(checks, unknown); len(res.missing) > 0 || len(unknowns) > 0 {
+			p.Report(bf402Unchecked(b, res, unknowns, share, ctl))
+		}
+	}
+}
+
+func filterChecks(cs []metricCheck, v verdict) []metricCheck {
+	var out []metricCheck
+	for _, c := range cs {
+		if c.verdict == v {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func windowOf(ro *v1alpha1.Rollout) int32 {
+	if ro.Spec.RollbackWindow == nil {
+		return 0
+	}
+	return ro.Spec.RollbackWindow.Revisions
+}
+
+// starts says when the block's AnalysisRun starts during an update.
+func (b analysisBlock) starts() string {
+	switch {
+	case b.background && b.startingStep:
+		return fmt.Sprintf("from startingStep %d the background analysis starts", b.step)
+	case b.background:
+		return "the background analysis starts"
+	}
+	return fmt.Sprintf("on reaching steps[%d] the analysis step starts", b.step)
+}
+
+func templateNames(a *v1alpha1.RolloutAnalysis) string {
+	var names []string
+	for _, t := range a.Templates {
+		kind := "AnalysisTemplate"
+		if t.ClusterScope != nil && *t.ClusterScope {
+			kind = "ClusterAnalysisTemplate"
+		}
+		names = append(names, kind+" "+t.TemplateName)
+	}
+	return strings.Join(names, ", ")
+}
+
+func bf402Blind(ro *v1alpha1.Rollout, b analysisBlock, blindOnes []metricCheck, res resolution, share string, weight int32, ctl controller) rules.Report {
+	// The metric that fails first aborts the rollback.
+	first := slices.MinFunc(blindOnes, func(x, y metricCheck) int {
+		switch {
+		case x.failsAfter.seconds < y.failsAfter.seconds:
+			return -1
+		case x.failsAfter.seconds > y.failsAfter.seconds:
+			return 1
+		}
+		return 0
+	})
+	window := windowOf(ro)
+	skips := rollout.RollbackWindowSkipsAnalysis.Contains(ctl.version)
+	sev, lead := finding.Error, "a rollback aborts itself"
+	switch {
+	case window > 0 && skips:
+		sev, lead = finding.Warning, fmt.Sprintf("a rollback further back than rollbackWindow.revisions %d aborts itself", window)
+	case window > 0:
+		lead = fmt.Sprintf("a rollback aborts itself, window or not (rollbackWindow skips analysis only from %s)", rollout.RollbackWindowSkipsAnalysis.Since)
+	}
+	metricName := fmt.Sprintf("metric %s of %s", first.metric.Name, first.kindName)
+	l := rollout.SourceLines(ctl.version)
+
+	stepText := fmt.Sprintf("step %d", b.step)
+	if weight > 0 {
+		stepText += fmt.Sprintf(" (setWeight %d)", weight)
+	}
+	basic := ""
+	if ro.Spec.Strategy.Canary.TrafficRouting == nil {
+		basic = ", by pod count without traffic routing,"
+	}
+	mech := []string{
+		fmt.Sprintf("Rolling back changes the pod template, so the controller treats it as a new update: step index 0, and %s a new AnalysisRun from %s.", b.starts(), templateNames(b.analysis)),
+		fmt.Sprintf("Its %s (%s %s) has nothing that tells canary from stable: %s.", metricName, first.query.provider, first.query.what, blindReasons(first, ro.Spec.Strategy.Canary.CanaryService)),
+		fmt.Sprintf("At %s the broken version is still the stable and serves %s of traffic%s so the run measures the incident the rollback is meant to end.", stepText, share, orComma(basic)),
+		fmt.Sprintf("With %s; the Rollout aborts and sends all traffic back to the broken stable.", first.failsAfter.text),
+	}
+	if b.background {
+		if b.startingStep {
+			mech = append(mech, fmt.Sprintf("startingStep %d only delays the run to step %d of the ramp, where %s of traffic is still the broken version's: it protects the ramp, not the rollback.", b.step, b.step, share))
+		} else {
+			mech = append(mech, "canary.analysis.startingStep would only delay the run to a later step of the ramp: it protects the ramp, not the rollback.")
+		}
+	}
+	skip := rollout.RollbackWindowSkipsAnalysis
+	switch {
+	case window > 0 && skips:
+		mech = append(mech, fmt.Sprintf("From %s, rollbackWindow.revisions %d skips and cancels analysis on a rollback to one of the %d previous revisions (%s; %s in the %s source): a rollback further back, or to a ReplicaSet already deleted (BF403), still aborts, and the window opens BF401.",
+			skip.Since, window, window, skip.Ref, l.AnalysisSkip, l.Release))
+	case window > 0:
+		mech = append(mech, fmt.Sprintf("%s ignores rollbackWindow here: skipping analysis on a rollback within the window arrived in %s (%s).",
+			ctl.version, skip.Since, skip.Ref))
+	case skips:
+		mech = append(mech, fmt.Sprintf("From %s a rollbackWindow would skip this analysis on a recent rollback (%s), but it sends the last setWeight's traffic to the step-0 canary (BF401): fix the query instead.",
+			skip.Since, skip.Ref))
+	default:
+		mech = append(mech, fmt.Sprintf("%s has no way to skip analysis on a rollback: rollbackWindow does so only from %s (%s).", ctl.version, skip.Since, skip.Ref))
+	}
+
+	var names []string
+	for _, mc := range blindOnes {
+		names = append(names, mc.kindName+": "+mc.metric.Name)
+	}
+	var windowEv any
+	if window > 0 {
+		windowEv = window
+	}
+	as := append(slices.Clone(res.notes), missingAssumptions(res.missing)...)
+	return rules.Report{
+		Path:     b.path,
+		Severity: sev,
+		Message: fmt.Sprintf("%s: %s cannot tell the canary from the stable, so during a rollback it judges the broken version, which still serves %s of traffic, and fails the run %s",
+			lead, metricName, share, first.failsAfter.when()),
+		Mechanism: mech,
+		Evidence: map[string]any{
+			"template":                first.kindName,
+			"metric":                  first.metric.Name,
+			"provider":                first.query.provider,
+			"failureLimit":            first.failsAfter.limit,
+			"intervalSeconds":         first.failsAfter.interval.Seconds(),
+			"initialDelaySeconds":     first.failsAfter.delay.Seconds(),
+			"timeToAbortSeconds":      first.failsAfter.seconds,
+			"startStep":               b.step,
+			"brokenTrafficShare":      share,
+			"blindMetrics":            names,
+			"rollbackWindowRevisions": windowEv,
+			"rolloutsVersion":         ctl.version,
+			"appliesTo":               "every release; a rollback within rollbackWindow skips the analysis from " + rollout.RollbackWindowSkipsAnalysis.Since,
+		},
+		Assumptions: ctl.assumptions(as...),
+		Fix:         bf402Fix(b, first, ro.Spec.Strategy.Canary.CanaryService),
+	}
+}
+
+// blindReasons lists what the query lacks, and what its args stand for.
+func blindReasons(mc metricCheck, canaryService string) string {
+	parts := []string{"no argument fed by valueFrom.podTemplateHashValue: Latest", "no revision label (rollouts-pod-template-hash, version, revision, canary)"}
+	if canaryService != "" {
+		parts = append(parts, "not the canary Service "+canaryService)
+	} else {
+		parts = append(parts, "and the Rollout names no canary Service")
+	}
+	s := strings.Join(parts, ", ")
+	var args []string
+	for i, a := range mc.used {
+		if i == 3 {
+			args = append(args, "...")
+			break
+		}
+		args = append(args, fmt.Sprintf("args.%s is %s", a.name, quoteKnown(a)))
+	}
+	if len(args) > 0 {
+		s += "; " + strings.Join(args, ", ")
+	}
+	return s
+}
+
+func quoteKnown(a argValue) string {
+	if a.known {
+		return fmt.Sprintf("%q", a.text)
+	}
+	return a.text
+}
+
+func orComma(s string) string {
+	if s == "" {
+		return ","
+	}
+	return s
+}
+
+func missingAssumptions(missing []string) []string {
+	var out []string
+	for _, m := range missing {
+		out = append(out, m+" is not in the input: its metrics were not checked")
+	}
+	return out
+}
+
+func bf402Fix(b analysisBlock, mc metricCheck, canaryService string) *finding.Fix {
+	addArg := fmt.Sprintf("Give the run the canary's hash: add the arg {name: canary-hash, valueFrom: {podTemplateHashValue: Latest}} to %s.args and declare arg canary-hash in %s. ", b.path, mc.kindName)
+	var use string
+	switch mc.query.provider {
+	case "web", "job":
+		use = fmt.Sprintf("Then make the %s of metric %s reach the canary only: pass {{args.canary-hash}} to a check that filters by it", mc.query.what, mc.metric.Name)
+		if canaryService != "" {
+			use += ", or call the canary Service " + canaryService
+		}
+	default:
+		use = fmt.Sprintf("Then select the canary's series in the %s of metric %s by a label the pods' metrics carry, e.g. %s", mc.query.what, mc.metric.Name, revisionFilterExample)
+		if strings.Contains(mc.resolved, "istio_") {
+			use += " (Istio's standard metrics carry no pod-template hash: filter on a label they carry that differs between versions, such as destination_version from a version label set to the image tag)"
+		}
+		if canaryService != "" {
+			use += ", or query the canary Service " + canaryService
+		}
+	}
+	return &finding.Fix{Type: finding.ManualChange, Description: addArg + use + "."}
+}
+
+// bf402Unchecked is the info finding for an analysis backfire could not
+// read in full: a template not in the input, or a query from a Secret.
+func bf402Unchecked(b analysisBlock, res resolution, unknowns []metricCheck, share string, ctl controller) rules.Report {
+	var what []string
+	what = append(what, res.missing...)
+	for _, u := range unknowns {
+		what = append(what, fmt.Sprintf("metric %s of %s: %s", u.metric.Name, u.kindName, u.why))
+	}
+	msg := "template not in input: " + strings.Join(res.missing, "; ")
+	if len(res.missing) == 0 {
+		msg = "query not in input: " + what[0]
+	}
+	return rules.Report{
+		Path:     b.path,
+		Severity: finding.Info,
+		Message:  msg + "; backfire cannot check that its metrics tell the canary from the stable",
+		Mechanism: []string{
+			fmt.Sprintf("A rollback is a new update: %s a new AnalysisRun while the broken version still serves %s of traffic.", b.starts(), share),
+			"A metric that cannot tell canary from stable then judges the broken version and aborts the rollback.",
+			"Not checked: " + strings.Join(what, "; ") + ".",
+		},
+		Evidence: map[string]any{
+			"unchecked":       what,
+			"startStep":       b.step,
+			"rolloutsVersion": ctl.version,
+		},
+		Assumptions: ctl.assumptions(res.notes...),
+		Fix: &finding.Fix{
+			Type:        finding.ManualChange,
+			Description: "Scan the templates together with the Rollout, or check by hand that every metric selects the canary: an arg fed by valueFrom.podTemplateHashValue: Latest used in the query, a revision label, or the canary Service.",
+		},
+	}
+}

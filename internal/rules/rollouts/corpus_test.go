@@ -1,0 +1,184 @@
+package rollouts_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+
+	"backfire.dev/backfire/internal/finding"
+	"backfire.dev/backfire/internal/model/rollout"
+	"backfire.dev/backfire/internal/rules/rollouts"
+	"backfire.dev/backfire/internal/scan"
+	"backfire.dev/backfire/internal/testutil"
+)
+
+// want is one expected finding: rule, severity, file (relative to the
+// scanned root), object name, and words its message must contain.
+type want struct {
+	rule, severity, file, object string
+	says                         []string
+	why                          string
+}
+
+func scanFamily(t *testing.T, root string, paths ...string) (*scan.Result, func(string) string) {
+	t.Helper()
+	res, err := scan.Run(scan.Options{Paths: paths, Catalog: rollouts.Rules})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel := func(p string) string {
+		r, err := filepath.Rel(root, p)
+		if err != nil {
+			return p
+		}
+		return filepath.ToSlash(r)
+	}
+	return res, rel
+}
+
+// checkExactly asserts that the findings are exactly wants, in any order.
+func checkExactly(t *testing.T, res *scan.Result, rel func(string) string, wants []want) {
+	t.Helper()
+	var got []string
+	for _, f := range res.Findings {
+		got = append(got, fmt.Sprintf("%s %s %s %s: %s", f.Rule, f.Severity, rel(f.File), f.Object.Name, f.Message))
+	}
+	matched := make([]bool, len(res.Findings))
+	for _, w := range wants {
+		i := slices.IndexFunc(res.Findings, func(f finding.Finding) bool {
+			return f.Rule == w.rule && f.Severity.String() == w.severity && rel(f.File) == w.file && f.Object.Name == w.object
+		})
+		if i < 0 {
+			t.Errorf("missing %s %s on %s in %s (%s)\ngot:\n%s", w.severity, w.rule, w.object, w.file, w.why, strings.Join(got, "\n"))
+			continue
+		}
+		matched[i] = true
+		for _, s := range w.says {
+			if !strings.Contains(res.Findings[i].Message, s) {
+				t.Errorf("%s on %s: message lacks %q: %s", w.rule, w.object, s, res.Findings[i].Message)
+			}
+		}
+	}
+	for i, ok := range matched {
+		if !ok {
+			t.Errorf("unexpected finding: %s", got[i])
+		}
+	}
+}
+
+func errorFiles(res *scan.Result, rel func(string) string) []string {
+	var files []string
+	for _, e := range res.Errors {
+		files = append(files, rel(e.File))
+	}
+	slices.Sort(files)
+	return slices.Compact(files)
+}
+
+// The upstream examples set no rollbackWindow anywhere, so BF401 and BF403
+// have nothing to report; BF402 reads every analysis.
+func TestCorpusArgoRolloutsExamples(t *testing.T) {
+	root := testutil.Corpus(t, "argo-rollouts-examples")
+	res, rel := scanFamily(t, root, root)
+	checkExactly(t, res, rel, []want{{
+		rule: "BF402", severity: "info", file: "rollout-secret.yaml", object: "rollout-secret",
+		says: []string{"query not in input", "Secret example-secret (key secretUrl)"},
+		why:  "the web metric's URL comes from a Secret whose value is not in the input",
+	}})
+	// Not reported, and why:
+	// - rollout-analysis-step.yaml, rollout-background-analysis.yaml: their
+	//   templates (random-fail, always-pass) are jobs that name no URL,
+	//   Service or argument: they measure neither version.
+	// - appmesh/canary-rollout.yaml: its AnalysisTemplate is used by no Rollout.
+	// - experiment steps (rollout-experiment-step.yaml, traffic-routing-
+	//   experiment-step/): experiment analyses are not Rollout analysis.
+	// - everything else: no analysis and no rollbackWindow.
+	// Input errors may come only from what this scan cannot read: a chart and
+	// a kustomization (no renderer is configured here), and the linkerd file
+	// with an unquoted {{...}}.
+	known := []string{"helm-blue-green", "notifications", "traffic-management/rollout-linkerd.yaml"}
+	for _, f := range errorFiles(res, rel) {
+		if !slices.Contains(known, f) {
+			t.Errorf("unexpected input error in %s: %v", f, res.Errors)
+		}
+	}
+}
+
+// rollouts-demo is Kustomize overlays; their plain files are scanned one by
+// one here (the overlays' namespace is not applied).
+func TestCorpusRolloutsDemoFiles(t *testing.T) {
+	root := testutil.Corpus(t, "rollouts-demo")
+	files, _ := filepath.Glob(filepath.Join(root, "examples", "*", "*.yaml"))
+	if len(files) < 20 {
+		t.Fatalf("only %d files in rollouts-demo", len(files))
+	}
+	res, rel := scanFamily(t, root, files...)
+	checkExactly(t, res, rel, []want{{
+		rule: "BF402", severity: "error", file: "examples/istio-subset/rollout.yaml", object: "istio-rollout",
+		says: []string{"a rollback aborts itself", "metric success-rate of AnalysisTemplate istio-success-rate", "90% of traffic", "60 s after it starts"},
+		why: "subset routing keeps one host for both versions and args.service is that host (istio-rollout), " +
+			"no rollbackWindow; startingStep 1 is setWeight 10, initialDelay 60s and failureLimit 0",
+	}})
+	// Not reported, and why:
+	// - istio/rollout.yaml: args.service is "canary", so the query reads
+	//   destination_service=~"canary.<namespace>...": it names the canary.
+	// - analysis/rollout-with-analysis.yaml: analysis.templateName is the
+	//   pre-v1.0 field, not in the v1alpha1 type: the analysis names no
+	//   template, so no AnalysisRun is created.
+	// - experiment/, rollout-experiment/, preview-testing/: experiment
+	//   analyses, not Rollout analysis.
+	// - no file sets rollbackWindow: no BF401 or BF403.
+	if len(res.Errors) > 0 {
+		t.Errorf("input errors: %v", res.Errors)
+	}
+}
+
+// examples/order-front-api.yaml is seed 000: KEDA 8..360, minPodsPerReplicaSet
+// 2, steps [1, pause, 5, pause, 100], rollbackWindow 3, a blind error-rate
+// analysis with interval 20s and failureLimit 2.
+func TestExamplesSeed000(t *testing.T) {
+	root := testutil.RepoRoot(t)
+	res, rel := scanFamily(t, root, filepath.Join(root, "examples"))
+	checkExactly(t, res, rel, []want{{
+		rule: "BF401", severity: "error", file: "examples/order-front-api.yaml", object: "order-front-api",
+		says: []string{
+			// status.replicas 20: the count KEDA ran during the incident.
+			"sends 100% of traffic to 2 pods sized for 20 (10x short) at the 20 replicas running now (status.replicas)",
+			"100% of traffic to 2 pods sized for 8 to 200 replicas (up to 100x short)",
+			"4 sized for 301 to 360",
+			"KEDA ScaledObject order/order-front-api scales the Rollout from 8 to 360",
+		},
+		why: "the walk back takes setWeight 100 while the canary has its 2 step-0 pods",
+	}, {
+		rule: "BF402", severity: "warning", file: "examples/order-front-api.yaml", object: "order-front-api",
+		says: []string{"further back than rollbackWindow.revisions 3", "99% of traffic", "40 s after it starts"},
+		why:  "rollbackWindow skips the analysis only within the window: warning",
+	}})
+
+	var bf401 finding.Finding
+	for _, f := range res.Findings {
+		if f.Rule == "BF401" {
+			bf401 = f
+		}
+	}
+	// The incident ran 20 replicas: that count is in the first band, whose
+	// canary is the 2 pods of the seed.
+	bands := fmt.Sprint(bf401.Evidence["bands"])
+	if bands != "[{8 200 2 true} {201 300 3 true} {301 360 4 true}]" {
+		t.Errorf("bands %s", bands)
+	}
+	var ro *v1alpha1.Rollout
+	for _, o := range res.Objects {
+		if r, ok := o.Typed.(*v1alpha1.Rollout); ok && o.Name == "order-front-api" {
+			ro = r
+		}
+	}
+	j := rollout.RollbackJump(ro, 20, rollout.DefaultVersion)
+	if j.Weight != 100 || j.CanaryPods != 2 || j.Needed != 20 {
+		t.Errorf("at the incident's 20 replicas: %+v, want 100%% to 2 pods sized for 20", j)
+	}
+}
