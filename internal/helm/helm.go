@@ -1,0 +1,309 @@
+// Package helm renders Helm charts in-process the way `helm template` does,
+// one stream per rendered template, so that findings name the template file
+// and the line in its rendered output, and, where it can be told, the
+// values-file key that supplied the value.
+package helm
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/engine"
+	"helm.sh/helm/v3/pkg/strvals"
+
+	"backfire.dev/backfire/internal/load"
+	"backfire.dev/backfire/internal/source"
+)
+
+// Defaults of `helm template`.
+const (
+	DefaultReleaseName = "release-name"
+	DefaultNamespace   = "default"
+	// DefaultKubeVersion is what the released helm v3.22.0 binary reports as
+	// .Capabilities.KubeVersion: its build stamps the client-go minor
+	// version it was built with (v0.37 -> 1.37). The library's own
+	// fallback, v1.20.0, would make charts that gate on newer APIs render
+	// differently than the helm command users compare with.
+	DefaultKubeVersion = "v1.37.0"
+)
+
+// Options are the `helm template` flags backfire honours.
+type Options struct {
+	ValueFiles  []string // --values, merged in order
+	Set         []string // --set, after the values files
+	SetString   []string // --set-string, last
+	ReleaseName string   // --release-name
+	Namespace   string   // --namespace
+	KubeVersion string   // --kube-version
+	APIVersions []string // --api-versions, added to the default set
+}
+
+// Renderer renders charts with one set of options. It is safe for
+// concurrent use: every Render loads its own copy of the chart.
+type Renderer struct {
+	opts   Options
+	user   []*valuesLayer // --values files, --set and --set-string, in order
+	caps   *chartutil.Capabilities
+	merged map[string]any // the user's values, merged as helm merges them
+}
+
+// New checks the options once for all charts: the values files are read
+// and the --set expressions parsed, so a mistake there is a usage error
+// rather than one error per chart.
+func New(opts Options) (*Renderer, error) {
+	if opts.ReleaseName == "" {
+		opts.ReleaseName = DefaultReleaseName
+	}
+	if opts.Namespace == "" {
+		opts.Namespace = DefaultNamespace
+	}
+	if opts.KubeVersion == "" {
+		opts.KubeVersion = DefaultKubeVersion
+	}
+	if err := chartutil.ValidateReleaseName(opts.ReleaseName); err != nil {
+		return nil, fmt.Errorf("--release-name %q: %v", opts.ReleaseName, err)
+	}
+	kv, err := chartutil.ParseKubeVersion(opts.KubeVersion)
+	if err != nil {
+		return nil, fmt.Errorf("--kube-version %q: %v", opts.KubeVersion, err)
+	}
+	caps := chartutil.DefaultCapabilities.Copy()
+	caps.KubeVersion = *kv
+	caps.APIVersions = append(append(chartutil.VersionSet{}, caps.APIVersions...), opts.APIVersions...)
+
+	r := &Renderer{opts: opts, caps: caps, merged: map[string]any{}}
+	for _, f := range opts.ValueFiles {
+		l, err := readValuesFile(f)
+		if err != nil {
+			return nil, err
+		}
+		r.user = append(r.user, l)
+	}
+	for _, s := range opts.Set {
+		l, err := setLayer("--set", s, false)
+		if err != nil {
+			return nil, err
+		}
+		r.user = append(r.user, l)
+	}
+	for _, s := range opts.SetString {
+		l, err := setLayer("--set-string", s, true)
+		if err != nil {
+			return nil, err
+		}
+		r.user = append(r.user, l)
+	}
+	// Helm's order: values files merged, then each --set and --set-string
+	// parsed into the result in place (list indexes address the merged
+	// lists).
+	for _, l := range r.user {
+		switch {
+		case l.expr == "":
+			r.merged = mergeMaps(r.merged, l.values)
+		case l.asString:
+			_ = strvals.ParseIntoString(l.expr, r.merged) // parsed once already
+		default:
+			_ = strvals.ParseInto(l.expr, r.merged)
+		}
+	}
+	return r, nil
+}
+
+// Render renders the chart at in.Path (a directory or a packaged .tgz).
+// Each non-empty rendered template is a stream named
+// "<chart as given>/templates/<file>"; CRDs from crds/ are streams of
+// their own, as `helm template --include-crds` prints them.
+func (r *Renderer) Render(in source.Input) (streams []source.Stream, errs []load.Error) {
+	fail := func(file string, line int, format string, args ...any) ([]source.Stream, []load.Error) {
+		return nil, []load.Error{{File: file, Line: line, Message: fmt.Sprintf(format, args...)}}
+	}
+	defer func() {
+		// A broken chart costs only itself, even if the SDK panics on it.
+		if p := recover(); p != nil {
+			streams, errs = fail(in.Path, 0, "cannot render Helm chart: %v", p)
+		}
+	}()
+	ch, err := loader.Load(in.Path)
+	if err != nil {
+		return fail(in.Path, 0, "cannot load Helm chart: %v", err)
+	}
+	chartFile := r.name(in.Path, ch.Name()+"/Chart.yaml")
+	if strings.EqualFold(ch.Metadata.Type, "library") {
+		return fail(chartFile, 0, "library chart %q has nothing to render (helm refuses to install it)", ch.Name())
+	}
+	if errs := missingDependencies(ch, chartFile); len(errs) > 0 {
+		return nil, errs
+	}
+	if ch.Metadata.KubeVersion != "" && !chartutil.IsCompatibleRange(ch.Metadata.KubeVersion, r.caps.KubeVersion.String()) {
+		return fail(chartFile, 0, "chart requires kubeVersion %s, which is incompatible with Kubernetes %s (set --kube-version)", ch.Metadata.KubeVersion, r.caps.KubeVersion.String())
+	}
+	// Copies: ProcessDependencies and coalescing write into the maps.
+	userVals, err := copyMap(r.merged)
+	if err != nil {
+		return fail(in.Path, 0, "%v", err)
+	}
+	if err := chartutil.ProcessDependenciesWithMerge(ch, userVals); err != nil {
+		return fail(chartFile, 0, "dependencies: %v", err)
+	}
+	// Templates may write into .Values (sprig's set); the provenance
+	// render starts again from a copy.
+	pristine, err := copyMap(userVals)
+	if err != nil {
+		return fail(in.Path, 0, "%v", err)
+	}
+	vals, err := r.renderValues(ch, userVals)
+	if err != nil {
+		return fail(r.name(in.Path, ch.Name()+"/values.schema.json"), 0, "%v", err)
+	}
+	rendered, err := engine.Engine{}.Render(ch, vals)
+	if err != nil {
+		return nil, []load.Error{r.templateError(in.Path, err)}
+	}
+
+	prov := &provenance{compute: func() map[string]*traceTable {
+		vals, err := r.renderValues(ch, pristine)
+		if err != nil {
+			return nil
+		}
+		return r.traceTables(in.Path, ch, vals, rendered)
+	}}
+	origin := r.origin(in.Path, ch)
+	for _, crd := range ch.CRDObjects() {
+		streams = append(streams, source.Stream{
+			Name:   r.name(in.Path, filepath.ToSlash(crd.Filename)),
+			Data:   crd.File.Data,
+			Origin: origin + "; a CRD from crds/, not templated",
+		})
+	}
+	names := make([]string, 0, len(rendered))
+	for name := range rendered {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		out := rendered[name]
+		if path.Base(name) == "NOTES.txt" || strings.TrimSpace(out) == "" {
+			continue // NOTES.txt is printed to the user, not applied
+		}
+		s := source.Stream{Name: r.name(in.Path, name), Data: []byte(out), Origin: origin}
+		s.Trace = prov.tracer(name)
+		streams = append(streams, s)
+	}
+	return streams, nil
+}
+
+// renderValues is what the templates see: the chart's values coalesced
+// with the user's, the release and the capabilities.
+func (r *Renderer) renderValues(ch *chart.Chart, userVals map[string]any) (chartutil.Values, error) {
+	return chartutil.ToRenderValues(ch, userVals, chartutil.ReleaseOptions{
+		Name: r.opts.ReleaseName, Namespace: r.opts.Namespace,
+		Revision: 1, IsInstall: true,
+	}, r.caps)
+}
+
+// name turns a template key of the engine ("harbor/charts/redis/templates/
+// x.yaml") into the name findings show: the chart as the user gave it,
+// then the path inside the chart.
+func (r *Renderer) name(chartPath, key string) string {
+	if i := strings.IndexByte(key, '/'); i >= 0 {
+		key = key[i+1:]
+	}
+	return filepath.ToSlash(filepath.Join(chartPath, key))
+}
+
+func (r *Renderer) origin(chartPath string, ch *chart.Chart) string {
+	var from []string
+	if hasFile(ch, chartutil.ValuesfileName) {
+		from = append(from, chartutil.ValuesfileName)
+	}
+	for _, l := range r.user {
+		from = append(from, l.name)
+	}
+	return fmt.Sprintf("rendered from chart %s %s (release %q, namespace %q, values: %s)",
+		ch.Name(), ch.Metadata.Version, r.opts.ReleaseName, r.opts.Namespace, strings.Join(from, ", "))
+}
+
+func hasFile(ch *chart.Chart, name string) bool {
+	for _, f := range ch.Raw {
+		if f.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// missingDependencies is helm's CheckDependencies, with the Chart.yaml line
+// of each missing entry: a chart whose charts/ folder lacks a dependency
+// would render without it, and silently miss its objects.
+func missingDependencies(ch *chart.Chart, chartFile string) []load.Error {
+	var errs []load.Error
+	for _, d := range ch.Metadata.Dependencies {
+		found := false
+		for _, sub := range ch.Dependencies() {
+			if sub.Name() == d.Name {
+				found = true
+				break
+			}
+		}
+		if found {
+			continue
+		}
+		errs = append(errs, load.Error{
+			File: chartFile, Line: dependencyLine(ch, d.Name),
+			Message: fmt.Sprintf("dependency %q (version %q) is listed in Chart.yaml but missing from the charts/ directory; run `helm dependency build` first", d.Name, d.Version),
+		})
+	}
+	return errs
+}
+
+// dependencyLine finds "name: <dep>" in Chart.yaml; 0 when not found.
+func dependencyLine(ch *chart.Chart, name string) int {
+	for _, f := range ch.Raw {
+		if f.Name != "Chart.yaml" {
+			continue
+		}
+		for i, l := range strings.Split(string(f.Data), "\n") {
+			l = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), "-"))
+			if v, ok := strings.CutPrefix(l, "name:"); ok && strings.Trim(strings.TrimSpace(v), `"'`) == name {
+				return i + 1
+			}
+		}
+	}
+	return 0
+}
+
+var errNotMap = errors.New("values are not a map")
+
+// copyMap deep-copies a values tree.
+func copyMap(m map[string]any) (map[string]any, error) {
+	c, ok := copyValue(m).(map[string]any)
+	if !ok {
+		return nil, errNotMap
+	}
+	return c, nil
+}
+
+func copyValue(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		c := make(map[string]any, len(v))
+		for k, x := range v {
+			c[k] = copyValue(x)
+		}
+		return c
+	case []any:
+		c := make([]any, len(v))
+		for i, x := range v {
+			c[i] = copyValue(x)
+		}
+		return c
+	}
+	return v
+}
