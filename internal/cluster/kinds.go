@@ -1,0 +1,75 @@
+package cluster
+
+import (
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Kind is a resource that a cluster scan lists.
+type Kind struct {
+	schema.GroupVersionResource
+	Kind       string
+	Namespaced bool
+	// ScannedWithOwner lists the owners ("group/Kind", or "*" for any
+	// controller) whose controlled objects are skipped: the owner is listed
+	// too and holds the template the rules need, so scanning the child would
+	// report every finding twice.
+	ScannedWithOwner []string
+}
+
+// Name is how users and RBAC rules name the resource: "rollouts.argoproj.io".
+func (k Kind) Name() string {
+	if k.Group == "" {
+		return k.Resource
+	}
+	return k.Resource + "." + k.Group
+}
+
+// custom reports whether the kind comes from a CustomResourceDefinition
+// rather than with Kubernetes: built-in groups have no dot ("apps") or end
+// in ".k8s.io".
+func (k Kind) custom() bool {
+	return strings.Contains(k.Group, ".") && !strings.HasSuffix(k.Group, ".k8s.io")
+}
+
+// DefaultKinds are the kinds the rules read: workloads, what scales them,
+// the Services in front of them, and the Argo Rollouts analysis templates.
+var DefaultKinds = []Kind{
+	{GroupVersionResource: gvr("", "v1", "pods"), Kind: "Pod", Namespaced: true, ScannedWithOwner: []string{"*"}},
+	{GroupVersionResource: gvr("apps", "v1", "deployments"), Kind: "Deployment", Namespaced: true},
+	{GroupVersionResource: gvr("apps", "v1", "statefulsets"), Kind: "StatefulSet", Namespaced: true},
+	{GroupVersionResource: gvr("apps", "v1", "daemonsets"), Kind: "DaemonSet", Namespaced: true},
+	{GroupVersionResource: gvr("apps", "v1", "replicasets"), Kind: "ReplicaSet", Namespaced: true,
+		ScannedWithOwner: []string{"apps/Deployment", "argoproj.io/Rollout"}},
+	{GroupVersionResource: gvr("batch", "v1", "jobs"), Kind: "Job", Namespaced: true, ScannedWithOwner: []string{"batch/CronJob"}},
+	{GroupVersionResource: gvr("batch", "v1", "cronjobs"), Kind: "CronJob", Namespaced: true},
+	{GroupVersionResource: gvr("", "v1", "services"), Kind: "Service", Namespaced: true},
+	{GroupVersionResource: gvr("autoscaling", "v2", "horizontalpodautoscalers"), Kind: "HorizontalPodAutoscaler", Namespaced: true},
+	{GroupVersionResource: gvr("argoproj.io", "v1alpha1", "rollouts"), Kind: "Rollout", Namespaced: true},
+	{GroupVersionResource: gvr("argoproj.io", "v1alpha1", "analysistemplates"), Kind: "AnalysisTemplate", Namespaced: true},
+	{GroupVersionResource: gvr("argoproj.io", "v1alpha1", "clusteranalysistemplates"), Kind: "ClusterAnalysisTemplate"},
+	{GroupVersionResource: gvr("keda.sh", "v1alpha1", "scaledobjects"), Kind: "ScaledObject", Namespaced: true},
+}
+
+func gvr(group, version, resource string) schema.GroupVersionResource {
+	return schema.GroupVersionResource{Group: group, Version: version, Resource: resource}
+}
+
+// ownedElsewhere reports whether u is controlled by an owner that is
+// scanned in its place.
+func (k Kind) ownedElsewhere(u *unstructured.Unstructured) bool {
+	for _, ref := range u.GetOwnerReferences() {
+		if ref.Controller == nil || !*ref.Controller {
+			continue
+		}
+		owner := schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind)
+		for _, s := range k.ScannedWithOwner {
+			if s == "*" || s == owner.Group+"/"+owner.Kind {
+				return true
+			}
+		}
+	}
+	return false
+}
