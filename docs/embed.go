@@ -12,6 +12,11 @@ import (
 //go:embed rules/*.md
 var rules embed.FS
 
+// SchemaV1 is the JSON Schema of `backfire scan --format json`.
+//
+//go:embed schema/backfire-v1.json
+var SchemaV1 []byte
+
 // Rule returns docs/rules/ID.md, or "" when there is no page.
 func Rule(id string) string {
 	b, err := rules.ReadFile("rules/" + strings.ToUpper(id) + ".md")

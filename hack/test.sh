@@ -3,4 +3,11 @@
 # It does its own set-up, so it works on a fresh machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The live-cluster tests (internal/cluster, cmd/backfire) run against a real
+# kube-apiserver and etcd; the script builds them once and caches them.
+KUBEBUILDER_ASSETS=$(hack/test-assets.sh)
+export KUBEBUILDER_ASSETS
 go test ./...
+# The Argo Rollouts replica arithmetic against the controller's own code, in
+# its own module (it needs k8s.io/kubernetes, which the binary must not).
+hack/test-upstream.sh

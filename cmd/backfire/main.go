@@ -5,6 +5,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 )
 
@@ -21,12 +22,15 @@ type exitError struct{ code int }
 func (e exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
 
 func main() {
-	os.Exit(run(os.Args[1:]))
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
-func run(args []string) int {
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	cmd := newRootCommand()
 	cmd.SetArgs(args)
+	cmd.SetIn(stdin)
+	cmd.SetOut(stdout)
+	cmd.SetErr(stderr)
 	err := cmd.Execute()
 	var ee exitError
 	switch {
@@ -35,7 +39,7 @@ func run(args []string) int {
 	case errors.As(err, &ee):
 		return ee.code
 	default:
-		fmt.Fprintln(os.Stderr, "backfire:", err)
+		fmt.Fprintln(stderr, "backfire:", err)
 		return exitUsage
 	}
 }

@@ -12,6 +12,9 @@ import (
 
 	"backfire.dev/backfire/internal/config"
 	"backfire.dev/backfire/internal/finding"
+	"backfire.dev/backfire/internal/helm"
+	"backfire.dev/backfire/internal/kustomize"
+	"backfire.dev/backfire/internal/load"
 	"backfire.dev/backfire/internal/model/rollout"
 	"backfire.dev/backfire/internal/report"
 	"backfire.dev/backfire/internal/rules"
@@ -26,6 +29,8 @@ type scanFlags struct {
 	rolloutsVersion string
 	color           string
 	maxFileSize     int64
+	helm            helm.Options
+	cluster         clusterFlags
 }
 
 func newScanCommand() *cobra.Command {
@@ -34,7 +39,11 @@ func newScanCommand() *cobra.Command {
 		Use:   "scan [PATH|-]...",
 		Short: "Scan manifests, directories, Helm charts and Kustomize overlays",
 		Long: `Scan reads files (.yaml, .yml, .json), directories (recursively), and "-" for
-standard input, and reports the safeguards that will backfire.
+standard input, and reports the safeguards that will backfire. A directory with
+Chart.yaml (or a packaged chart .tgz) is rendered as "helm template" would, with
+--values, --set and the other Helm flags; a directory with kustomization.yaml is
+built as "kubectl kustomize" would. --cluster scans the objects of a live cluster
+too, read-only (see docs/cluster.md).
 
 Exit codes: 0 nothing at or above --fail-on; 1 findings at or above it; 2 usage
 error, or input that could not be read or parsed (reported with file and line;
@@ -50,6 +59,14 @@ everything else is still scanned).`,
 	f.StringVar(&fl.rolloutsVersion, "rollouts-version", rollout.DefaultVersion, "Argo Rollouts controller version the Argo rules assume")
 	f.StringVar(&fl.color, "color", "auto", "colour the text report: auto, always or never")
 	f.Int64Var(&fl.maxFileSize, "max-file-size", source.DefaultMaxFileSize, "largest input file read, in bytes")
+	f.StringArrayVar(&fl.helm.ValueFiles, "values", nil, "Helm values file for charts (repeatable, merged in order)")
+	f.StringArrayVar(&fl.helm.Set, "set", nil, "Helm value for charts, key=value (repeatable)")
+	f.StringArrayVar(&fl.helm.SetString, "set-string", nil, "Helm string value for charts, key=value (repeatable)")
+	f.StringVar(&fl.helm.ReleaseName, "release-name", helm.DefaultReleaseName, "Helm release name charts are rendered with")
+	f.StringVar(&fl.helm.Namespace, "namespace", helm.DefaultNamespace, "namespace Helm charts are rendered into; with --cluster, the namespace to scan when set (else the context's)")
+	f.StringVar(&fl.helm.KubeVersion, "kube-version", helm.DefaultKubeVersion, "Kubernetes version charts see in .Capabilities")
+	f.StringArrayVar(&fl.helm.APIVersions, "api-versions", nil, "extra API version charts see in .Capabilities (repeatable)")
+	fl.cluster.register(cmd)
 	return cmd
 }
 
@@ -59,8 +76,11 @@ func usageError(cmd *cobra.Command, format string, args ...any) error {
 }
 
 func runScan(cmd *cobra.Command, args []string, fl *scanFlags) error {
-	if len(args) == 0 {
-		return usageError(cmd, "scan needs at least one PATH, or - for standard input")
+	if len(args) == 0 && !fl.cluster.enabled {
+		return usageError(cmd, "scan needs at least one PATH, - for standard input, or --cluster")
+	}
+	if err := fl.cluster.check(cmd); err != nil {
+		return err
 	}
 	if !slices.Contains(report.Formats, fl.format) {
 		return usageError(cmd, "unknown --format %q (want %s)", fl.format, strings.Join(report.Formats, ", "))
@@ -83,15 +103,32 @@ func runScan(cmd *cobra.Command, args []string, fl *scanFlags) error {
 		return usageError(cmd, "%v", err)
 	}
 
+	charts, err := helm.New(fl.helm)
+	if err != nil {
+		return usageError(cmd, "%v", err)
+	}
+
+	var live []load.File
+	var liveErrs []load.Error
+	if fl.cluster.enabled {
+		if live, liveErrs, err = fl.cluster.read(cmd, fl.helm.Namespace); err != nil {
+			return usageError(cmd, "%v", err)
+		}
+	}
+
 	res, err := scan.Run(scan.Options{
 		Paths:       args,
+		Extra:       live,
 		Stdin:       cmd.InOrStdin(),
 		MaxFileSize: fl.maxFileSize,
+		Charts:      charts,
+		Kustomize:   kustomize.New(),
 		Rules:       rules.Options{Config: cfg, RolloutsVersion: rv},
 	})
 	if err != nil {
 		return usageError(cmd, "%v", err)
 	}
+	res.Errors = append(res.Errors, liveErrs...)
 
 	out := cmd.OutOrStdout()
 	switch fl.format {

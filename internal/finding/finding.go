@@ -83,6 +83,10 @@ type Finding struct {
 	// Origin says how the object was produced when not from a plain file
 	// (a Helm template, a Kustomize overlay).
 	Origin string `json:"origin,omitempty"`
+	// ValuesSource names the values-file key that supplied the value at
+	// Path and where it is set, for objects rendered from a Helm chart:
+	// "values.yaml:1074 database.internal.livenessProbe.timeoutSeconds".
+	ValuesSource string `json:"valuesSource,omitempty"`
 }
 
 // Fix is a change that removes the finding.

@@ -100,10 +100,44 @@ func (ix *Index) ClusterScoped(kind, name string) *object.Object {
 }
 
 // ScalersOf returns the HPAs and KEDA ScaledObjects whose scale target is o.
-// For a Deployment run by a Rollout's workloadRef, KEDA and HPA may target
-// either object; both are returned for the Rollout.
+// A Rollout with workloadRef may be scaled through either object, so its
+// Deployment's autoscalers are returned too.
 func (ix *Index) ScalersOf(o *object.Object) []Scaler {
-	return ix.scalers[keyOf(o.Kind, o.Namespace, o.Name)]
+	scalers := ix.scalers[keyOf(o.Kind, o.Namespace, o.Name)]
+	if r, ok := o.Typed.(*rolloutsv1alpha1.Rollout); ok && r.Spec.WorkloadRef != nil && r.Spec.WorkloadRef.Kind == "Deployment" {
+		if more := ix.scalers[keyOf("Deployment", o.Namespace, r.Spec.WorkloadRef.Name)]; len(more) > 0 {
+			scalers = append(append([]Scaler(nil), scalers...), more...)
+		}
+	}
+	return scalers
+}
+
+// Replicas is how many pods a workload runs: spec.replicas, or the range of
+// the autoscalers that own the count.
+type Replicas struct {
+	Min, Max int32
+	// Set is true when spec.replicas was written and no autoscaler owns it.
+	Set bool
+	// ScaledBy lists the autoscalers; empty when spec.replicas decides.
+	ScaledBy []Scaler
+	// Running is status.replicas when the object carries a status (a live
+	// object or a dump of one), else 0.
+	Running int32
+}
+
+// ReplicasOf resolves a scalable workload's replica count. With no
+// autoscaler and no spec.replicas it is 1, the API server's default.
+func (ix *Index) ReplicasOf(o *object.Object) Replicas {
+	scalers := ix.ScalersOf(o)
+	if len(scalers) == 0 {
+		n, set := o.Replicas()
+		return Replicas{Min: n, Max: n, Set: set, Running: o.Running()}
+	}
+	r := Replicas{Min: scalers[0].Min, Max: scalers[0].Max, ScaledBy: scalers, Running: o.Running()}
+	for _, s := range scalers[1:] {
+		r.Min, r.Max = min(r.Min, s.Min), max(r.Max, s.Max)
+	}
+	return r
 }
 
 // PodTemplate returns the pod template a workload runs: its own, or for a

@@ -108,74 +108,119 @@ func (c *converter) value(n *yaml.Node) error {
 	return errAt(n, "unsupported YAML node")
 }
 
-// mapping emits an object. Merge keys ("<<") are expanded first so that
-// explicit keys override merged ones, as YAML 1.1 specifies. A key given
+// mapping emits an object. Merge keys ("<<") are expanded after the
+// explicit keys, which override them, as YAML 1.1 specifies. A key given
 // twice is an error: Kubernetes' own decoder refuses it.
 func (c *converter) mapping(n *yaml.Node) error {
-	type member struct {
-		key   string
-		k, v  *yaml.Node
-		merge bool
+	c.mark(n)
+	c.buf = append(c.buf, '{')
+	keys := keySet{}
+	if len(n.Content) > 2*keySetLinear {
+		keys.m = make(map[string]bool, len(n.Content)/2)
 	}
-	var members []member
-	seen := make(map[string]int, len(n.Content)/2)
-	var merged []member
+	hasMerge := false
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		if k.Kind == yaml.ScalarNode && k.ShortTag() == "!!merge" {
-			srcs := []*yaml.Node{v}
-			if deref(v).Kind == yaml.SequenceNode {
-				srcs = deref(v).Content
-			}
-			for _, s := range srcs {
-				m := deref(s)
-				if m.Kind != yaml.MappingNode {
-					return errAt(s, "merge key value is not a mapping")
-				}
-				for j := 0; j+1 < len(m.Content); j += 2 {
-					ks, err := keyString(deref(m.Content[j]))
-					if err != nil {
-						return err
-					}
-					merged = append(merged, member{key: ks, k: k, v: m.Content[j+1], merge: true})
-				}
-			}
+			hasMerge = true
 			continue
 		}
 		ks, err := keyString(deref(k))
 		if err != nil {
 			return err
 		}
-		if prev, dup := seen[ks]; dup {
-			return errAt(k, "key %q already defined at line %d", ks, members[prev].k.Line)
+		if keys.has(ks) {
+			return errAt(k, "key %q already defined at line %d", ks, keyLine(n, ks))
 		}
-		seen[ks] = len(members)
-		members = append(members, member{key: ks, k: k, v: v})
-	}
-	// Merged keys that were not given explicitly; the first merge source wins.
-	for _, m := range merged {
-		if _, ok := seen[m.key]; ok {
-			continue
-		}
-		seen[m.key] = len(members)
-		members = append(members, m)
-	}
-
-	c.mark(n)
-	c.buf = append(c.buf, '{')
-	for i, m := range members {
-		if i > 0 {
-			c.buf = append(c.buf, ',')
-		}
-		c.mark(m.k)
-		c.buf = appendString(c.buf, m.key)
-		c.buf = append(c.buf, ':')
-		if err := c.value(m.v); err != nil {
+		if err := c.member(keys.n, k, ks, v); err != nil {
 			return err
+		}
+		keys.add(ks)
+	}
+	if hasMerge {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			if k.Kind != yaml.ScalarNode || k.ShortTag() != "!!merge" {
+				continue
+			}
+			srcs := []*yaml.Node{v}
+			if deref(v).Kind == yaml.SequenceNode {
+				srcs = deref(v).Content
+			}
+			for _, src := range srcs {
+				m := deref(src)
+				if m.Kind != yaml.MappingNode {
+					return errAt(src, "merge key value is not a mapping")
+				}
+				for j := 0; j+1 < len(m.Content); j += 2 {
+					ks, err := keyString(deref(m.Content[j]))
+					if err != nil {
+						return err
+					}
+					if keys.has(ks) {
+						continue // explicit keys and earlier merge sources win
+					}
+					if err := c.member(keys.n, k, ks, m.Content[j+1]); err != nil {
+						return err
+					}
+					keys.add(ks)
+				}
+			}
 		}
 	}
 	c.buf = append(c.buf, '}')
 	return nil
+}
+
+func (c *converter) member(i int, k *yaml.Node, key string, v *yaml.Node) error {
+	if i > 0 {
+		c.buf = append(c.buf, ',')
+	}
+	c.mark(k)
+	c.buf = appendString(c.buf, key)
+	c.buf = append(c.buf, ':')
+	return c.value(v)
+}
+
+// keySet holds a mapping's keys. Most mappings in manifests have a handful
+// of keys, where a linear search beats allocating a map; large ones (a
+// ConfigMap's data) get a map.
+type keySet struct {
+	list []string
+	m    map[string]bool
+	n    int
+}
+
+const keySetLinear = 32
+
+func (s *keySet) has(k string) bool {
+	if s.m != nil {
+		return s.m[k]
+	}
+	for _, x := range s.list {
+		if x == k {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *keySet) add(k string) {
+	s.n++
+	if s.m != nil {
+		s.m[k] = true
+		return
+	}
+	s.list = append(s.list, k)
+}
+
+func keyLine(n *yaml.Node, key string) int {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i].Line
+		}
+	}
+	return n.Line
 }
 
 func deref(n *yaml.Node) *yaml.Node {
@@ -188,7 +233,11 @@ func deref(n *yaml.Node) *yaml.Node {
 // keyString stringifies a mapping key the way sigs.k8s.io/yaml does.
 func keyString(k *yaml.Node) (string, error) {
 	if k.Kind != yaml.ScalarNode {
-		return "", errAt(k, "mapping key is not a scalar")
+		if k.Kind == yaml.MappingNode && k.Style&yaml.FlowStyle != 0 {
+			// The usual cause: an unquoted template placeholder, {{x}}.
+			return "", errAt(k, "mapping key is itself a mapping (an unquoted {{...}} placeholder is a YAML flow mapping: quote it); Kubernetes cannot decode this either")
+		}
+		return "", errAt(k, "mapping key is not a scalar; Kubernetes cannot decode this")
 	}
 	if k.ShortTag() == "!!null" {
 		return "null", nil

@@ -16,6 +16,9 @@ type Document struct {
 	// Origin says how the document was produced when it is not a plain file,
 	// e.g. "rendered from chart harbor" or "built by kustomize overlay ./prod".
 	Origin string
+	// Trace, when set, follows a field of a generated document back to
+	// where it was written. Plain files have none.
+	Trace Tracer
 
 	JSON  []byte
 	marks []mark // sorted by offset

@@ -41,7 +41,8 @@ type File struct {
 	// Skipped counts documents that are not Kubernetes objects (no apiVersion
 	// or kind: values files, CI workflows, dashboards).
 	Skipped int
-	// Empty is true when the stream held no document at all.
+	// Empty is true when the stream held no document at all (nothing but
+	// blank lines, comments and document markers).
 	Empty bool
 }
 
@@ -56,11 +57,8 @@ func Parse(name string, data []byte) File {
 	}
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	index := 0
-	sawContent := false
+	f.Empty = true
 	for _, ch := range splitDocuments(data) {
-		if len(bytes.TrimSpace(ch.data)) > 0 {
-			sawContent = true
-		}
 		if !utf8.Valid(ch.data) {
 			line := ch.line + bytes.Count(ch.data[:firstInvalidUTF8(ch.data)], []byte("\n"))
 			f.Errors = append(f.Errors, Error{File: name, Line: line, Message: "invalid UTF-8"})
@@ -76,11 +74,14 @@ func Parse(name string, data []byte) File {
 		if root.Kind == 0 || (root.Kind == yaml.DocumentNode && (len(root.Content) == 0 || isNull(root.Content[0]))) {
 			continue // only comments or an empty document
 		}
+		f.Empty = false
 		shiftLines(&root, ch.line-1)
 		f.addDocument(&root, index)
 		index++
 	}
-	f.Empty = !sawContent
+	if len(f.Errors) > 0 {
+		f.Empty = false
+	}
 	return f
 }
 
@@ -219,6 +220,18 @@ func firstInvalidUTF8(b []byte) int {
 
 var yamlLine = regexp.MustCompile(`line (\d+)`)
 
+// isParserError tells yaml.v3's parser errors from its scanner errors by
+// their messages (go.yaml.in/yaml/v3 parserc.go).
+func isParserError(msg string) bool {
+	msg = strings.TrimPrefix(msg, ": ")
+	for _, p := range []string{"did not find expected", "found incompatible YAML document", "found duplicate", "found undefined tag handle"} {
+		if strings.HasPrefix(msg, p) {
+			return true
+		}
+	}
+	return false
+}
+
 // yamlError rewrites a yaml.v3 error so that its line counts from the start
 // of the file, not of the document.
 func yamlError(file string, chunkLine int, err error) Error {
@@ -226,6 +239,9 @@ func yamlError(file string, chunkLine int, err error) Error {
 	line := chunkLine
 	if m := yamlLine.FindStringSubmatchIndex(msg); m != nil {
 		n, _ := strconv.Atoi(msg[m[2]:m[3]])
+		if isParserError(msg[m[1]:]) {
+			n++ // yaml.v3 reports parser (not scanner) errors with 0-based lines
+		}
 		line = chunkLine + n - 1
 		msg = strings.TrimSpace(strings.TrimPrefix(msg[:m[0]]+msg[m[1]:], ":"))
 		msg = strings.TrimPrefix(strings.TrimSpace(msg), ": ")

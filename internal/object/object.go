@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	rolloutsv1alpha1 "github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+	jsoniter "github.com/json-iterator/go"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
@@ -53,6 +54,10 @@ func group(apiVersion string) string {
 	}
 	return ""
 }
+
+// fastJSON decodes typed objects about twice as fast as encoding/json, with
+// the same semantics (json tags, Unmarshaler methods).
+var fastJSON = jsoniter.ConfigCompatibleWithStandardLibrary
 
 // decoders map API group and kind to a constructor of the upstream type. The
 // version is not part of the key: older versions of these kinds
@@ -98,8 +103,13 @@ func Decode(doc *load.Document) (*Object, *load.Error) {
 			Metadata metav1.ObjectMeta `json:"metadata"`
 		}{}
 	}
-	if err := json.Unmarshal(doc.JSON, target); err != nil {
-		return nil, decodeError(doc, err)
+	if err := fastJSON.Unmarshal(doc.JSON, target); err != nil {
+		// Decode again with encoding/json for its error: it carries the byte
+		// offset that maps back to the line of the bad value.
+		if err := json.Unmarshal(doc.JSON, target); err != nil {
+			return nil, decodeError(doc, err)
+		}
+		return nil, &load.Error{File: doc.File, Line: doc.Line, Message: fmt.Sprintf("%s: %v", doc.Kind, err)}
 	}
 	if ok {
 		o.Typed = target
@@ -138,7 +148,7 @@ func decodeError(doc *load.Document, err error) *load.Error {
 		pos := doc.PositionAt(typeErr.Offset - 1)
 		e.Line, e.Column = pos.Line, pos.Column
 		what := typeErr.Value
-		e.Message = fmt.Sprintf("%s %s: %s must be %s, not %s", doc.Kind, "field", typeErr.Field, kindOfGoType(typeErr.Type.String()), what)
+		e.Message = fmt.Sprintf("%s: field %s must be %s, not %s", doc.Kind, typeErr.Field, kindOfGoType(typeErr.Type.String()), what)
 	case errors.As(err, &syntaxErr):
 		pos := doc.PositionAt(syntaxErr.Offset - 1)
 		e.Line, e.Column = pos.Line, pos.Column

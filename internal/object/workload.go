@@ -87,6 +87,23 @@ func (o *Object) Replicas() (n int32, set bool) {
 	return *r, true
 }
 
+// Running returns status.replicas: how many pods the workload ran when the
+// object was captured (a live cluster, or a `kubectl get -o yaml` dump). It
+// is 0 for manifests from Git, which carry no status.
+func (o *Object) Running() int32 {
+	switch v := o.Typed.(type) {
+	case *appsv1.Deployment:
+		return v.Status.Replicas
+	case *appsv1.StatefulSet:
+		return v.Status.Replicas
+	case *appsv1.ReplicaSet:
+		return v.Status.Replicas
+	case *rolloutsv1alpha1.Rollout:
+		return v.Status.Replicas
+	}
+	return 0
+}
+
 // Stateful reports whether the workload keeps state on a volume: a
 // StatefulSet, volumeClaimTemplates, or a mounted PersistentVolumeClaim.
 func (o *Object) Stateful(t *PodTemplate) (bool, string) {

@@ -57,6 +57,9 @@ func Text(w io.Writer, r *scan.Result, opts TextOptions) error {
 		}
 		b.WriteString("\n")
 		fmt.Fprintf(b, "          %s\n", f.Message)
+		if f.ValuesSource != "" {
+			fmt.Fprintf(b, "          %svalue set at:%s %s\n", p.dim, p.reset, f.ValuesSource)
+		}
 		for i, m := range f.Mechanism {
 			fmt.Fprintf(b, "          %s%d.%s %s\n", p.dim, i+1, p.reset, m)
 		}

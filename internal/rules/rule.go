@@ -118,6 +118,15 @@ func (p *Pass) Report(r Report) {
 	}
 	pos, _ := at.Doc.Locate(f.Path)
 	f.Line, f.Column = pos.Line, pos.Column
+	if at.Doc.Trace != nil {
+		// A rendered or built object: point at the file the field was
+		// written in where that can be told.
+		tr := at.Doc.Trace(at.Doc, f.Path, pos)
+		if tr.File != "" {
+			f.File, f.Line, f.Column = tr.File, tr.Line, tr.Column
+		}
+		f.ValuesSource = tr.Values
+	}
 	p.findings = append(p.findings, f)
 }
 

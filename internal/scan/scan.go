@@ -165,6 +165,7 @@ func read(in source.Input, opts *Options) []load.File {
 			f := load.Parse(s.Name, s.Data)
 			for _, d := range f.Documents {
 				d.Origin = s.Origin
+				d.Trace = s.Trace
 			}
 			files = append(files, f)
 		}

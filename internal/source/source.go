@@ -146,6 +146,9 @@ func ReadFile(path string, max int64) ([]byte, error) {
 		return nil, errors.New(describe(err))
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Size() > max {
+		return nil, tooLarge(max)
+	}
 	return readLimited(f, max)
 }
 
@@ -158,9 +161,13 @@ func readLimited(r io.Reader, max int64) ([]byte, error) {
 		return nil, errors.New(describe(err))
 	}
 	if int64(len(data)) > max {
-		return nil, fmt.Errorf("larger than %d MiB; not scanned (split the file, or raise --max-file-size)", max>>20)
+		return nil, tooLarge(max)
 	}
 	return data, nil
+}
+
+func tooLarge(max int64) error {
+	return fmt.Errorf("larger than %d MiB; not scanned (split the file, or raise --max-file-size)", max>>20)
 }
 
 func describe(err error) string {
@@ -183,6 +190,9 @@ type Stream struct {
 	Name   string // shown in findings: a path, or a chart's template path
 	Data   []byte
 	Origin string // how it was produced, when not read from a file as is
+	// Trace, when set, follows fields of the stream's documents back to
+	// the files they were written in (see load.Tracer).
+	Trace load.Tracer
 }
 
 // Renderer turns a chart or a Kustomize directory into streams. Errors carry

@@ -1,0 +1,99 @@
+package index
+
+import (
+	"testing"
+
+	"backfire.dev/backfire/internal/load"
+	"backfire.dev/backfire/internal/object"
+)
+
+func build(t *testing.T, src string) *Index {
+	t.Helper()
+	f := load.Parse("i.yaml", []byte(src))
+	if len(f.Errors) > 0 {
+		t.Fatal(f.Errors)
+	}
+	var objs []*object.Object
+	for _, d := range f.Documents {
+		o, err := object.Decode(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs = append(objs, o)
+	}
+	return Build(objs)
+}
+
+const workloadRef = `apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata: {name: r, namespace: shop}
+spec:
+  workloadRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: shop}
+spec:
+  replicas: 0
+  template:
+    spec:
+      containers: [{name: app, image: nginx}]
+---
+apiVersion: keda.sh/v1alpha1
+kind: ScaledObject
+metadata: {name: by-keda, namespace: shop}
+spec:
+  scaleTargetRef: {name: web}
+  minReplicaCount: 4
+---
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: by-hpa, namespace: shop}
+spec:
+  scaleTargetRef: {apiVersion: argoproj.io/v1alpha1, kind: Rollout, name: r}
+  minReplicas: 2
+  maxReplicas: 50
+`
+
+func TestWorkloadRef(t *testing.T) {
+	ix := build(t, workloadRef)
+	r, d := ix.Get("Rollout", "shop", "r"), ix.Get("Deployment", "shop", "web")
+	tmpl, why := ix.PodTemplate(r)
+	if tmpl == nil || tmpl.Owner != d || why != "" {
+		t.Fatalf("template %v owner %v (%s)", tmpl, tmpl.Owner, why)
+	}
+	if by := ix.RunBy(d); len(by) != 1 || by[0] != r {
+		t.Errorf("RunBy %v", by)
+	}
+	// The KEDA ScaledObject targets the Deployment (kind defaults to
+	// Deployment), the HPA the Rollout: both own the Rollout's count.
+	rep := ix.ReplicasOf(r)
+	if len(rep.ScaledBy) != 2 || rep.Min != 2 || rep.Max != 100 || rep.Set {
+		t.Errorf("replicas %+v, want 2..100 from two scalers", rep)
+	}
+}
+
+func TestUnresolvedAndDefaults(t *testing.T) {
+	ix := build(t, `apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata: {name: r}
+spec:
+  workloadRef: {apiVersion: apps/v1, kind: Deployment, name: missing}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: d, namespace: default}
+spec: {template: {spec: {containers: [{name: c}]}}}
+`)
+	if tmpl, why := ix.PodTemplate(ix.Get("Rollout", "", "r")); tmpl != nil || why == "" {
+		t.Errorf("unresolved workloadRef: %v %q", tmpl, why)
+	}
+	// No namespace and "default" are the same place.
+	d := ix.Get("Deployment", "", "d")
+	if d == nil {
+		t.Fatal("namespace-less lookup missed the default namespace")
+	}
+	if rep := ix.ReplicasOf(d); rep.Min != 1 || rep.Max != 1 || rep.Set {
+		t.Errorf("unset replicas %+v, want the default 1", rep)
+	}
+}

@@ -1,0 +1,50 @@
+package load
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// FuzzParse: any byte stream yields documents whose JSON is valid and whose
+// positions resolve, or errors that name the file; never a panic.
+//
+//	go test ./internal/load -run '^$' -fuzz FuzzParse -fuzztime 5m
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{
+		deployment,
+		"apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Pod, metadata: {name: a}}\n",
+		"a: &x [1, *x]\n",
+		"apiVersion: v1\nkind: X\nm: {<<: [{a: 1}, {b: 2}], c: 3}\n",
+		"--- !!binary aGVsbG8=\n...\n---\n",
+		"apiVersion: v1\nkind: X\n? [complex]\n: key\n",
+		"{\"apiVersion\": \"v1\", \"kind\": \"Pod\"}",
+		"apiVersion: v1\nkind: X\nv: 0o777\nw: 1_000\nx: -.inf\n",
+	} {
+		f.Add([]byte(s))
+	}
+	examples, _ := filepath.Glob(filepath.Join("..", "..", "examples", "*.yaml"))
+	for _, p := range examples {
+		if b, err := os.ReadFile(p); err == nil {
+			f.Add(b)
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		file := Parse("fuzz.yaml", data)
+		for _, e := range file.Errors {
+			if e.File != "fuzz.yaml" || e.Message == "" || e.Line < 0 {
+				t.Fatalf("bad error %+v", e)
+			}
+		}
+		for _, d := range file.Documents {
+			if !json.Valid(d.JSON) {
+				t.Fatalf("invalid JSON %q", d.JSON)
+			}
+			for _, p := range []string{"", "metadata.name", "spec.template.spec.containers[0].livenessProbe", "items[3]", "a[b].c[0][1]", "[", "]"} {
+				d.Locate(p)
+			}
+			d.PositionAt(int64(len(d.JSON) / 2))
+		}
+	})
+}

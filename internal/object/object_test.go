@@ -1,0 +1,91 @@
+package object
+
+import (
+	"strings"
+	"testing"
+
+	rolloutsv1alpha1 "github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+	appsv1 "k8s.io/api/apps/v1"
+
+	"backfire.dev/backfire/internal/load"
+)
+
+func decodeOne(t *testing.T, src string) (*Object, *load.Error) {
+	t.Helper()
+	f := load.Parse("o.yaml", []byte(src))
+	if len(f.Errors) > 0 || len(f.Documents) != 1 {
+		t.Fatalf("parse: %v (%d documents)", f.Errors, len(f.Documents))
+	}
+	return Decode(f.Documents[0])
+}
+
+func TestWrongTypeIsAnErrorAtItsLine(t *testing.T) {
+	_, err := decodeOne(t, `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  template:
+    spec:
+      containers:
+      - name: app
+        livenessProbe:
+          timeoutSeconds: "5"
+`)
+	if err == nil {
+		t.Fatal("decoded a string timeoutSeconds")
+	}
+	if err.Line != 10 || err.Column != 27 {
+		t.Errorf("error at %d:%d, want 10:27: %v", err.Line, err.Column, err)
+	}
+	for _, want := range []string{"timeoutSeconds", "an integer", "string"} {
+		if !strings.Contains(err.Message, want) {
+			t.Errorf("message %q lacks %q", err.Message, want)
+		}
+	}
+}
+
+func TestDecodeKinds(t *testing.T) {
+	o, err := decodeOne(t, "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db, namespace: data}\nspec:\n  template:\n    spec:\n      containers: [{name: pg, image: postgres}]\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := o.Typed.(*appsv1.StatefulSet); !ok || o.Name != "db" || o.Namespace != "data" {
+		t.Fatalf("got %T %s", o.Typed, o.Ref)
+	}
+	tmpl := o.PodTemplate()
+	if tmpl == nil || tmpl.ContainerPath(0).String() != "spec.template.spec.containers[0]" || tmpl.Spec.Containers[0].Name != "pg" {
+		t.Fatalf("template %+v", tmpl)
+	}
+	if st, why := o.Stateful(tmpl); !st || why != "StatefulSet" {
+		t.Errorf("stateful %v %q", st, why)
+	}
+
+	o, err = decodeOne(t, "apiVersion: argoproj.io/v1alpha1\nkind: Rollout\nmetadata: {name: r}\nspec:\n  workloadRef: {apiVersion: apps/v1, kind: Deployment, name: d}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := o.Typed.(*rolloutsv1alpha1.Rollout); !ok || o.PodTemplate() != nil {
+		t.Errorf("workloadRef Rollout: %T, template %v", o.Typed, o.PodTemplate())
+	}
+	if _, set := o.Replicas(); set {
+		t.Error("replicas reported as set")
+	}
+
+	o, err = decodeOne(t, "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w, namespace: n}\nspec: {anything: [1, 2]}\n")
+	if err != nil || o.Typed != nil || o.Name != "w" || o.Namespace != "n" {
+		t.Errorf("unknown kind: %v %T %s", err, o.Typed, o.Ref)
+	}
+}
+
+func TestCronJobTemplatePath(t *testing.T) {
+	o, err := decodeOne(t, "apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: c}\nspec:\n  jobTemplate:\n    spec:\n      template:\n        spec:\n          containers: [{name: x}]\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := o.PodTemplate().ContainerPath(0).String(); got != "spec.jobTemplate.spec.template.spec.containers[0]" {
+		t.Errorf("path %s", got)
+	}
+	if pos, exact := o.Doc.Locate(o.PodTemplate().ContainerPath(0).String()); !exact || pos.Line != 9 {
+		t.Errorf("located at %d exact %v", pos.Line, exact)
+	}
+}

@@ -1,0 +1,90 @@
+package scan
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+
+	yaml "go.yaml.in/yaml/v3"
+
+	"backfire.dev/backfire/internal/benchcorpus"
+)
+
+var (
+	corpusOnce  sync.Once
+	corpusDir   string
+	corpusBytes int64
+)
+
+// corpus10k generates the 10,000-object repository once per test binary.
+func corpus10k(b *testing.B) (string, int64) {
+	corpusOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "backfire-bench-")
+		if err != nil {
+			b.Fatal(err)
+		}
+		n, err := benchcorpus.Generate(dir, 100)
+		if err != nil {
+			b.Fatal(err)
+		}
+		corpusDir, corpusBytes = dir, n
+	})
+	return corpusDir, corpusBytes
+}
+
+// BenchmarkScan10k is the whole scan (read, parse, decode, index, every
+// rule) of 10,000 objects in 100 files.
+//
+//	go test ./internal/scan -run '^$' -bench . -benchmem
+func BenchmarkScan10k(b *testing.B) {
+	dir, n := corpus10k(b)
+	b.SetBytes(n)
+	b.ReportAllocs()
+	var objects int
+	for b.Loop() {
+		res, err := Run(Options{Paths: []string{dir}})
+		if err != nil || len(res.Errors) > 0 {
+			b.Fatal(err, res.Errors)
+		}
+		objects = res.Summary.Objects
+	}
+	b.ReportMetric(float64(objects)*float64(b.N)/b.Elapsed().Seconds(), "objects/s")
+}
+
+// BenchmarkParseFloor parses the same files into yaml.v3 nodes and nothing
+// else, on one goroutine per file like the scan: the floor a scan that
+// reports positions cannot go under.
+func BenchmarkParseFloor10k(b *testing.B) {
+	dir, n := corpus10k(b)
+	files, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	b.SetBytes(n)
+	b.ReportAllocs()
+	for b.Loop() {
+		var wg sync.WaitGroup
+		work := make(chan string)
+		for range runtime.GOMAXPROCS(0) {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for p := range work {
+					data, _ := os.ReadFile(p)
+					dec := yaml.NewDecoder(bytes.NewReader(data))
+					for {
+						var node yaml.Node
+						if dec.Decode(&node) != nil {
+							break
+						}
+					}
+				}
+			}()
+		}
+		for _, f := range files {
+			work <- f
+		}
+		close(work)
+		wg.Wait()
+	}
+}
