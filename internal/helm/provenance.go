@@ -305,7 +305,7 @@ func (t *traceTable) trace(d *load.Document, fieldPath string, pos load.Position
 	if json.Unmarshal(d.JSON, &v) != nil {
 		return load.Trace{}
 	}
-	v, ok := valueAt(v, load.SplitPath(fieldPath))
+	v, ok := load.ValueAt(v, load.SplitPath(fieldPath))
 	if !ok {
 		return load.Trace{}
 	}
@@ -424,29 +424,6 @@ func commonParent(srcs []valueSource) (string, int, bool) {
 	}
 	line, ok := l.lines[key]
 	return parent, line, ok
-}
-
-func valueAt(v any, segs []load.Segment) (any, bool) {
-	for _, s := range segs {
-		switch x := v.(type) {
-		case map[string]any:
-			if s.IsIndex {
-				return nil, false
-			}
-			var ok bool
-			if v, ok = x[s.Key]; !ok {
-				return nil, false
-			}
-		case []any:
-			if !s.IsIndex || s.Index >= len(x) {
-				return nil, false
-			}
-			v = x[s.Index]
-		default:
-			return nil, false
-		}
-	}
-	return v, true
 }
 
 // identifier is a map key that a field path can write after a dot.

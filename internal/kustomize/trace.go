@@ -95,41 +95,18 @@ func traceTo(built, src *load.Document, path string) load.Trace {
 	}
 	segs := load.SplitPath(path)
 	for len(segs) > 0 {
-		if _, ok := valueAt(b, segs); ok {
+		if _, ok := load.ValueAt(b, segs); ok {
 			break
 		}
 		segs = segs[:len(segs)-1]
 	}
-	bv, _ := valueAt(b, segs)
-	sv, ok := valueAt(s, segs)
+	bv, _ := load.ValueAt(b, segs)
+	sv, ok := load.ValueAt(s, segs)
 	if !ok || !reflect.DeepEqual(bv, sv) {
 		return load.Trace{}
 	}
 	pos, _ := src.Locate(path)
 	return load.Trace{File: src.File, Line: pos.Line, Column: pos.Column}
-}
-
-func valueAt(v any, segs []load.Segment) (any, bool) {
-	for _, s := range segs {
-		switch x := v.(type) {
-		case map[string]any:
-			if s.IsIndex {
-				return nil, false
-			}
-			var ok bool
-			if v, ok = x[s.Key]; !ok {
-				return nil, false
-			}
-		case []any:
-			if !s.IsIndex || s.Index >= len(x) {
-				return nil, false
-			}
-			v = x[s.Index]
-		default:
-			return nil, false
-		}
-	}
-	return v, true
 }
 
 // diff lists the fields where the built object differs from its source,

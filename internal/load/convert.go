@@ -117,6 +117,8 @@ func (c *converter) mapping(n *yaml.Node) error {
 	keys := keySet{}
 	if len(n.Content) > 2*keySetLinear {
 		keys.m = make(map[string]bool, len(n.Content)/2)
+	} else if len(n.Content) > 2 {
+		keys.list = make([]string, 0, len(n.Content)/2)
 	}
 	hasMerge := false
 	for i := 0; i+1 < len(n.Content); i += 2 {

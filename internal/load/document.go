@@ -217,3 +217,28 @@ func skipValue(b []byte, i int) int {
 		return i
 	}
 }
+
+// ValueAt follows path segments through a decoded JSON value (maps and
+// slices as encoding/json makes them).
+func ValueAt(v any, segs []Segment) (any, bool) {
+	for _, s := range segs {
+		switch x := v.(type) {
+		case map[string]any:
+			if s.IsIndex {
+				return nil, false
+			}
+			var ok bool
+			if v, ok = x[s.Key]; !ok {
+				return nil, false
+			}
+		case []any:
+			if !s.IsIndex || s.Index < 0 || s.Index >= len(x) {
+				return nil, false
+			}
+			v = x[s.Index]
+		default:
+			return nil, false
+		}
+	}
+	return v, true
+}

@@ -3,11 +3,15 @@ package rules
 import (
 	"cmp"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/index"
+	"backfire.dev/backfire/internal/object"
 )
 
 // Result is what the engine found.
@@ -60,32 +64,60 @@ func containsFold(list []string, s string) bool {
 }
 
 // Run applies the rules to every object of the index and returns the
-// findings sorted by file, line and rule.
+// findings sorted by file, line and rule. Rules are pure functions of an
+// object and the index, so objects are checked on all cores.
 func Run(ix *index.Index, rules []*Rule, opts *Options) Result {
-	var res Result
-	for _, o := range ix.Objects() {
-		for _, r := range rules {
-			if !r.reads(o.Kind) {
-				continue
-			}
-			p := &Pass{Rule: r, Object: o, Index: ix, Options: opts}
-			r.Run(p)
-			if len(p.findings) == 0 {
-				continue
-			}
-			if ignored(o, r.ID) {
-				res.Suppressed += len(p.findings)
-				continue
-			}
-			for _, f := range p.findings {
-				if s, ok := opts.Config.Severity[r.ID]; ok {
-					f.Severity, _ = finding.ParseSeverity(s)
+	objs := ix.Objects()
+	perObject := make([]Result, len(objs))
+	workers := min(runtime.GOMAXPROCS(0), max(len(objs), 1))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(objs) {
+					return
 				}
-				res.Findings = append(res.Findings, f)
+				perObject[i] = check(objs[i], ix, rules, opts)
 			}
-		}
+		}()
+	}
+	wg.Wait()
+	var res Result
+	for _, r := range perObject {
+		res.Findings = append(res.Findings, r.Findings...)
+		res.Suppressed += r.Suppressed
 	}
 	Sort(res.Findings)
+	return res
+}
+
+// check applies the rules to one object.
+func check(o *object.Object, ix *index.Index, rules []*Rule, opts *Options) Result {
+	var res Result
+	for _, r := range rules {
+		if !r.reads(o.Kind) {
+			continue
+		}
+		p := &Pass{Rule: r, Object: o, Index: ix, Options: opts}
+		r.Run(p)
+		if len(p.findings) == 0 {
+			continue
+		}
+		if ignored(o, r.ID) {
+			res.Suppressed += len(p.findings)
+			continue
+		}
+		for _, f := range p.findings {
+			if s, ok := opts.Config.Severity[r.ID]; ok {
+				f.Severity, _ = finding.ParseSeverity(s)
+			}
+			res.Findings = append(res.Findings, f)
+		}
+	}
 	return res
 }
 

@@ -146,8 +146,17 @@ func ReadFile(path string, max int64) ([]byte, error) {
 		return nil, errors.New(describe(err))
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.Size() > max {
+	st, err := f.Stat()
+	if err == nil && st.Size() > max {
 		return nil, tooLarge(max)
+	}
+	if err == nil && st.Mode().IsRegular() && st.Size() > 0 {
+		// Read a regular file in one allocation of its size.
+		data := make([]byte, st.Size())
+		if _, err := io.ReadFull(f, data); err == nil {
+			return data, nil
+		}
+		f.Seek(0, io.SeekStart)
 	}
 	return readLimited(f, max)
 }

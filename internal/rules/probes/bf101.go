@@ -197,7 +197,7 @@ func bf101Fix(t *object.PodTemplate, c *corev1.Container, v classify.Verdict, ki
 	s := v.Server
 	port, portWhy := classify.ServerPort(c, v)
 	lp := c.LivenessProbe
-	old := handlerKey(lp)
+	old := probe.Handler(lp)
 	if port == 0 {
 		return &finding.Fix{
 			Type: finding.ManualChange,
@@ -257,11 +257,11 @@ func bf101Fix(t *object.PodTemplate, c *corev1.Container, v classify.Verdict, ki
 		}
 	default:
 		r := map[string]any{old: query, "timeoutSeconds": fixQueryTimeout}
-		if rk := handlerKey(rp); rk != old {
+		if rk := probe.Handler(rp); rk != old {
 			r[rk] = nil
 		}
 		fields["readinessProbe"] = r
-		desc = append(desc, fmt.Sprintf("The query moves to the readinessProbe, replacing its %s check, with timeoutSeconds %d: a slow answer takes the pod out of rotation instead of killing it.", handlerKey(rp), fixQueryTimeout))
+		desc = append(desc, fmt.Sprintf("The query moves to the readinessProbe, replacing its %s check, with timeoutSeconds %d: a slow answer takes the pod out of rotation instead of killing it.", probe.Handler(rp), fixQueryTimeout))
 	}
 	return &finding.Fix{
 		Description: strings.Join(desc, " "),

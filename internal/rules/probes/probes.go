@@ -22,21 +22,6 @@ func classification(v classify.Verdict) string {
 	return fmt.Sprintf("%s (%s)", v.Server.Name, v.EvidenceString())
 }
 
-// handlerKey is the field name of the probe's handler in the manifest.
-func handlerKey(p *corev1.Probe) string {
-	switch {
-	case p.Exec != nil:
-		return "exec"
-	case p.HTTPGet != nil:
-		return "httpGet"
-	case p.TCPSocket != nil:
-		return "tcpSocket"
-	case p.GRPC != nil:
-		return "grpc"
-	}
-	return ""
-}
-
 // handlerValue returns the probe's handler as the manifest writes it, for
 // a patch that moves it to another probe.
 func handlerValue(p *corev1.Probe) any {
