@@ -174,7 +174,7 @@ func bf101Finding(t *object.PodTemplate, i int, c *corev1.Container, v classify.
 
 func backoffLine(run int) string {
 	if probe.NeverWaits(run) {
-		return fmt.Sprintf("Killed %d s into every run, never sooner than the kubelet's back-off (%d s doubling to at most %d s, measured from the previous exit), the container restarts at once: the restart count just climbs, one restart every %d s.",
+		return fmt.Sprintf("Each run lasts %d s, longer than the kubelet's restart back-off ever waits (%d s doubling to at most %d s, counted from the previous exit), so the container restarts at once every time: no CrashLoopBackOff pause, the restart count just climbs, one restart every %d s.",
 			run, probe.BackoffInitial, probe.BackoffMax, run)
 	}
 	return fmt.Sprintf("The kubelet's restart back-off (%d s doubling to %d s) only spaces the kills out; it never lets a recovery longer than %d s finish.",
