@@ -11,6 +11,7 @@ import (
 
 	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/index"
+	"backfire.dev/backfire/internal/load"
 	"backfire.dev/backfire/internal/object"
 )
 
@@ -19,6 +20,9 @@ type Result struct {
 	Findings []finding.Finding
 	// Suppressed counts findings silenced by the ignore annotation.
 	Suppressed int
+	// Errors are rules that failed on an object: a bug in the rule, reported
+	// at the object so that one bad rule cannot take the scan down.
+	Errors []load.Error
 }
 
 // Enabled returns the rules of the catalog that run under the options'
@@ -90,6 +94,7 @@ func Run(ix *index.Index, rules []*Rule, opts *Options) Result {
 	for _, r := range perObject {
 		res.Findings = append(res.Findings, r.Findings...)
 		res.Suppressed += r.Suppressed
+		res.Errors = append(res.Errors, r.Errors...)
 	}
 	Sort(res.Findings)
 	return res
@@ -103,7 +108,10 @@ func check(o *object.Object, ix *index.Index, rules []*Rule, opts *Options) Resu
 			continue
 		}
 		p := &Pass{Rule: r, Object: o, Index: ix, Options: opts}
-		r.Run(p)
+		if err := runSafely(p); err != nil {
+			res.Errors = append(res.Errors, *err)
+			continue
+		}
 		if len(p.findings) == 0 {
 			continue
 		}
@@ -119,6 +127,19 @@ func check(o *object.Object, ix *index.Index, rules []*Rule, opts *Options) Resu
 		}
 	}
 	return res
+}
+
+// runSafely runs one rule on one object, turning a panic into an error at
+// the object.
+func runSafely(p *Pass) (err *load.Error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &load.Error{File: p.Object.Doc.File, Line: p.Object.Doc.Line,
+				Message: fmt.Sprintf("internal error: rule %s failed on %s: %v (a bug in backfire; please report it with this input)", p.Rule.ID, p.Object.Ref, v)}
+		}
+	}()
+	p.Rule.Run(p)
+	return nil
 }
 
 // Sort orders findings by file, line, column and rule, so that output is

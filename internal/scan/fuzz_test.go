@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -24,6 +25,11 @@ func FuzzScan(f *testing.F) {
 		res, err := Run(Options{Paths: []string{"-"}, Stdin: bytes.NewReader(data)})
 		if err != nil {
 			t.Fatal(err)
+		}
+		for _, e := range res.Errors {
+			if strings.Contains(e.Message, "internal error") {
+				t.Fatal(e.Error())
+			}
 		}
 		for _, fd := range res.Findings {
 			if fd.Line < 1 || fd.Rule == "" || fd.Message == "" {

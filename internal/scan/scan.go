@@ -86,6 +86,7 @@ func Run(opts Options) (*Result, error) {
 	ix := index.Build(res.Objects)
 	out := rules.Run(ix, enabled, &opts.Rules)
 	res.Findings = out.Findings
+	res.Errors = append(res.Errors, out.Errors...)
 	res.Summary.Suppressed = out.Suppressed
 	res.Summary.Findings = map[string]int{"error": 0, "warning": 0, "info": 0}
 	for _, f := range res.Findings {

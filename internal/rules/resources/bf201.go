@@ -34,8 +34,8 @@ type sizing struct{ cpu, memory, memoryLimit string }
 
 func runBF201(p *rules.Pass) {
 	w := workloadOf(p)
-	if w == nil || (!w.databaseLike() && w.stateful == "") {
-		return
+	if w == nil || (!w.databaseLike() && w.stateful == "") || len(w.t.Spec.Containers) == 0 {
+		return // no container to point at (the API server refuses such a pod)
 	}
 	qos := cgroup.QOSClass(w.t.Spec)
 	if qos != corev1.PodQOSBestEffort {

@@ -1,0 +1,69 @@
+package rules
+
+import (
+	"strings"
+	"testing"
+
+	"backfire.dev/backfire/internal/config"
+	"backfire.dev/backfire/internal/finding"
+	"backfire.dev/backfire/internal/index"
+	"backfire.dev/backfire/internal/load"
+	"backfire.dev/backfire/internal/object"
+)
+
+func objects(t *testing.T, src string) *index.Index {
+	t.Helper()
+	f := load.Parse("e.yaml", []byte(src))
+	var objs []*object.Object
+	for _, d := range f.Documents {
+		o, err := object.Decode(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs = append(objs, o)
+	}
+	return index.Build(objs)
+}
+
+var always = &Rule{ID: "BF900", Slug: "always", Severity: finding.Warning, Summary: "test", Run: func(p *Pass) {
+	p.Report(Report{Message: "found " + p.Object.Name})
+}}
+
+var panics = &Rule{ID: "BF901", Slug: "panics", Severity: finding.Error, Summary: "test", Kinds: []string{"Pod"}, Run: func(p *Pass) {
+	var s []int
+	_ = s[3]
+}}
+
+const two = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\n  annotations: {backfire.dev/ignore: \"BF900 # known\"}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n"
+
+// A rule that panics becomes an error at the object; the other rules and
+// objects are still checked, and suppression counts what it silenced.
+func TestRunIsolatesPanicsAndSuppresses(t *testing.T) {
+	ix := objects(t, two)
+	res := Run(ix, []*Rule{always, panics}, &Options{Config: &config.Config{}})
+	if len(res.Errors) != 1 || !strings.Contains(res.Errors[0].Message, "internal error: rule BF901 failed on Pod a") || res.Errors[0].Line != 1 {
+		t.Errorf("errors %v", res.Errors)
+	}
+	if len(res.Findings) != 1 || res.Findings[0].Object.Name != "b" || res.Suppressed != 1 {
+		t.Errorf("findings %v, suppressed %d: want only b, with a's suppressed", res.Findings, res.Suppressed)
+	}
+}
+
+func TestEnabledAndSeverityOverride(t *testing.T) {
+	off := &Rule{ID: "BF902", Slug: "off", Severity: finding.Info, Summary: "test", DefaultOff: true, Run: always.Run}
+	catalog := []*Rule{always, off}
+	cfg := &config.Config{Enable: []string{"bf902"}, Disable: []string{"BF900"}, Severity: map[string]string{"BF902": "error"}}
+	rs, err := Enabled(catalog, &Options{Config: cfg})
+	if err != nil || len(rs) != 1 || rs[0] != off {
+		t.Fatalf("enabled %v, %v", rs, err)
+	}
+	res := Run(objects(t, two), rs, &Options{Config: cfg})
+	if len(res.Findings) != 2 || res.Findings[0].Severity != finding.Error {
+		t.Errorf("findings %v", res.Findings)
+	}
+	for _, bad := range []*config.Config{{Disable: []string{"BF999"}}, {Severity: map[string]string{"BF900": "fatal"}}} {
+		if _, err := Enabled(catalog, &Options{Config: bad}); err == nil {
+			t.Errorf("accepted %+v", bad)
+		}
+	}
+}
