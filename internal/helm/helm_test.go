@@ -3,7 +3,6 @@ package helm_test
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -179,19 +178,6 @@ func TestHarborDatabaseStatefulSet(t *testing.T) {
 	}
 }
 
-func writeFiles(t *testing.T, dir string, files map[string]string) {
-	t.Helper()
-	for name, content := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 // probeChart is a small chart that takes its probe from values the way
 // harbor's database does, so that values precedence is tested without
 // rendering harbor (whose auto-TLS generates RSA keys on every render).
@@ -227,9 +213,9 @@ spec:
 
 func TestValuesOrder(t *testing.T) {
 	chart := t.TempDir()
-	writeFiles(t, chart, probeChart)
+	testutil.WriteFiles(t, chart, probeChart)
 	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{
+	testutil.WriteFiles(t, dir, map[string]string{
 		"a.yaml": "database:\n  internal:\n    livenessProbe:\n      timeoutSeconds: 5\n      periodSeconds: 20\n",
 		"b.yaml": "# later files win\ndatabase:\n  internal:\n    livenessProbe:\n      timeoutSeconds: 7\n",
 	})
@@ -314,7 +300,7 @@ func TestOptionErrors(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{"bad.yaml": "a: [1,\n"})
+	testutil.WriteFiles(t, dir, map[string]string{"bad.yaml": "a: [1,\n"})
 	if _, err := helm.New(helm.Options{ValueFiles: []string{filepath.Join(dir, "bad.yaml")}}); err == nil || !strings.Contains(err.Error(), "bad.yaml") {
 		t.Errorf("unparsable values file: %v", err)
 	}
@@ -335,7 +321,7 @@ data:
 
 func TestCapabilities(t *testing.T) {
 	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{"Chart.yaml": chartYAML, "templates/caps.yaml": capabilitiesTemplate})
+	testutil.WriteFiles(t, dir, map[string]string{"Chart.yaml": chartYAML, "templates/caps.yaml": capabilitiesTemplate})
 	for _, tc := range []struct {
 		opts             helm.Options
 		kube, monitoring string
@@ -356,7 +342,7 @@ func TestCapabilities(t *testing.T) {
 	}
 
 	// A chart's kubeVersion constraint is checked against --kube-version.
-	writeFiles(t, dir, map[string]string{"Chart.yaml": chartYAML + "kubeVersion: \">=1.30.0\"\n"})
+	testutil.WriteFiles(t, dir, map[string]string{"Chart.yaml": chartYAML + "kubeVersion: \">=1.30.0\"\n"})
 	errs := renderErrors(t, helm.Options{KubeVersion: "1.29.0"}, dir)
 	if !strings.Contains(errs[0].Message, ">=1.30.0") || !strings.HasSuffix(errs[0].File, "Chart.yaml") {
 		t.Errorf("kubeVersion mismatch: %v", errs)
@@ -426,7 +412,7 @@ func TestBrokenCharts(t *testing.T) {
 			if _, ok := tc.files["Chart.yaml"]; !ok {
 				tc.files["Chart.yaml"] = chartYAML
 			}
-			writeFiles(t, dir, tc.files)
+			testutil.WriteFiles(t, dir, tc.files)
 			errs := renderErrors(t, helm.Options{}, dir)
 			e := errs[0]
 			want := dir
@@ -464,7 +450,7 @@ func TestPackagedChart(t *testing.T) {
 
 func TestSubchartsCRDsAndHooks(t *testing.T) {
 	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{
+	testutil.WriteFiles(t, dir, map[string]string{
 		"Chart.yaml":  chartYAML + "dependencies:\n- name: cache\n  version: 1.0.0\n",
 		"values.yaml": "cache:\n  image: redis:7\n",
 		"crds/widget.yaml": `apiVersion: apiextensions.k8s.io/v1
@@ -521,7 +507,7 @@ spec:
 // a line.
 func TestValuesProvenanceIsConservative(t *testing.T) {
 	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{
+	testutil.WriteFiles(t, dir, map[string]string{
 		"Chart.yaml":  chartYAML,
 		"values.yaml": "replicas: 0\nrepo: nginx\ntag: \"1.27\"\nport: 8080\nmetrics:\n  enabled: true\nname: web\n",
 		"templates/deploy.yaml": `apiVersion: apps/v1
@@ -568,7 +554,7 @@ spec:
 // A scan renders charts on all cores with one Renderer.
 func TestConcurrentRenders(t *testing.T) {
 	chart := t.TempDir()
-	writeFiles(t, chart, probeChart)
+	testutil.WriteFiles(t, chart, probeChart)
 	r, err := helm.New(helm.Options{Set: []string{"database.internal.livenessProbe.timeoutSeconds=4"}})
 	if err != nil {
 		t.Fatal(err)

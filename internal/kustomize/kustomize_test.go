@@ -136,19 +136,6 @@ func TestPreviewTestingIsRefusedLikeKubectl(t *testing.T) {
 	}
 }
 
-func writeFiles(t *testing.T, dir string, files map[string]string) {
-	t.Helper()
-	for name, content := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 func TestBrokenOverlays(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -163,7 +150,7 @@ func TestBrokenOverlays(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			writeFiles(t, dir, tc.files)
+			testutil.WriteFiles(t, dir, tc.files)
 			e := buildErrors(t, dir)[0]
 			if e.File != filepath.Join(dir, "kustomization.yaml") || e.Line != tc.line || !strings.Contains(e.Message, tc.want) {
 				t.Errorf("got %s:%d: %s\nwant the kustomization file, line %d and a message with %q", e.File, e.Line, e.Message, tc.line, tc.want)
@@ -229,7 +216,7 @@ patches:
 
 func TestTraceToResourceFile(t *testing.T) {
 	root := t.TempDir()
-	writeFiles(t, root, traceFiles)
+	testutil.WriteFiles(t, root, traceFiles)
 	base := filepath.Join(root, "base", "app.yaml")
 	const probe = "spec.template.spec.containers[0].livenessProbe"
 
@@ -302,8 +289,8 @@ func TestTraceToResourceFile(t *testing.T) {
 // scanned objects, and the user's own buildMetadata is kept.
 func TestOriginAnnotationsDoNotLeak(t *testing.T) {
 	root := t.TempDir()
-	writeFiles(t, root, traceFiles)
-	writeFiles(t, root, map[string]string{"base/kustomization.yaml": "resources:\n- app.yaml\nbuildMetadata: [transformerAnnotations]\ncommonAnnotations:\n  team: db\n"})
+	testutil.WriteFiles(t, root, traceFiles)
+	testutil.WriteFiles(t, root, map[string]string{"base/kustomization.yaml": "resources:\n- app.yaml\nbuildMetadata: [transformerAnnotations]\ncommonAnnotations:\n  team: db\n"})
 	for _, s := range build(t, filepath.Join(root, "base")) {
 		if strings.Contains(string(s.Data), "config.kubernetes.io/origin") {
 			t.Errorf("origin annotation leaked into %s", s.Data)
@@ -321,7 +308,7 @@ func TestOriginAnnotationsDoNotLeak(t *testing.T) {
 // relative paths, as the user wrote them, not kustomize's absolute ones.
 func TestErrorPathsAreRelative(t *testing.T) {
 	root := t.TempDir()
-	writeFiles(t, root, map[string]string{
+	testutil.WriteFiles(t, root, map[string]string{
 		"overlay/kustomization.yaml": "resources:\n- ../shared/app.yaml\n",
 		"shared/app.yaml":            "apiVersion: v1\nkind: Service\nmetadata:\n  name: s\n",
 	})
@@ -339,8 +326,8 @@ func TestErrorPathsAreRelative(t *testing.T) {
 // kubectl.
 func TestRequestedOriginAnnotationsStay(t *testing.T) {
 	root := t.TempDir()
-	writeFiles(t, root, traceFiles)
-	writeFiles(t, root, map[string]string{"base/kustomization.yaml": "resources:\n- app.yaml\nbuildMetadata: [originAnnotations]\n"})
+	testutil.WriteFiles(t, root, traceFiles)
+	testutil.WriteFiles(t, root, map[string]string{"base/kustomization.yaml": "resources:\n- app.yaml\nbuildMetadata: [originAnnotations]\n"})
 	for _, s := range build(t, filepath.Join(root, "base")) {
 		if !strings.Contains(string(s.Data), "config.kubernetes.io/origin") {
 			t.Errorf("requested origin annotation missing from\n%s", s.Data)

@@ -37,3 +37,18 @@ func Corpus(t testing.TB, elem ...string) string {
 	}
 	return p
 }
+
+// WriteFiles writes files (relative name to content) under dir, creating
+// directories as needed.
+func WriteFiles(t testing.TB, dir string, files map[string]string) {
+	t.Helper()
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
