@@ -65,7 +65,7 @@ func bf203Finding(t *object.PodTemplate, i int, qos corev1.PodQOSClass, v classi
 		fmt.Sprintf("For a database that is a crash: %s must recover on restart and %s.", v.Server.Name, v.Server.Recovery),
 		"If its liveness probe queries the server, that probe fails through the recovery and kills it again: the same loop as a liveness kill, through another door.",
 	}
-	desc := fmt.Sprintf("Give container %s a memory limit above its request: %s (1.5 x %s), request %s written out. Size the headroom from observed peaks (seed 003: request 2Gi, limit 3Gi, 678Mi observed).",
+	desc := fmt.Sprintf("Give container %s a memory limit above its request: %s (1.5 x %s), request %s written out. Size the headroom from observed peaks (the registry database of docs/incidents.md: request 2Gi, limit 3Gi for 678Mi observed).",
 		c.Name, raised.String(), lim, lim)
 	if qos == corev1.PodQOSGuaranteed {
 		desc += fmt.Sprintf(" The pod leaves the Guaranteed QoS class: oom_score_adj goes from %d to 1000 - 1000 x request / node memory, so under node memory pressure it is no longer among the last to be killed; the trade is a rare node-level OOM for a certain OOMKill at the first spike.", cgroup.GuaranteedOOMScoreAdj)
