@@ -9,6 +9,9 @@ import (
 	"sync"
 	"sync/atomic"
 
+	corev1 "k8s.io/api/core/v1"
+
+	"backfire.dev/backfire/internal/classify"
 	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/index"
 	"backfire.dev/backfire/internal/load"
@@ -103,11 +106,12 @@ func Run(ix *index.Index, rules []*Rule, opts *Options) Result {
 // check applies the rules to one object.
 func check(o *object.Object, ix *index.Index, rules []*Rule, opts *Options) Result {
 	var res Result
+	verdicts := map[*corev1.Container]classify.Verdict{}
 	for _, r := range rules {
 		if !r.reads(o.Kind) {
 			continue
 		}
-		p := &Pass{Rule: r, Object: o, Index: ix, Options: opts}
+		p := &Pass{Rule: r, Object: o, Index: ix, Options: opts, verdicts: verdicts}
 		if err := runSafely(p); err != nil {
 			res.Errors = append(res.Errors, *err)
 			continue

@@ -8,9 +8,11 @@ import (
 	"slices"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"backfire.dev/backfire/docs"
+	"backfire.dev/backfire/internal/classify"
 	"backfire.dev/backfire/internal/config"
 	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/index"
@@ -51,6 +53,22 @@ type Pass struct {
 	Options *Options
 
 	findings []finding.Finding
+	// verdicts caches classifications for every rule run on this object:
+	// several rules ask about the same containers.
+	verdicts map[*corev1.Container]classify.Verdict
+}
+
+// Classify says what a container of the object's pod template is (see
+// package classify), computed once per object however many rules ask.
+func (p *Pass) Classify(c *corev1.Container) classify.Verdict {
+	if v, ok := p.verdicts[c]; ok {
+		return v
+	}
+	v := classify.Container(p.Object.Kind, c)
+	if p.verdicts != nil {
+		p.verdicts[c] = v
+	}
+	return v
 }
 
 // Config returns the scan's configuration.

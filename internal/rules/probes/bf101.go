@@ -46,7 +46,7 @@ func runBF101(p *rules.Pass) {
 		if c.LivenessProbe == nil {
 			continue
 		}
-		v := classify.Container(kind, c)
+		v := p.Classify(c)
 		if !v.DatabaseLike {
 			continue
 		}

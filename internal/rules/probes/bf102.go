@@ -39,7 +39,7 @@ func runBF102(p *rules.Pass) {
 		if tm.Timeout.N != 1 {
 			continue
 		}
-		v := classify.Container(p.Object.Kind, c)
+		v := p.Classify(c)
 		q := classify.Probe(p.Object.Kind, c, lp, v)
 		p.Report(bf102Finding(t, i, c, tm, v, q))
 	}

@@ -38,7 +38,7 @@ func runBF202(p *rules.Pass) {
 		if limit <= 0 {
 			continue
 		}
-		v := classify.Container(p.Object.Kind, c)
+		v := p.Classify(c)
 		wk := WorkersOf(c)
 		switch {
 		case v.DatabaseLike:

@@ -41,7 +41,7 @@ func runBF203(p *rules.Pass) {
 		if !request.Equal(limit) {
 			continue
 		}
-		v := classify.Container(p.Object.Kind, c)
+		v := p.Classify(c)
 		if !v.DatabaseLike {
 			continue
 		}

@@ -41,7 +41,7 @@ func workloadOf(p *rules.Pass) *workload {
 	}
 	w := &workload{t: t, db: -1}
 	for i := range t.Spec.Containers {
-		if v := classify.Container(p.Object.Kind, &t.Spec.Containers[i]); v.DatabaseLike {
+		if v := p.Classify(&t.Spec.Containers[i]); v.DatabaseLike {
 			w.db, w.verdict = i, v
 			break
 		}
