@@ -204,8 +204,7 @@ func TestFindingPointsAtTheLineOfTheLiveObject(t *testing.T) {
 // controller; the ones made by hand are scanned themselves.
 func TestOwnedObjectsAreScannedThroughTheirOwner(t *testing.T) {
 	env := clustertest.Shared(t)
-	const ns = "owned"
-	env.Namespace(t, ns)
+	ns := env.FreshNamespace(t, "owned")
 	ctx := context.Background()
 	labels := map[string]string{"app": "web"}
 	podSpec := corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "c", Image: "registry.example.com/c:1"}}}
@@ -255,12 +254,12 @@ func TestOwnedObjectsAreScannedThroughTheirOwner(t *testing.T) {
 	}
 	got := fileNames(res.Files)
 	want := []string{
-		"cluster://envtest/owned/Pod/referenced",
-		"cluster://envtest/owned/Pod/standalone",
-		"cluster://envtest/owned/Deployment/web",
-		"cluster://envtest/owned/ReplicaSet/by-hand",
-		"cluster://envtest/owned/Job/migrate",
-		"cluster://envtest/owned/CronJob/nightly",
+		"cluster://envtest/" + ns + "/Pod/referenced",
+		"cluster://envtest/" + ns + "/Pod/standalone",
+		"cluster://envtest/" + ns + "/Deployment/web",
+		"cluster://envtest/" + ns + "/ReplicaSet/by-hand",
+		"cluster://envtest/" + ns + "/Job/migrate",
+		"cluster://envtest/" + ns + "/CronJob/nightly",
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("scanned\n %s\nwant\n %s", strings.Join(got, "\n "), strings.Join(want, "\n "))
@@ -298,8 +297,8 @@ func (l *requestLog) wrap(cfg *rest.Config) *rest.Config {
 
 func TestListsPageByPage(t *testing.T) {
 	env := clustertest.Shared(t)
-	const ns, n = "paging", 10
-	env.Namespace(t, ns)
+	const n = 10
+	ns := env.FreshNamespace(t, "paging")
 	for i := range n {
 		svc := &corev1.Service{
 			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("svc-%02d", i)},
@@ -317,7 +316,7 @@ func TestListsPageByPage(t *testing.T) {
 		t.Fatalf("%d services read, want %d", len(res.Files), n)
 	}
 	for i, f := range res.Files {
-		if want := fmt.Sprintf("cluster://envtest/paging/Service/svc-%02d", i); f.Name != want || len(f.Documents) != 1 {
+		if want := fmt.Sprintf("cluster://envtest/%s/Service/svc-%02d", ns, i); f.Name != want || len(f.Documents) != 1 {
 			t.Errorf("file %d is %s with %d documents, want %s with one", i, f.Name, len(f.Documents), want)
 		}
 	}
@@ -326,7 +325,7 @@ func TestListsPageByPage(t *testing.T) {
 		if r.Method != http.MethodGet {
 			t.Errorf("%s %s: a scan only reads", r.Method, r.URL)
 		}
-		if r.URL.Path != "/api/v1/namespaces/paging/services" {
+		if r.URL.Path != "/api/v1/namespaces/"+ns+"/services" {
 			continue
 		}
 		pages++

@@ -43,37 +43,40 @@ type Env struct {
 	Dynamic dynamic.Interface
 	Typed   kubernetes.Interface
 	mapper  meta.RESTMapper
+	fresh   int // namespaces made by FreshNamespace
 }
 
 var shared struct {
-	once sync.Once
-	env  *Env
-	err  error
+	mu  sync.Mutex
+	env *Env
+	err error // a failed start is not retried: every later test reports it
 }
 
 // Shared starts the package's control plane on first use; StopShared (from
-// TestMain or a cleanup) stops it.
+// TestMain or a cleanup) stops it, and a later Shared starts a new one (as
+// `go test -count=N` needs).
 func Shared(t testing.TB) *Env {
 	t.Helper()
-	shared.once.Do(func() {
-		root := testutil.RepoRoot(t)
-		shared.env, shared.err = start(root)
-	})
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if shared.env == nil && shared.err == nil {
+		shared.env, shared.err = start(testutil.RepoRoot(t))
+	}
 	if shared.err != nil {
 		t.Fatalf("test control plane: %v", shared.err)
-	}
-	if shared.env == nil {
-		t.Fatal("test control plane failed to start in an earlier test")
 	}
 	return shared.env
 }
 
 // StopShared stops the control plane if Shared started one.
 func StopShared() {
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
 	if shared.env != nil {
 		if err := shared.env.env.Stop(); err != nil {
 			fmt.Fprintln(os.Stderr, "stopping the test control plane:", err)
 		}
+		shared.env = nil
 	}
 }
 
@@ -165,10 +168,12 @@ func (e *Env) ListOnly(t testing.TB, user, namespace string, resource schema.Gro
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: user},
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
 	}
-	if _, err := rbac.Roles(namespace).Create(ctx, role, metav1.CreateOptions{}); err != nil {
+	// Already there when `go test -count=N` runs the test again on the
+	// package's control plane.
+	if _, err := rbac.Roles(namespace).Create(ctx, role, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
-	if _, err := rbac.RoleBindings(namespace).Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+	if _, err := rbac.RoleBindings(namespace).Create(ctx, binding, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
 	u, err := e.env.AddUser(envtest.User{Name: user}, &rest.Config{QPS: 1000, Burst: 2000})
@@ -214,7 +219,10 @@ func (e *Env) Apply(t testing.TB, paths ...string) {
 	}
 }
 
-// Create creates one object, and its namespace if that does not exist.
+// Create creates one object, and its namespace if that does not exist. An
+// object that exists already is left as it is: tests create the same
+// objects each time, and `go test -count=N` runs them again on the
+// package's control plane.
 func (e *Env) Create(t testing.TB, u *unstructured.Unstructured) {
 	t.Helper()
 	ctx := context.Background()
@@ -233,6 +241,9 @@ func (e *Env) Create(t testing.TB, u *unstructured.Unstructured) {
 		client = e.Dynamic.Resource(m.Resource).Namespace(ns)
 	}
 	created, err := client.Create(ctx, u, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		return
+	}
 	if err != nil {
 		t.Fatalf("create %s %s: %v", gvk.Kind, u.GetName(), err)
 	}
@@ -244,6 +255,17 @@ func (e *Env) Create(t testing.TB, u *unstructured.Unstructured) {
 			t.Fatalf("update status of %s %s: %v", gvk.Kind, u.GetName(), err)
 		}
 	}
+}
+
+// FreshNamespace creates a namespace of its own for one run of a test
+// ("owned-1", "owned-2", ...): namespaces are never deleted here (envtest
+// runs no namespace controller), and `go test -count=N` runs tests again.
+func (e *Env) FreshNamespace(t testing.TB, prefix string) string {
+	t.Helper()
+	e.fresh++
+	name := fmt.Sprintf("%s-%d", prefix, e.fresh)
+	e.Namespace(t, name)
+	return name
 }
 
 // Namespace creates a namespace unless it exists.
