@@ -1,4 +1,4 @@
-// Package testutil finds the repository and the shared corpus from tests.
+// Package testutil finds the repository and its corpus of real manifests from tests.
 package testutil
 
 import (
@@ -26,14 +26,14 @@ func RepoRoot(t testing.TB) string {
 	}
 }
 
-// Corpus returns ../shared/corpus/<elem...> beside the repository: the real
-// public manifests the rules are tested on. It is part of every checkout's
-// workspace, so a missing corpus fails the test rather than skipping it.
+// Corpus returns testdata/corpus/<elem...>: the real public manifests the
+// rules are tested on, copied into the repository with their sources
+// (testdata/corpus/SOURCES.md) so that a clone passes its tests on its own.
 func Corpus(t testing.TB, elem ...string) string {
 	t.Helper()
-	p := filepath.Join(append([]string{RepoRoot(t), "..", "shared", "corpus"}, elem...)...)
+	p := filepath.Join(append([]string{RepoRoot(t), "testdata", "corpus"}, elem...)...)
 	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("shared corpus missing: %v", err)
+		t.Fatalf("corpus missing: %v", err)
 	}
 	return p
 }
