@@ -1,0 +1,152 @@
+// Package browser checks pages as a person sees them: it opens a file in
+// headless Chromium (Debian's chromium package, driven with chromedp), reads
+// the DOM and takes a screenshot.
+package browser
+
+import (
+	"bytes"
+	"context"
+	"image"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// execPath finds the browser: $CHROMIUM, then Debian's names.
+func execPath(t testing.TB) string {
+	t.Helper()
+	if p := os.Getenv("CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Fatal("no Chromium on PATH: install Debian's chromium package (.ci/run does)")
+	return ""
+}
+
+// Page is a page loaded in the browser.
+type Page struct {
+	ctx context.Context
+	t   testing.TB
+}
+
+// Open loads the HTML file in a fresh headless browser with no network
+// beyond the file itself; the browser closes when the test ends.
+func Open(t testing.TB, htmlFile string) *Page {
+	t.Helper()
+	abs, err := filepath.Abs(htmlFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(execPath(t)),
+		chromedp.NoSandbox, // tests run as root
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 1024),
+	)
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(actx)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 60*time.Second)
+	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
+	if err := chromedp.Do(ctx, chromedp.Navigate("file://"+abs), chromedp.WaitReady("body")); err != nil {
+		t.Fatalf("open %s in the browser: %v", htmlFile, err)
+	}
+	return &Page{ctx: ctx, t: t}
+}
+
+// Count returns how many elements match the CSS selector.
+func (p *Page) Count(selector string) int {
+	p.t.Helper()
+	n, err := chromedp.Run(p.ctx, chromedp.Evaluate[int](`document.querySelectorAll(`+quote(selector)+`).length`))
+	if err != nil {
+		p.t.Fatalf("count %s: %v", selector, err)
+	}
+	return n
+}
+
+// Text returns the page's visible text.
+func (p *Page) Text() string {
+	p.t.Helper()
+	s, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](`document.body.innerText`))
+	if err != nil {
+		p.t.Fatalf("read text: %v", err)
+	}
+	return s
+}
+
+// Screenshot returns a PNG of the whole page.
+func (p *Page) Screenshot() []byte {
+	p.t.Helper()
+	buf, err := chromedp.Run(p.ctx, chromedp.FullScreenshot(100)) // quality 100 is PNG, below is JPEG
+	if err != nil {
+		p.t.Fatalf("screenshot: %v", err)
+	}
+	return buf
+}
+
+// NotBlank fails the test unless the PNG has enough pixels that differ from
+// its top-left corner: a page that rendered nothing is one colour.
+func NotBlank(t testing.TB, pngData []byte) {
+	t.Helper()
+	img, err := png.Decode(bytes.NewReader(pngData))
+	if err != nil {
+		t.Fatalf("screenshot is not a PNG: %v", err)
+	}
+	if frac := inkFraction(img); frac < 0.005 {
+		t.Fatalf("screenshot is blank: %.4f%% of pixels differ from the background", frac*100)
+	}
+}
+
+func inkFraction(img image.Image) float64 {
+	b := img.Bounds()
+	bg := img.At(b.Min.X, b.Min.Y)
+	br, bgc, bb, _ := bg.RGBA()
+	var differ, all int
+	for y := b.Min.Y; y < b.Max.Y; y += 2 {
+		for x := b.Min.X; x < b.Max.X; x += 2 {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			if diff(r, br)+diff(g, bgc)+diff(bl, bb) > 0x3000 {
+				differ++
+			}
+			all++
+		}
+	}
+	if all == 0 {
+		return 0
+	}
+	return float64(differ) / float64(all)
+}
+
+func diff(a, b uint32) uint32 {
+	if a > b {
+		return a - b
+	}
+	return b - a
+}
+
+func quote(s string) string {
+	var b bytes.Buffer
+	b.WriteByte('"')
+	for _, r := range s {
+		switch r {
+		case '"', '\\':
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	b.WriteByte('"')
+	return b.String()
+}
