@@ -23,7 +23,9 @@ var (
 	}{
 		{"postgres", "postgres:16.4", 5432, "pg_isready -h 127.0.0.1"},
 		{"mysql", "mysql:8.4", 3306, "mysqladmin ping"},
-		{"redis", "redis:7.2", 6379, "redis-cli ping"},
+		// A bare redis-cli ping exits 0 on LOADING: comparing its answer
+		// with PONG is what makes it a probe that fails while Redis loads.
+		{"redis", "redis:7.2", 6379, `[ "$(redis-cli ping)" = PONG ]`},
 		{"mongo", "mongo:7.0", 27017, "mongosh --quiet --eval 'db.adminCommand(1)'"},
 	}
 )

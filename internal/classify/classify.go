@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // Server is one kind of stateful server.
@@ -62,8 +63,9 @@ var Servers = []Server{
 		Ports: []int32{5432}, Env: []string{"PGDATA", "POSTGRES_INITDB_ARGS", "POSTGRES_HOST_AUTH_METHOD"},
 		ClientEnv:     []string{"POSTGRES_PASSWORD", "POSTGRESQL_PASSWORD", "POSTGRES_USER", "POSTGRES_DB"},
 		QueryCommands: []string{"psql", "pg_isready"},
-		Recovery:      `refuses connections with SQLSTATE 57P03 "the database system is in recovery mode" (pg_isready exits 1)`,
-		Interrupted:   `"database system was interrupted while in recovery"`,
+		// RecoveryAnswer picks the 57P03 text by version (recovery.go).
+		Recovery:    `refuses connections with SQLSTATE 57P03 (pg_isready exits 1)`,
+		Interrupted: `"database system was interrupted while in recovery"`,
 		// The postmaster listens at once and answers 57P03.
 		ListensDuringRecovery: true},
 	{Name: "MySQL", ImageTokens: []string{"mysql", "mariadb"}, ImageNames: []string{"percona", "percona-server", "percona-xtradb-cluster"},
@@ -76,13 +78,13 @@ var Servers = []Server{
 	{Name: "MongoDB", ImageTokens: []string{"mongo"}, ImageNames: []string{"percona-server-mongodb"},
 		Ports: []int32{27017}, Env: []string{"MONGO_INITDB_ROOT_USERNAME"},
 		QueryCommands: []string{"mongo", "mongosh"},
-		Recovery:      "does not open its port until journal recovery has finished",
+		Recovery:      "does not open its port until WiredTiger and oplog recovery have finished",
 		// mongod recovers the storage engine before it listens.
 		PortClosedDuringRecovery: true},
 	{Name: "Redis", ImageTokens: []string{"redis", "valkey", "keydb"},
 		Ports:         []int32{6379},
 		QueryCommands: []string{"redis-cli", "valkey-cli", "keydb-cli"},
-		Recovery:      "answers every command with LOADING while it loads the dataset from disk",
+		Recovery:      "answers PING and most other commands with -LOADING while it loads the dataset from disk",
 		// It listens before loading, to answer LOADING.
 		ListensDuringRecovery: true},
 	{Name: "etcd", ImageTokens: []string{"etcd"},
@@ -94,7 +96,7 @@ var Servers = []Server{
 		Recovery: "reports red or unavailable while shards recover"},
 	{Name: "Cassandra", ImageTokens: []string{"cassandra", "scylla"},
 		Ports: []int32{9042}, QueryCommands: []string{"cqlsh", "nodetool"},
-		Recovery: "does not accept CQL until commit log replay has finished",
+		Recovery: "does not open its CQL port until commit-log replay has finished",
 		// The native transport starts after the commit log is replayed.
 		PortClosedDuringRecovery: true},
 	{Name: "ZooKeeper", ImageTokens: []string{"zookeeper"}, Ports: []int32{2181},
@@ -155,8 +157,44 @@ func (v Verdict) EvidenceString() string { return strings.Join(v.Evidence, ", ")
 // containers are jobs, not servers, whatever image they use.
 func RunsToCompletion(kind string) bool { return kind == "Job" || kind == "CronJob" }
 
+// HelmTestHooks are the helm.sh/hook values of a Pod that `helm test` runs
+// once ("test-success" is the Helm 2 name).
+var HelmTestHooks = []string{"test", "test-success", "test-failure"}
+
+// RunsOnce says why the pods of a workload run once and exit, or "" when
+// they serve: Jobs and CronJobs, Helm test Pods, and Pods that never
+// restart (restartPolicy Never or OnFailure). Their containers are clients
+// of a server, whatever image they use: they hold no data and recover
+// nothing.
+func RunsOnce(kind string, meta *metav1.ObjectMeta, spec *corev1.PodSpec) string {
+	if RunsToCompletion(kind) {
+		return "a " + kind + " runs to completion"
+	}
+	if meta != nil {
+		for _, h := range strings.Split(meta.Annotations["helm.sh/hook"], ",") {
+			if contains(HelmTestHooks, strings.TrimSpace(h)) {
+				return "a Helm test " + kind + " (helm.sh/hook: " + strings.TrimSpace(h) + ") runs once"
+			}
+		}
+	}
+	if spec != nil && (spec.RestartPolicy == corev1.RestartPolicyNever || spec.RestartPolicy == corev1.RestartPolicyOnFailure) {
+		return "a " + kind + " with restartPolicy " + string(spec.RestartPolicy) + " runs once"
+	}
+	return ""
+}
+
 // Container classifies c, a container of a workload of the given kind.
 func Container(kind string, c *corev1.Container) Verdict {
+	once := ""
+	if RunsToCompletion(kind) {
+		once = "a " + kind + " runs to completion"
+	}
+	return ContainerOf(once, c)
+}
+
+// ContainerOf classifies c; once says why its pod runs once (see RunsOnce),
+// "" when it serves.
+func ContainerOf(once string, c *corev1.Container) Verdict {
 	repo := imageRepository(c.Image)
 	base := path.Base(repo)
 	tokens := splitTokens(base)
@@ -167,8 +205,8 @@ func Container(kind string, c *corev1.Container) Verdict {
 			}
 		}
 	}
-	if RunsToCompletion(kind) {
-		return Verdict{NotBecause: "a " + kind + " runs to completion: its containers are not servers"}
+	if once != "" {
+		return Verdict{NotBecause: once + ": its containers are not servers"}
 	}
 	var v Verdict
 	for i := range Servers {

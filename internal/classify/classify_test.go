@@ -1,6 +1,9 @@
 package classify
 
 import (
+	"flag"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -208,14 +211,16 @@ func TestProbeQueries(t *testing.T) {
 			"exec runs the script /usr/local/bin/check-db.sh on a PostgreSQL container: assumed to log in and query, as health checks of database images do"},
 		{"the same script on an application", "Deployment", &web, execProbe("/usr/local/bin/check-db.sh"), false,
 			"exec runs check-db.sh, not known to need a query"},
-		{"mysqladmin ping", "StatefulSet", &mysql, execProbe("mysqladmin", "ping", "-uroot", "-p$MYSQL_ROOT_PASSWORD"), true,
+		{"mysqladmin ping connects but does not log in", "StatefulSet", &mysql, execProbe("mysqladmin", "ping", "-uroot", "-p$MYSQL_ROOT_PASSWORD"), false,
+			"exec runs mysqladmin ping, which connects without logging in: it exits 0 on any reply of the server (even Access denied) and 1 only when nothing answers"},
+		{"mysqladmin status logs in", "StatefulSet", &mysql, execProbe("mysqladmin", "status", "-uroot", "-p$MYSQL_ROOT_PASSWORD"), true,
 			"exec runs mysqladmin, which logs in to the server"},
 		{"mariadb-admin behind bash -c", "StatefulSet", &mysql, execProbe("bash", "-ec", "mariadb-admin status -uroot -p\"${MARIADB_ROOT_PASSWORD}\""), true,
 			"exec runs mariadb-admin, which logs in to the server"},
-		{"redis-cli behind timeout", "StatefulSet", &redis, execProbe("sh", "-c", "timeout -s 15 3 redis-cli -h localhost ping"), true,
-			"exec runs redis-cli, which sends a command the server must answer"},
-		{"redis-cli inside a command substitution in double quotes", "StatefulSet", &redis, execProbe("sh", "-c", `test "$(redis-cli -h 127.0.0.1 ping)" = PONG`), true,
-			"exec runs redis-cli, which sends a command the server must answer"},
+		{"a bare redis-cli ping behind timeout passes on LOADING", "StatefulSet", &redis, execProbe("sh", "-c", "timeout -s 15 3 redis-cli -h localhost ping"), false,
+			"exec runs redis-cli without -e, which prints the -LOADING error and exits 0 while Redis loads its dataset (it exits 1 on an error reply only with -e)"},
+		{"redis-cli compared with PONG in a command substitution", "StatefulSet", &redis, execProbe("sh", "-c", `test "$(redis-cli -h 127.0.0.1 ping)" = PONG`), true,
+			"exec runs redis-cli and requires its answer to be PONG, but Redis answers -LOADING while it loads its dataset"},
 		{"psql inside backticks", "StatefulSet", &postgres, execProbe("sh", "-c", "[ `psql -tAc 'SELECT 1'` = 1 ]"), true,
 			"exec runs psql, which logs in and runs a query"},
 		{"a quoted $( is not a substitution", "StatefulSet", &postgres, execProbe("sh", "-c", "echo '$(psql)' > /dev/null"), false,
@@ -322,5 +327,176 @@ func TestStartupHoldsThroughRecovery(t *testing.T) {
 				t.Errorf("why:\n got %q\nwant %q", why, tt.why)
 			}
 		})
+	}
+}
+
+// What each kind of probe does while the server recovers: the server
+// table (recovery.go) applied.
+func TestFailsDuringRecovery(t *testing.T) {
+	redis := corev1.Container{Image: "redis:7.4", Ports: ports(6379)}
+	valkey := corev1.Container{Image: "valkey/valkey:8.0"}
+	keydb := corev1.Container{Image: "eqalpha/keydb:x86_64_v6.3.4"}
+	bitnamiRedis := corev1.Container{Image: "docker.io/bitnami/redis:7.4.1-debian-12-r0"}
+	mysql := corev1.Container{Image: "mysql:8.4", Ports: ports(3306)}
+	mongo := corev1.Container{Image: "mongo:7.0", Ports: []corev1.ContainerPort{{Name: "mongodb", ContainerPort: 27017}, {Name: "metrics", ContainerPort: 9216}}}
+	cassandra := corev1.Container{Image: "cassandra:4.1", Ports: ports(9042, 7000)}
+	postgres := corev1.Container{Image: "postgres:16", Ports: ports(5432)}
+	liveness := File{From: "ConfigMap redis-health, key ping_liveness_local.sh", Text: "#!/bin/bash\nresponse=$(\n  timeout -s 15 $1 \\\n  redis-cli -h localhost -p $REDIS_PORT ping\n)\nresponseFirstWord=$(echo $response | head -n1 | awk '{print $1;}')\nif [ \"$response\" != \"PONG\" ] && [ \"$responseFirstWord\" != \"LOADING\" ]; then\n  exit 1\nfi\n"}
+	readiness := File{From: "ConfigMap redis-health, key ping_readiness_local.sh", Text: "#!/bin/bash\nresponse=$(\n  timeout -s 15 $1 \\\n  redis-cli -h localhost -p $REDIS_PORT ping\n)\nif [ \"$response\" != \"PONG\" ]; then\n  exit 1\nfi\n"}
+	files := func(p string) (File, bool) {
+		switch p {
+		case "/health/ping_liveness_local.sh", "/opt/probes/alive":
+			return liveness, true
+		case "/health/ping_readiness_local.sh":
+			return readiness, true
+		}
+		return File{}, false
+	}
+	tests := []struct {
+		name    string
+		c       *corev1.Container
+		p       *corev1.Probe
+		fails   bool
+		assumed bool
+		ev      string
+	}{
+		// Redis listens while it loads and answers -LOADING; redis-cli
+		// exits 0 on it without -e.
+		{"bare redis-cli ping", &redis, execProbe("redis-cli", "ping"), false, false, "exits 0 while Redis loads its dataset"},
+		{"redis-cli -e ping", &redis, execProbe("redis-cli", "-e", "ping"), true, false, "exits 1 on an error reply"},
+		{"redis-cli ping compared with PONG", &redis, execProbe("sh", "-c", `[ "$(redis-cli ping)" = PONG ]`), true, false, "requires its answer to be PONG"},
+		{"redis-cli ping piped to grep PONG", &redis, execProbe("sh", "-c", "redis-cli ping | grep -q PONG"), true, false, "requires its answer to be PONG"},
+		{"valkey-cli ping", &valkey, execProbe("valkey-cli", "ping"), false, false, "exec runs valkey-cli without -e"},
+		{"keydb-cli -e ping", &keydb, execProbe("keydb-cli", "-e", "ping"), true, false, "exec runs keydb-cli -e"},
+		{"tcpSocket on Redis", &redis, tcpProbe(6379), false, false, "the kernel accepts"},
+		{"bitnami liveness script by name", &bitnamiRedis, execProbe("sh", "-c", "/scripts/ping_liveness_local.sh 5"), false, false, "counts LOADING as alive"},
+		{"bitnami liveness local and master by name", &bitnamiRedis, execProbe("sh", "-c", "/health/ping_liveness_local_and_master.sh 5"), false, false, "both counting LOADING as alive"},
+		{"bitnami readiness script by name", &bitnamiRedis, execProbe("sh", "-c", "/scripts/ping_readiness_local.sh 1"), true, false, "requires PONG"},
+		// Scripts whose text the input holds are read, not assumed.
+		{"liveness script read from its ConfigMap", &redis, execProbe("sh", "-c", "/health/ping_liveness_local.sh 5"), false, false,
+			"exec runs /health/ping_liveness_local.sh (ConfigMap redis-health, key ping_liveness_local.sh), which runs redis-cli and accepts LOADING"},
+		{"readiness script read from its ConfigMap", &redis, execProbe("/health/ping_readiness_local.sh", "1"), true, false,
+			"exec runs /health/ping_readiness_local.sh (ConfigMap redis-health, key ping_readiness_local.sh), which runs redis-cli and requires its answer to be PONG"},
+		{"a script without .sh is still read", &redis, execProbe("/opt/probes/alive", "5"), false, false, "accepts LOADING"},
+		// MySQL, MongoDB and Cassandra keep their port closed while they
+		// recover: every probe that connects fails, tcpSocket included.
+		{"tcpSocket on MySQL", &mysql, tcpProbe(3306), true, false, "tcpSocket :3306 opens a connection to MySQL, which does not open its port"},
+		{"mysqladmin ping on MySQL", &mysql, execProbe("mysqladmin", "ping"), true, false, "connects without logging in"},
+		{"a file test on MySQL", &mysql, execProbe("test", "-f", "/var/lib/mysql/ibdata1"), false, false, "no login or query"},
+		{"tcpSocket on MongoDB by name", &mongo, &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromString("mongodb")}}}, true, false, "MongoDB"},
+		{"httpGet on MongoDB's exporter port", &mongo, httpProbe(intstr.FromInt(9216), "/metrics"), false, false, "not a known query API"},
+		{"tcpSocket on Cassandra's CQL port", &cassandra, tcpProbe(9042), true, false, "Cassandra"},
+		{"tcpSocket on Cassandra's storage port is assumed", &cassandra, tcpProbe(7000), true, true, "tcpSocket :7000"},
+		{"nodetool status may answer over JMX", &cassandra, execProbe("nodetool", "status"), true, true, "asks the node over JMX"},
+		{"nodetool info requiring native transport", &cassandra, execProbe("sh", "-c", `nodetool info | grep -q "Native Transport active: true"`), true, false, "Native Transport active: true"},
+		{"cqlsh", &cassandra, execProbe("cqlsh", "-e", "describe keyspaces"), true, false, "logs in over CQL"},
+		// PostgreSQL listens and refuses with 57P03.
+		{"tcpSocket on PostgreSQL", &postgres, tcpProbe(5432), false, false, "the kernel accepts"},
+		{"pg_isready on PostgreSQL", &postgres, execProbe("pg_isready"), true, false, "exits 1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := Container("StatefulSet", tt.c)
+			if !v.DatabaseLike {
+				t.Fatalf("%s is not database-like", tt.c.Image)
+			}
+			q := ProbeWith("StatefulSet", tt.c, tt.p, v, files)
+			if got := q.FailsDuringRecovery(v); got != tt.fails {
+				t.Errorf("fails = %v, want %v (%s)", got, tt.fails, q.Evidence)
+			}
+			if q.Assumed != tt.assumed {
+				t.Errorf("assumed = %v, want %v (%s)", q.Assumed, tt.assumed, q.Evidence)
+			}
+			if tt.assumed && q.Assumption == "" && !strings.Contains(q.Evidence, "assumed") {
+				t.Errorf("an assumed verdict says nothing about what it assumed: %+v", q)
+			}
+			if !strings.Contains(q.Evidence, tt.ev) {
+				t.Errorf("evidence %q lacks %q", q.Evidence, tt.ev)
+			}
+		})
+	}
+}
+
+// A script that calls itself does not loop.
+func TestScriptRecursionIsBounded(t *testing.T) {
+	c := corev1.Container{Image: "redis:7.4"}
+	files := func(p string) (File, bool) { return File{Text: "/health/loop.sh", From: "ConfigMap loop"}, true }
+	v := Container("StatefulSet", &c)
+	q := ProbeWith("StatefulSet", &c, execProbe("/health/loop.sh"), v, files)
+	if q.Queries && !q.Assumed {
+		t.Errorf("a script that only calls itself is a seen query: %+v", q)
+	}
+}
+
+// What PostgreSQL answers while it recovers depends on its version.
+func TestRecoveryAnswer(t *testing.T) {
+	pg := &Servers[0]
+	for image, want := range map[string]string{
+		"postgres:16.4":                          `"the database system is not yet accepting connections" (PostgreSQL 16; pg_isready exits 1)`,
+		"bitnami/postgresql:15.6.0-debian-12-r0": `"the database system is not yet accepting connections" (PostgreSQL 15;`,
+		"postgres:14-alpine":                     `"the database system is starting up" (PostgreSQL 14;`,
+		"postgis/postgis:13-3.4":                 `"the database system is starting up" (PostgreSQL 13;`,
+		"goharbor/harbor-db:v2.13.0":             `"the database system is not yet accepting connections" (PostgreSQL 15 and later; "the database system is starting up" up to 14`,
+		"postgres@sha256:abc":                    `(PostgreSQL 15 and later;`,
+	} {
+		if got := pg.RecoveryAnswer(image); !strings.Contains(got, want) {
+			t.Errorf("%s: %q lacks %q", image, got, want)
+		}
+		if strings.Contains(pg.RecoveryAnswer(image), "in recovery mode") {
+			t.Errorf("%s: a restarted container never sees \"in recovery mode\"", image)
+		}
+	}
+}
+
+var update = flag.Bool("update", false, "rewrite docs/servers.md")
+
+// docs/servers.md is the server table rendered: the page cannot drift from
+// what the rules read.
+func TestServersDoc(t *testing.T) {
+	path := filepath.Join("..", "..", "docs", "servers.md")
+	got := ServersMarkdown()
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(want) != got {
+		t.Errorf("docs/servers.md is stale: go test ./internal/classify -update")
+	}
+}
+
+// Every server whose recovery the rules rely on was checked in its source,
+// and every client command of the server table has its row.
+func TestServerTableIsChecked(t *testing.T) {
+	for _, s := range Servers {
+		if (s.ListensDuringRecovery || s.PortClosedDuringRecovery) && (RecoveryOf(s.Name) == nil || RecoveryOf(s.Name).Source == "") {
+			t.Errorf("%s: listening behaviour without a source", s.Name)
+		}
+		for _, qc := range s.QueryCommands {
+			row := CommandNamed(qc)
+			if row == nil {
+				t.Errorf("%s: command %q has no row in Commands", s.Name, qc)
+				continue
+			}
+			if row.Server != s.Name {
+				t.Errorf("command %q belongs to %s in Commands, %s in Servers", qc, row.Server, s.Name)
+			}
+			if row.Verdict != Assumed && row.Source == "" {
+				t.Errorf("command %q: verdict %q without a source", qc, row.Verdict)
+			}
+		}
+	}
+	for _, r := range Recoveries {
+		found := false
+		for _, s := range Servers {
+			found = found || s.Name == r.Server
+		}
+		if !found || len(r.Messages) == 0 {
+			t.Errorf("recovery row %s: no server of that name, or no message", r.Server)
+		}
 	}
 }

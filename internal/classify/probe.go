@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -12,31 +13,6 @@ import (
 
 	"backfire.dev/backfire/internal/model/probe"
 )
-
-// commandWhat says what a query command needs from the server, for the
-// evidence of a finding.
-var commandWhat = map[string]string{
-	"psql":                               "logs in and runs a query",
-	"pg_isready":                         "exits 1 while PostgreSQL rejects connections: during startup, shutdown and crash recovery",
-	"mysql":                              "logs in and runs a query",
-	"mariadb":                            "logs in and runs a query",
-	"mysqladmin":                         "logs in to the server",
-	"mariadb-admin":                      "logs in to the server",
-	"redis-cli":                          "sends a command the server must answer",
-	"valkey-cli":                         "sends a command the server must answer",
-	"keydb-cli":                          "sends a command the server must answer",
-	"mongo":                              "connects and runs a command",
-	"mongosh":                            "connects and runs a command",
-	"etcdctl":                            "sends a request etcd must answer",
-	"cqlsh":                              "logs in over CQL",
-	"nodetool":                           "asks the node over JMX",
-	"clickhouse-client":                  "runs a query",
-	"clickhouse client":                  "runs a query",
-	"cockroach sql":                      "connects over SQL",
-	"cockroach node status":              "asks the cluster for the node's status over SQL",
-	"rabbitmq-diagnostics check_running": "fails while the node is booting",
-	"rabbitmqctl node_health_check":      "runs the node's health checks",
-}
 
 // NonQueryCommands never need the server to answer: a probe made only of
 // these checks a file or a process.
@@ -61,10 +37,21 @@ var Scripts = []Script{
 		What: "Harbor's health check, which runs echo 'SELECT 1' | psql"},
 	{Name: "healthcheck.sh", Image: "mariadb", Queries: true,
 		What: "the MariaDB image's health check, which connects to the server"},
+	// bitnami/charts redis/templates/health-configmap.yaml: the liveness
+	// scripts accept PONG, LOADING (and MASTERDOWN locally); the readiness
+	// scripts require PONG.
 	{Name: "ping_liveness_local.sh", Queries: false,
 		What: "the Bitnami Redis liveness script, which counts LOADING as alive"},
+	{Name: "ping_liveness_master.sh", Queries: false,
+		What: "the Bitnami Redis liveness script for the master, which counts LOADING as alive"},
+	{Name: "ping_liveness_local_and_master.sh", Queries: false,
+		What: "the Bitnami Redis liveness script, which runs ping_liveness_local.sh and ping_liveness_master.sh, both counting LOADING as alive"},
 	{Name: "ping_readiness_local.sh", Queries: true,
 		What: "the Bitnami Redis readiness script, which requires PONG"},
+	{Name: "ping_readiness_master.sh", Queries: true,
+		What: "the Bitnami Redis readiness script for the master, which requires PONG"},
+	{Name: "ping_readiness_local_and_master.sh", Queries: true,
+		What: "the Bitnami Redis readiness script, which requires PONG from the replica and its master"},
 }
 
 // HTTPEndpoint is an HTTP health endpoint whose behaviour is known.
@@ -101,14 +88,43 @@ var HTTPEndpoints = []HTTPEndpoint{
 
 // ProbeQuery is what a probe asks of the server.
 type ProbeQuery struct {
-	// Queries: the probe needs the server to accept a connection or
-	// answer a query, so it fails while the server recovers.
-	Queries  bool
+	// Queries: the probe needs the server to answer (accept a login,
+	// answer a query, or answer PONG rather than LOADING), so it fails
+	// while a server that listens during recovery recovers.
+	Queries bool
+	// Connects: the probe opens a connection to the server itself, so it
+	// fails while a server that keeps its port closed during recovery
+	// recovers (tcpSocket on its port, mysqladmin ping, any client).
+	Connects bool
 	Evidence string
-	// Assumed is set when the query is inferred (an unknown script on a
-	// database-like image) rather than seen in the command.
-	Assumed bool
+	// Assumed is set when the verdict is inferred (an unknown script on a
+	// database-like image, nodetool status) rather than seen; Assumption
+	// then says what was assumed, for the finding.
+	Assumed    bool
+	Assumption string
 }
+
+// FailsDuringRecovery reports whether the probe fails while the server of
+// verdict v recovers from a crash, and why. A server that keeps its port
+// closed fails every probe that connects to it, tcpSocket included; one
+// that listens (PostgreSQL, Redis) fails only those that need an answer.
+func (q ProbeQuery) FailsDuringRecovery(v Verdict) bool {
+	if v.Server != nil && v.Server.PortClosedDuringRecovery {
+		return q.Queries || q.Connects
+	}
+	return q.Queries
+}
+
+// File is a file of the container whose text the input holds: a key of a
+// ConfigMap mounted at that path.
+type File struct {
+	Text string
+	From string // "ConfigMap redis-health, key ping_liveness_local.sh"
+}
+
+// Files finds the text of a file of the container by its path. A nil Files
+// knows none.
+type Files func(path string) (File, bool)
 
 // ProbeQueries reports whether probe p of container c (of a workload of
 // the given kind, classified as v) needs the server to accept a login or
@@ -118,21 +134,41 @@ func ProbeQueries(kind string, c *corev1.Container, p *corev1.Probe, v Verdict) 
 	return q.Queries, q.Evidence
 }
 
-// Probe is ProbeQueries with the whole verdict.
+// Probe is ProbeWith without any file of the input.
 func Probe(kind string, c *corev1.Container, p *corev1.Probe, v Verdict) ProbeQuery {
+	return ProbeWith(kind, c, p, v, nil)
+}
+
+// ProbeWith reads probe p of container c: what it asks of the server. A
+// script the probe runs is read from files when the input holds its text.
+func ProbeWith(kind string, c *corev1.Container, p *corev1.Probe, v Verdict, files Files) ProbeQuery {
 	switch {
 	case p == nil:
 		return ProbeQuery{}
 	case p.TCPSocket != nil:
-		return ProbeQuery{Evidence: "tcpSocket only opens a connection, which the kernel accepts without the server answering"}
+		return tcpQuery(c, p.TCPSocket, v)
 	case p.GRPC != nil:
 		return ProbeQuery{Evidence: "grpc asks the server's health service, not known to need a query"}
 	case p.HTTPGet != nil:
 		return httpQuery(c, p.HTTPGet, v)
 	case p.Exec != nil:
-		return execQuery(kind, c, p.Exec.Command, v)
+		return execQuery(kind, c, p.Exec.Command, v, files, 0)
 	}
 	return ProbeQuery{Evidence: "the probe has no handler"}
+}
+
+func tcpQuery(c *corev1.Container, h *corev1.TCPSocketAction, v Verdict) ProbeQuery {
+	q := ProbeQuery{Connects: true, Evidence: "tcpSocket only opens a connection, which the kernel accepts without the server answering"}
+	if v.Server == nil || !v.Server.PortClosedDuringRecovery {
+		return q
+	}
+	port := resolvePort(c, h.Port)
+	q.Evidence = fmt.Sprintf("tcpSocket :%s opens a connection to %s, which %s", h.Port.String(), v.Server.Name, v.Server.Recovery)
+	if !containsPort(v.Server.Ports, port) && !containsPort(v.Server.ImagePorts, port) {
+		q.Assumed = true
+		q.Assumption = fmt.Sprintf("tcpSocket :%s is not one of %s's well-known ports: assumed to be a port the server opens only once it has recovered.", h.Port.String(), v.Server.Name)
+	}
+	return q
 }
 
 func httpQuery(c *corev1.Container, h *corev1.HTTPGetAction, v Verdict) ProbeQuery {
@@ -154,7 +190,10 @@ func urlQuery(desc string, port int32, urlPath string, v Verdict) ProbeQuery {
 			}
 		}
 		if containsPort(v.Server.QueryHTTPPorts, port) {
-			return ProbeQuery{Queries: true, Evidence: fmt.Sprintf("%s asks %s's own query API (port %d)", desc, v.Server.Name, port)}
+			return ProbeQuery{Queries: true, Connects: true, Evidence: fmt.Sprintf("%s asks %s's own query API (port %d)", desc, v.Server.Name, port)}
+		}
+		if containsPort(v.Server.Ports, port) || containsPort(v.Server.ImagePorts, port) {
+			return ProbeQuery{Connects: true, Evidence: fmt.Sprintf("%s connects to %s's port %d", desc, v.Server.Name, port)}
 		}
 	}
 	return ProbeQuery{Evidence: desc + " is not a known query API: assumed to answer without querying the server"}
@@ -182,54 +221,86 @@ var shells = []string{"sh", "bash", "ash", "dash", "zsh", "ksh"}
 // [ $? -eq 1 ].
 var acceptsRejecting = regexp.MustCompile(`\$\?\s*(-ne|!=)\s*2\b|\$\?\s*(-lt|<)\s*2\b|\$\?\s*(-eq|==?)\s*1\b`)
 
-func execQuery(kind string, c *corev1.Container, argv []string, v Verdict) ProbeQuery {
+// maxScriptDepth bounds how deep scripts read from the input may call
+// each other.
+const maxScriptDepth = 3
+
+func execQuery(kind string, c *corev1.Container, argv []string, v Verdict, files Files, depth int) ProbeQuery {
 	if len(argv) == 0 {
 		return ProbeQuery{Evidence: "exec has no command"}
 	}
 	desc := "exec [" + strings.Join(argv, " ") + "]"
 	script, cmds := commandsOf(argv)
-	// Query commands first: one is enough.
-	var accepting string
+	// What the commands seen do during recovery: one that fails is
+	// enough; one that passes counts only if nothing else fails.
+	var passing, assumed *ProbeQuery
+	keep := func(q ProbeQuery) {
+		switch {
+		case q.Assumed && assumed == nil:
+			assumed = &q
+		case !q.Assumed && passing == nil:
+			passing = &q
+		}
+	}
 	for _, cmd := range cmds {
 		name := queryCommand(cmd)
-		if name == "" {
+		switch {
+		case name == "":
 			continue
-		}
-		if name == "pg_isready" && acceptsRejecting.MatchString(script) {
-			accepting = name
+		case name == "pg_isready" && acceptsRejecting.MatchString(script):
+			keep(ProbeQuery{Connects: true, Evidence: "exec runs pg_isready but accepts its exit 1: it passes while PostgreSQL rejects connections in crash recovery"})
 			continue
-		}
-		if name == "curl" || name == "wget" {
+		case name == "curl" || name == "wget":
 			if q, ok := curlQuery(cmd, v); ok {
 				return q
 			}
 			continue
 		}
-		ev := "exec runs " + name + ", which " + commandWhat[name]
-		if s := serverOfCommand(name); s != "" && (v.Server == nil || v.Server.Name != s) {
-			ev = "exec runs " + name + " (a " + s + " client), which " + commandWhat[name]
+		q := clientQuery(name, cmd, script, v)
+		if q.Queries && !q.Assumed {
+			return q
 		}
-		return ProbeQuery{Queries: true, Evidence: ev}
+		keep(q)
 	}
-	if accepting != "" {
-		return ProbeQuery{Evidence: "exec runs pg_isready but accepts its exit 1: it passes while PostgreSQL rejects connections in crash recovery"}
-	}
-	// Scripts: known ones by name, unknown ones by the image they run on.
+	// Scripts: read from the input where it holds them, known ones by
+	// name, unknown ones by the image they run on.
 	for _, cmd := range cmds {
+		if f, ok := lookup(files, cmd[0]); ok && depth < maxScriptDepth {
+			q := execQuery(kind, c, []string{"sh", "-c", f.Text}, v, files, depth+1)
+			q.Evidence = "exec runs " + cmd[0] + " (" + f.From + "), which " + strings.TrimPrefix(strings.TrimPrefix(q.Evidence, "exec "), "[sh -c "+f.Text+"] ")
+			if q.Queries && !q.Assumed {
+				return q
+			}
+			keep(q)
+			continue
+		}
 		name := path.Base(cmd[0])
 		if !isScript(cmd[0]) {
 			continue
 		}
 		base := path.Base(imageRepository(c.Image))
+		known := false
 		for _, s := range Scripts {
 			if s.Name == name && (s.Image == "" || s.Image == base) {
-				return ProbeQuery{Queries: s.Queries, Evidence: "exec runs " + cmd[0] + ", " + s.What}
+				q := ProbeQuery{Queries: s.Queries, Connects: true, Evidence: "exec runs " + cmd[0] + ", " + s.What}
+				if q.Queries {
+					return q
+				}
+				keep(q)
+				known = true
+				break
 			}
 		}
-		if v.DatabaseLike && !RunsToCompletion(kind) {
-			return ProbeQuery{Queries: true, Assumed: true,
-				Evidence: "exec runs the script " + cmd[0] + " on a " + v.Server.Name + " container: assumed to log in and query, as health checks of database images do"}
+		if !known && v.DatabaseLike && !RunsToCompletion(kind) {
+			keep(ProbeQuery{Queries: true, Connects: true, Assumed: true,
+				Evidence: "exec runs the script " + cmd[0] + " on a " + v.Server.Name + " container: assumed to log in and query, as health checks of database images do"})
 		}
+	}
+	if assumed != nil {
+		return *assumed
+	}
+	if passing != nil {
+		return *passing
 	}
 	var names []string
 	for _, cmd := range cmds {
@@ -242,6 +313,80 @@ func execQuery(kind string, c *corev1.Container, argv []string, v Verdict) Probe
 		return ProbeQuery{Evidence: "exec runs only " + strings.Join(dedupe(names), ", ") + ": no login or query"}
 	}
 	return ProbeQuery{Evidence: "exec runs " + strings.Join(dedupe(names), ", ") + ", not known to need a query"}
+}
+
+func lookup(files Files, p string) (File, bool) {
+	if files == nil || !strings.Contains(p, "/") {
+		return File{}, false
+	}
+	return files(p)
+}
+
+// clientQuery reads one client command of the table: what it needs from
+// the server, given its arguments and the script it runs in.
+func clientQuery(name string, cmd []string, script string, v Verdict) ProbeQuery {
+	row := CommandNamed(name)
+	what := row.What
+	ev := "exec runs " + name + ", which " + what
+	if row.Server != "" && (v.Server == nil || v.Server.Name != row.Server) {
+		ev = "exec runs " + name + " (a " + row.Server + " client), which " + what
+	}
+	args := operands(cmd)
+	switch row.Server {
+	case "Redis":
+		return redisQuery(name, cmd, script)
+	case "MySQL":
+		if (name == "mysqladmin" || name == "mariadb-admin") && slices.Contains(args, "ping") {
+			return ProbeQuery{Connects: true, Evidence: "exec runs " + name + " ping, which connects without logging in: it exits 0 on any reply of the server (even Access denied) and 1 only when nothing answers"}
+		}
+		if name == "mysqladmin" || name == "mariadb-admin" {
+			ev = "exec runs " + name + ", which logs in to the server"
+		}
+	case "Cassandra":
+		if name == "nodetool" {
+			if slices.Contains(args, "info") && strings.Contains(strings.ToLower(script), "native transport active: true") {
+				return ProbeQuery{Queries: true, Evidence: `exec runs nodetool info and requires "Native Transport active: true", which Cassandra reports only once its CQL port is open, after the commit-log replay`}
+			}
+			sub := "nodetool"
+			if slices.Contains(args, "status") {
+				sub = "nodetool status"
+			}
+			return ProbeQuery{Queries: true, Assumed: true,
+				Evidence:   "exec runs " + sub + ", which asks the node over JMX",
+				Assumption: sub + " asks the node over JMX, which Cassandra opens before it replays its commit log (CassandraDaemon.setup: maybeInitJmx first): it may answer during the replay. This finding assumes it fails until the node has recovered; if it answers, the probe does not kill the recovery and the finding does not apply: suppress it with the annotation backfire.dev/ignore: BF101."}
+		}
+	}
+	return ProbeQuery{Queries: true, Connects: true, Evidence: ev}
+}
+
+// redisQuery reads redis-cli (valkey-cli, keydb-cli): it exits 0 on an
+// error reply such as LOADING unless -e is given, so it fails during
+// loading only with -e or when the script compares its output with PONG.
+func redisQuery(name string, cmd []string, script string) ProbeQuery {
+	switch {
+	case slices.Contains(cmd[1:], "-e"):
+		return ProbeQuery{Queries: true, Connects: true,
+			Evidence: "exec runs " + name + " -e, which exits 1 on an error reply: -LOADING while Redis loads its dataset"}
+	case strings.Contains(script, "PONG") && !strings.Contains(script, "LOADING"):
+		return ProbeQuery{Queries: true, Connects: true,
+			Evidence: "exec runs " + name + " and requires its answer to be PONG, but Redis answers -LOADING while it loads its dataset"}
+	case strings.Contains(script, "LOADING"):
+		return ProbeQuery{Connects: true,
+			Evidence: "exec runs " + name + " and accepts LOADING: it passes while Redis loads its dataset"}
+	}
+	return ProbeQuery{Connects: true,
+		Evidence: "exec runs " + name + " without -e, which prints the -LOADING error and exits 0 while Redis loads its dataset (it exits 1 on an error reply only with -e)"}
+}
+
+// operands are a command's arguments that are not flags.
+func operands(cmd []string) []string {
+	var out []string
+	for _, a := range cmd[1:] {
+		if !strings.HasPrefix(a, "-") {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // queryCommand returns the query command cmd runs ("psql", "cockroach
@@ -401,6 +546,11 @@ func splitScript(s string) [][]string {
 			} else {
 				w.WriteByte(r)
 			}
+		case r == '#' && !inWord:
+			// A comment (the shebang too) runs to the end of the line.
+			for i+1 < len(s) && s[i+1] != '\n' {
+				i++
+			}
 		case r == '\'' || r == '"':
 			quote, inWord = r, true
 		case r == ' ' || r == '\t':
@@ -544,7 +694,7 @@ type Startup struct {
 // kills. A startupProbe that passes during recovery (tcpSocket on a server
 // that listens while it recovers, pg_isready with exit 1 accepted,
 // CloudNativePG's /startupz) hands over to the liveness probe at once.
-func StartupOf(kind string, c *corev1.Container, v Verdict, minBudget int) Startup {
+func StartupOf(kind string, c *corev1.Container, v Verdict, minBudget int, files Files) Startup {
 	sp := c.StartupProbe
 	if sp == nil {
 		return Startup{Why: "there is no startupProbe"}
@@ -552,13 +702,12 @@ func StartupOf(kind string, c *corev1.Container, v Verdict, minBudget int) Start
 	t := probe.TimingOf(sp, nil)
 	s := Startup{Present: true, Budget: t.StartupBudget(), BudgetFormula: t.NeverHealthyKillFormula()}
 	budget := fmt.Sprintf("%d s (%s)", s.Budget, s.BudgetFormula)
-	q := Probe(kind, c, sp, v)
-	s.FailsDuringRecovery = q.Queries
+	q := ProbeWith(kind, c, sp, v, files)
+	s.FailsDuringRecovery = q.FailsDuringRecovery(v)
 	why := q.Evidence
 	if sp.TCPSocket != nil && v.Server != nil {
 		switch {
 		case v.Server.PortClosedDuringRecovery:
-			s.FailsDuringRecovery = true
 			why = "tcpSocket fails while " + v.Server.Name + " recovers: it " + v.Server.Recovery
 		case v.Server.ListensDuringRecovery:
 			why = "tcpSocket passes as soon as " + v.Server.Name + " listens, which it does during crash recovery"
@@ -582,6 +731,6 @@ func StartupOf(kind string, c *corev1.Container, v Verdict, minBudget int) Start
 // liveness probe away through a crash recovery of up to minBudget seconds
 // (see StartupOf), and why.
 func StartupHoldsThroughRecovery(kind string, c *corev1.Container, v Verdict, minBudget int) (bool, string) {
-	s := StartupOf(kind, c, v, minBudget)
+	s := StartupOf(kind, c, v, minBudget, nil)
 	return s.Holds, s.Why
 }

@@ -18,7 +18,15 @@ func ContainerPatch(t *object.PodTemplate, container string, fields map[string]a
 	for k, v := range fields {
 		c[k] = v
 	}
-	return At(t.SpecPath.String(), map[string]any{"containers": []any{c}})
+	// Names are unique across containers and init containers: a native
+	// sidecar is patched in the list that holds it.
+	list := "containers"
+	for _, ic := range t.Spec.InitContainers {
+		if ic.Name == container {
+			list = "initContainers"
+		}
+	}
+	return At(t.SpecPath.String(), map[string]any{list: []any{c}})
 }
 
 // At wraps value in the objects that lead to path ("spec.template.spec").

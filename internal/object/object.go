@@ -63,8 +63,12 @@ var fastJSON = jsoniter.ConfigCompatibleWithStandardLibrary
 // version is not part of the key: older versions of these kinds
 // (apps/v1beta2, batch/v1beta1, autoscaling/v1) share the fields that matter.
 var decoders = map[string]func() any{
-	"/Pod":                  func() any { return &corev1.Pod{} },
-	"/Service":              func() any { return &corev1.Service{} },
+	"/Pod":       func() any { return &corev1.Pod{} },
+	"/Service":   func() any { return &corev1.Service{} },
+	"/ConfigMap": func() any { return &corev1.ConfigMap{} },
+	"/ReplicationController": func() any {
+		return &corev1.ReplicationController{}
+	},
 	"apps/Deployment":       func() any { return &appsv1.Deployment{} },
 	"extensions/Deployment": func() any { return &appsv1.Deployment{} },
 	"apps/StatefulSet":      func() any { return &appsv1.StatefulSet{} },

@@ -29,7 +29,7 @@ func (t *PodTemplate) ContainerPath(i int) *field.Path {
 }
 
 // WorkloadKinds are the kinds that run pods.
-var WorkloadKinds = []string{"Pod", "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "CronJob", "Rollout"}
+var WorkloadKinds = []string{"Pod", "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "ReplicationController", "Job", "CronJob", "Rollout"}
 
 // PodTemplate returns the object's own pod template, or nil when it has none.
 // A Rollout that uses workloadRef has none of its own: the index resolves it.
@@ -46,6 +46,11 @@ func (o *Object) PodTemplate() *PodTemplate {
 		return fromSpec(o, &v.Spec.Template, tmpl)
 	case *appsv1.ReplicaSet:
 		return fromSpec(o, &v.Spec.Template, tmpl)
+	case *corev1.ReplicationController:
+		if v.Spec.Template == nil {
+			return nil
+		}
+		return fromSpec(o, v.Spec.Template, tmpl)
 	case *batchv1.Job:
 		return fromSpec(o, &v.Spec.Template, tmpl)
 	case *batchv1.CronJob:
@@ -74,6 +79,8 @@ func (o *Object) Replicas() (n int32, set bool) {
 		r = v.Spec.Replicas
 	case *appsv1.ReplicaSet:
 		r = v.Spec.Replicas
+	case *corev1.ReplicationController:
+		r = v.Spec.Replicas
 	case *rolloutsv1alpha1.Rollout:
 		r = v.Spec.Replicas
 	case *corev1.Pod:
@@ -97,6 +104,8 @@ func (o *Object) Running() int32 {
 	case *appsv1.StatefulSet:
 		return v.Status.Replicas
 	case *appsv1.ReplicaSet:
+		return v.Status.Replicas
+	case *corev1.ReplicationController:
 		return v.Status.Replicas
 	case *rolloutsv1alpha1.Rollout:
 		return v.Status.Replicas
@@ -122,4 +131,39 @@ func (o *Object) Stateful(t *PodTemplate) (bool, string) {
 		}
 	}
 	return false, ""
+}
+
+// Container is a container that runs for the pod's whole life, with the
+// field path of its entry in the template.
+type Container struct {
+	*corev1.Container
+	Path *field.Path // spec.template.spec.containers[0], ...initContainers[1]
+	// Sidecar: a native sidecar, an init container with restartPolicy
+	// Always. It runs beside the containers with its own probes and
+	// resources.
+	Sidecar bool
+}
+
+// Containers returns the pod's long-running containers: the regular ones,
+// then the native sidecars. Init containers that run to completion before
+// the others start are left out: they are not servers and carry no probes.
+// Rules walk containers through this one function.
+func (t *PodTemplate) Containers() []Container {
+	out := make([]Container, 0, len(t.Spec.Containers))
+	for i := range t.Spec.Containers {
+		out = append(out, Container{Container: &t.Spec.Containers[i], Path: t.ContainerPath(i)})
+	}
+	for i := range t.Spec.InitContainers {
+		c := &t.Spec.InitContainers[i]
+		if IsSidecar(c) {
+			out = append(out, Container{Container: c, Path: t.SpecPath.Child("initContainers").Index(i), Sidecar: true})
+		}
+	}
+	return out
+}
+
+// IsSidecar reports whether an init container is a native sidecar
+// (restartPolicy: Always): it keeps running beside the pod's containers.
+func IsSidecar(c *corev1.Container) bool {
+	return c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
 }

@@ -1,7 +1,8 @@
 // Package rules holds the rule catalog and the engine that runs it. A rule is
 // a value (ID, slug, severity, doc, the kinds it reads, a Run function) in
 // the spirit of golang.org/x/tools/go/analysis: small, pure functions over
-// one object and the index, registered in one table (registry.go).
+// one object and the index, each family's listed in its package's Rules and
+// joined into one catalog in internal/catalog.
 package rules
 
 import (
@@ -64,11 +65,46 @@ func (p *Pass) Classify(c *corev1.Container) classify.Verdict {
 	if v, ok := p.verdicts[c]; ok {
 		return v
 	}
-	v := classify.Container(p.Object.Kind, c)
+	v := classify.ContainerOf(p.RunsOnce(), c)
 	if p.verdicts != nil {
 		p.verdicts[c] = v
 	}
 	return v
+}
+
+// Files reads the files of container c of template t that the input holds:
+// keys of ConfigMaps in the input, mounted into c. A probe's script is read
+// from there instead of being guessed at.
+func (p *Pass) Files(t *object.PodTemplate, c *corev1.Container) classify.Files {
+	return func(path string) (classify.File, bool) {
+		f, ok := t.ConfigMapFileAt(c, path)
+		if !ok {
+			return classify.File{}, false
+		}
+		o := p.Index.Get("ConfigMap", t.Owner.Namespace, f.ConfigMap)
+		if o == nil {
+			return classify.File{}, false
+		}
+		cm, ok := o.Typed.(*corev1.ConfigMap)
+		if !ok {
+			return classify.File{}, false
+		}
+		text, ok := cm.Data[f.Key]
+		if !ok {
+			return classify.File{}, false
+		}
+		return classify.File{Text: text, From: "ConfigMap " + f.ConfigMap + ", key " + f.Key}, true
+	}
+}
+
+// RunsOnce says why the object's pods run once and exit ("" when they
+// serve): see classify.RunsOnce.
+func (p *Pass) RunsOnce() string {
+	var spec *corev1.PodSpec
+	if t, _ := p.Index.PodTemplate(p.Object); t != nil {
+		spec = t.Spec
+	}
+	return classify.RunsOnce(p.Object.Kind, p.Object.Meta, spec)
 }
 
 // Config returns the scan's configuration.

@@ -6,6 +6,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
 	"backfire.dev/backfire/internal/classify"
 	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/fix"
@@ -41,8 +43,8 @@ func runBF101(p *rules.Pass) {
 		return
 	}
 	kind := p.Object.Kind
-	for i := range t.Spec.Containers {
-		c := &t.Spec.Containers[i]
+	for _, ct := range t.Containers() {
+		c, at := ct.Container, ct.Path
 		if c.LivenessProbe == nil {
 			continue
 		}
@@ -50,15 +52,55 @@ func runBF101(p *rules.Pass) {
 		if !v.DatabaseLike {
 			continue
 		}
-		q := classify.Probe(kind, c, c.LivenessProbe, v)
-		if !q.Queries {
+		files := p.Files(t, c)
+		q := classify.ProbeWith(kind, c, c.LivenessProbe, v, files)
+		if !q.FailsDuringRecovery(v) {
 			continue
 		}
 		budget := p.Config().StartupBudgetSeconds()
-		st := classify.StartupOf(kind, c, v, budget)
-		p.Report(bf101Finding(t, i, c, v, q, st, kind, budget))
+		st := classify.StartupOf(kind, c, v, budget, files)
+		b := bf101{t: t, at: at, c: c, v: v, q: q, st: st, kind: kind, budget: budget, files: files}
+		b.limit = limitOf(c, probe.TimingOf(c.LivenessProbe, t.Spec.TerminationGracePeriodSeconds), st)
+		if b.closed() && b.limit.seconds >= budget {
+			// The port stays closed through a recovery as long as the
+			// threshold, and the probe holds off that long.
+			if c.LivenessProbe.TCPSocket != nil {
+				continue // nothing kills a slow server either: the kernel answers
+			}
+			b.coveredBy = "initial delay"
+			if st.Present {
+				b.coveredBy = "startupProbe"
+			}
+		}
+		p.Report(b.finding())
 	}
 }
+
+// bf101 is one finding in the making.
+type bf101 struct {
+	t      *object.PodTemplate
+	at     *field.Path
+	c      *corev1.Container
+	v      classify.Verdict
+	q      classify.ProbeQuery
+	st     classify.Startup
+	kind   string
+	budget int
+	files  classify.Files
+	limit  recoveryLimit
+	// coveredBy is set when a server that keeps its port closed during
+	// recovery gets a recovery of at least the threshold before the
+	// liveness probe can kill it: "startupProbe" or "initial delay".
+	coveredBy string
+}
+
+// closed: the server opens its port only once it has recovered, so every
+// probe that connects fails during recovery, tcpSocket included.
+func (b *bf101) closed() bool { return b.v.Server.PortClosedDuringRecovery }
+
+// held: something keeps the liveness probe away through a recovery as
+// long as the threshold; every slow minute still costs a crash recovery.
+func (b *bf101) held() bool { return b.st.Holds || b.coveredBy != "" }
 
 // recoveryLimit is how long after its start a container that never passes
 // lives, and the arithmetic.
@@ -89,27 +131,45 @@ func limitOf(c *corev1.Container, lt probe.Timing, st classify.Startup) recovery
 	return l
 }
 
-func bf101Finding(t *object.PodTemplate, i int, c *corev1.Container, v classify.Verdict, q classify.ProbeQuery, st classify.Startup, kind string, budget int) rules.Report {
+func (b *bf101) finding() rules.Report {
+	t, c, v, q, st := b.t, b.c, b.v, b.q, b.st
 	lp := c.LivenessProbe
 	lt := probe.TimingOf(lp, t.Spec.TerminationGracePeriodSeconds)
 	s := v.Server
-	limit := limitOf(c, lt, st)
+	limit := b.limit
+	tcp := lp.TCPSocket != nil
 
 	sev := finding.Error
-	msg := fmt.Sprintf("liveness probe %s needs %s to answer a query, which it refuses during crash recovery: a recovery longer than %d s (%s) is killed and starts over, forever",
-		probe.Describe(lp), s.Name, limit.seconds, limit.formula)
-	if st.Holds {
+	var msg string
+	switch {
+	case b.closed() && b.held():
+		sev = finding.Warning
+		msg = fmt.Sprintf("liveness probe %s fails while %s recovers (it %s): the %s holds it back through a recovery of up to %d s, but every slow minute still ends in a kill and a crash recovery",
+			probe.Describe(lp), s.Name, s.Recovery, b.coveredBy, limit.seconds)
+	case b.closed():
+		msg = fmt.Sprintf("liveness probe %s fails while %s recovers, because %s %s: a recovery longer than %d s (%s) is killed and starts over, forever",
+			probe.Describe(lp), s.Name, s.Name, s.Recovery, limit.seconds, limit.formula)
+	case st.Holds:
 		sev = finding.Warning
 		msg = fmt.Sprintf("liveness probe %s needs %s to answer a query: the startupProbe holds it back through a recovery of up to %d s, but every slow minute still ends in a kill and a crash recovery",
 			probe.Describe(lp), s.Name, st.Budget)
+	default:
+		msg = fmt.Sprintf("liveness probe %s needs %s to answer a query, which it refuses during crash recovery: a recovery longer than %d s (%s) is killed and starts over, forever",
+			probe.Describe(lp), s.Name, limit.seconds, limit.formula)
 	}
 
-	mech := []string{
-		fmt.Sprintf("Container %s is %s, and its liveness probe queries it: %s.", c.Name, classification(v), q.Evidence),
-		fmt.Sprintf("A slow minute makes the probe miss its %d s timeout %s in a row (%s, %s, %s): the kubelet kills the container (%d-1) x %d + %d = %d s after the first slow answer, SIGKILL at most %d s after SIGTERM.",
-			lt.Timeout.N, times(lt.Failure.N), lt.Timeout.Phrase("timeoutSeconds"), lt.Failure.Phrase("failureThreshold"), lt.Period.Phrase("periodSeconds"),
-			lt.Failure.N, lt.Period.N, lt.Timeout.N, lt.KillAfterFirstFailure(), lt.Grace.N),
-		fmt.Sprintf("%s restarts into crash recovery and %s: the same probe now fails by design.", s.Name, s.Recovery),
+	first := fmt.Sprintf("Container %s is %s, and its liveness probe queries it: %s.", c.Name, classification(v), q.Evidence)
+	if b.closed() && !q.Queries {
+		first = fmt.Sprintf("Container %s is %s, which keeps its port closed while it recovers, and its liveness probe connects to it: %s.", c.Name, classification(v), q.Evidence)
+	}
+	crash := fmt.Sprintf("A slow minute makes the probe miss its %d s timeout %s in a row (%s, %s, %s): the kubelet kills the container (%d-1) x %d + %d = %d s after the first slow answer, SIGKILL at most %d s after SIGTERM.",
+		lt.Timeout.N, times(lt.Failure.N), lt.Timeout.Phrase("timeoutSeconds"), lt.Failure.Phrase("failureThreshold"), lt.Period.Phrase("periodSeconds"),
+		lt.Failure.N, lt.Period.N, lt.Timeout.N, lt.KillAfterFirstFailure(), lt.Grace.N)
+	if tcp {
+		crash = "The kernel answers a tcpSocket probe however slow the server is, so this probe does not cause the first crash; any other does: an OOM kill, a node restart, an eviction, a kill by the runtime."
+	}
+	mech := []string{first, crash,
+		fmt.Sprintf("%s restarts into crash recovery and %s: the same probe now fails by design.", s.Name, s.RecoveryAnswer(c.Image)),
 	}
 	interrupted := ""
 	if s.Interrupted != "" {
@@ -121,9 +181,12 @@ func bf101Finding(t *object.PodTemplate, i int, c *corev1.Container, v classify.
 		formula += ": " + limit.from
 	}
 	switch {
-	case st.Holds:
+	case b.coveredBy == "initial delay":
+		mech = append(mech, fmt.Sprintf("After each kill the liveness probe waits its initial delay and then allows %d failures: a recovery shorter than %d s (%s) completes, at least the %d s threshold; a longer one is killed and starts over%s.",
+			lt.Failure.N, limit.seconds, formula, b.budget, interrupted))
+	case b.held():
 		mech = append(mech, fmt.Sprintf("After each kill, %s: a recovery shorter than %d s completes; a longer one is killed by the startupProbe and starts over%s.",
-			st.Why, st.Budget, interrupted))
+			st.Why, limit.seconds, interrupted))
 	case st.Present && st.FailsDuringRecovery:
 		mech = append(mech, capitalize(st.Why)+": "+never)
 	case st.Present:
@@ -131,7 +194,7 @@ func bf101Finding(t *object.PodTemplate, i int, c *corev1.Container, v classify.
 	default:
 		mech = append(mech, fmt.Sprintf("Killed %d s after start if never healthy (%s): %s", limit.seconds, formula, never))
 	}
-	if st.Holds {
+	if b.held() {
 		mech = append(mech, "Adding CPU only makes the first slow minute rarer; every kill still costs a crash recovery.")
 	} else {
 		mech = append(mech, backoffLine(limit.seconds),
@@ -149,26 +212,30 @@ func bf101Finding(t *object.PodTemplate, i int, c *corev1.Container, v classify.
 		"server":                  s.Name,
 		"classification":          v.EvidenceString(),
 		"probeQueries":            q.Evidence,
+		"listensDuringRecovery":   !b.closed(),
 	}
 	if st.Present {
 		ev["startupProbe"] = st.Why
 		ev["startupBudgetSeconds"] = st.Budget
 	}
 	var assumed []string
-	if q.Assumed {
+	switch {
+	case q.Assumption != "":
+		assumed = append(assumed, q.Assumption)
+	case q.Assumed:
 		assumed = append(assumed, fmt.Sprintf("%s is assumed to log in and query %s; if it only checks that the process runs, suppress this finding with the annotation backfire.dev/ignore: BF101.",
-			strings.Join(lp.Exec.Command, " "), s.Name))
+			probe.Describe(lp), s.Name))
 	}
 	return rules.Report{
 		At:          t.Owner,
-		Path:        t.ContainerPath(i).Child("livenessProbe"),
+		Path:        b.at.Child("livenessProbe"),
 		Container:   c.Name,
 		Severity:    sev,
 		Message:     msg,
 		Mechanism:   mech,
 		Evidence:    ev,
 		Assumptions: assumed,
-		Fix:         bf101Fix(t, c, v, kind, budget),
+		Fix:         b.fix(),
 	}
 }
 
@@ -188,12 +255,13 @@ func capitalize(s string) string {
 	return strings.ToUpper(s[:1]) + s[1:]
 }
 
-// bf101Fix replaces the liveness handler with tcpSocket on the server's
-// port and moves the query to readiness, where a slow answer only takes the
-// pod out of rotation.
-// budget is the startup budget a server that keeps its port closed during
-// recovery gets (the BF101 threshold).
-func bf101Fix(t *object.PodTemplate, c *corev1.Container, v classify.Verdict, kind string, budget int) *finding.Fix {
+// fix replaces the liveness handler with tcpSocket on the server's port
+// and moves the query to readiness, where a slow answer only takes the pod
+// out of rotation. A server that keeps its port closed while it recovers
+// also gets a tcpSocket startupProbe whose budget (the BF101 threshold)
+// holds liveness back through a recovery.
+func (b *bf101) fix() *finding.Fix {
+	t, c, v, kind, budget := b.t, b.c, b.v, b.kind, b.budget
 	s := v.Server
 	port, portWhy := classify.ServerPort(c, v)
 	lp := c.LivenessProbe
@@ -205,39 +273,55 @@ func bf101Fix(t *object.PodTemplate, c *corev1.Container, v classify.Verdict, ki
 				s.Name, fixLivenessTimeout, fixLivenessFailures, old, fixQueryTimeout),
 		}
 	}
-	fields := map[string]any{
-		"livenessProbe": map[string]any{
-			old:                nil,
-			"tcpSocket":        map[string]any{"port": port},
-			"timeoutSeconds":   fixLivenessTimeout,
-			"failureThreshold": fixLivenessFailures,
-		},
-	}
+	fields := map[string]any{}
 	var desc []string
+	if b.closed() {
+		if !b.held() {
+			failures := (budget + fixStartupPeriod - 1) / fixStartupPeriod
+			sp := map[string]any{
+				"tcpSocket":        map[string]any{"port": port},
+				"periodSeconds":    fixStartupPeriod,
+				"timeoutSeconds":   fixLivenessTimeout,
+				"failureThreshold": failures,
+			}
+			what := "a tcpSocket startupProbe"
+			if c.StartupProbe != nil {
+				if h := probe.Handler(c.StartupProbe); h != "tcpSocket" && h != "" {
+					sp[h] = nil
+				}
+				what = "the startupProbe, made a tcpSocket probe"
+			}
+			fields["startupProbe"] = sp
+			desc = append(desc, fmt.Sprintf("%s opens its port only once it has recovered: %s on port %d (%s) with failureThreshold %d x periodSeconds %d = %d s holds the liveness probe back until it does, through a recovery of up to %d s (the startupBudgetSeconds threshold; raise it for larger data).",
+				s.Name, what, port, portWhy, failures, fixStartupPeriod, failures*fixStartupPeriod, budget))
+		}
+		if lp.TCPSocket != nil {
+			return &finding.Fix{
+				Description: strings.Join(desc, " "),
+				Type:        finding.StrategicMergePatch,
+				Patch:       fix.ContainerPatch(t, c.Name, fields),
+			}
+		}
+	}
+	fields["livenessProbe"] = map[string]any{
+		old:                nil,
+		"tcpSocket":        map[string]any{"port": port},
+		"timeoutSeconds":   fixLivenessTimeout,
+		"failureThreshold": fixLivenessFailures,
+	}
 	desc = append(desc, fmt.Sprintf("Make the liveness probe check only that %s runs: tcpSocket on port %d (%s), timeoutSeconds %d, failureThreshold %d.",
 		s.Name, port, portWhy, fixLivenessTimeout, fixLivenessFailures))
 	switch {
 	case s.ListensDuringRecovery:
 		desc = append(desc, fmt.Sprintf("%s listens during crash recovery, so the probe passes while it recovers.", s.Name))
-	case s.PortClosedDuringRecovery && c.StartupProbe == nil:
-		failures := (budget + fixStartupPeriod - 1) / fixStartupPeriod
-		fields["startupProbe"] = map[string]any{
-			"tcpSocket":        map[string]any{"port": port},
-			"periodSeconds":    fixStartupPeriod,
-			"timeoutSeconds":   fixLivenessTimeout,
-			"failureThreshold": failures,
-		}
-		desc = append(desc, fmt.Sprintf("%s opens its port only after recovery, so a tcpSocket startupProbe (%d x %d = %d s) holds liveness back until it does.",
-			s.Name, failures, fixStartupPeriod, failures*fixStartupPeriod))
-	case s.PortClosedDuringRecovery:
-		desc = append(desc, fmt.Sprintf("%s opens its port only after recovery: the startupProbe must allow a whole recovery (%d s or more).", s.Name, budget))
+	case b.closed():
 	default:
 		desc = append(desc, fmt.Sprintf("If %s does not listen while it recovers, also give it a startupProbe of %d s or more.", s.Name, budget))
 	}
 	desc = append(desc, fmt.Sprintf(`The patch deletes the %s handler ("%s": null): a strategic merge patch merges containers by name and would otherwise keep both handlers, which the API server rejects.`, old, old))
 
 	rp := c.ReadinessProbe
-	rq := classify.Probe(kind, c, rp, v)
+	rq := classify.ProbeWith(kind, c, rp, v, b.files)
 	query := handlerValue(lp)
 	switch {
 	case rp == nil:

@@ -5,6 +5,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
 	"backfire.dev/backfire/internal/classify"
 	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/fix"
@@ -28,8 +30,8 @@ func runBF102(p *rules.Pass) {
 	if t == nil {
 		return
 	}
-	for i := range t.Spec.Containers {
-		c := &t.Spec.Containers[i]
+	for _, ct := range t.Containers() {
+		c, at := ct.Container, ct.Path
 		lp := c.LivenessProbe
 		h := probe.Handler(lp)
 		if h == "" || h == "tcpSocket" {
@@ -40,13 +42,13 @@ func runBF102(p *rules.Pass) {
 			continue
 		}
 		v := p.Classify(c)
-		q := classify.Probe(p.Object.Kind, c, lp, v)
-		p.Report(bf102Finding(t, i, c, tm, v, q))
+		q := classify.ProbeWith(p.Object.Kind, c, lp, v, p.Files(t, c))
+		p.Report(bf102Finding(t, at, c, tm, v, q))
 	}
 }
 
-func bf102Finding(t *object.PodTemplate, i int, c *corev1.Container, tm probe.Timing, v classify.Verdict, q classify.ProbeQuery) rules.Report {
-	path := t.ContainerPath(i).Child("livenessProbe")
+func bf102Finding(t *object.PodTemplate, at *field.Path, c *corev1.Container, tm probe.Timing, v classify.Verdict, q classify.ProbeQuery) rules.Report {
+	path := at.Child("livenessProbe")
 	how := "timeoutSeconds is unset, so Kubernetes uses its default of 1 s: a value nobody chose"
 	if tm.Timeout.Set {
 		path = path.Child("timeoutSeconds")

@@ -8,6 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
 	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/fix"
 	"backfire.dev/backfire/internal/model/probe"
@@ -31,8 +33,8 @@ func runBF103(p *rules.Pass) {
 	if t == nil {
 		return
 	}
-	for i := range t.Spec.Containers {
-		c := &t.Spec.Containers[i]
+	for _, ct := range t.Containers() {
+		c, at := ct.Container, ct.Path
 		lp, rp := c.LivenessProbe, c.ReadinessProbe
 		if lp == nil || rp == nil || !sameCheck(c, lp, rp) {
 			continue
@@ -42,7 +44,7 @@ func runBF103(p *rules.Pass) {
 		if lt.KillBudget() > rt.KillBudget() {
 			continue // liveness is strictly more tolerant: readiness acts first
 		}
-		p.Report(bf103Finding(t, i, c, lt, rt))
+		p.Report(bf103Finding(t, at, c, lt, rt))
 	}
 }
 
@@ -98,7 +100,7 @@ func portNumber(c *corev1.Container, p intstr.IntOrString) string {
 	return p.String()
 }
 
-func bf103Finding(t *object.PodTemplate, i int, c *corev1.Container, lt, rt probe.Timing) rules.Report {
+func bf103Finding(t *object.PodTemplate, at *field.Path, c *corev1.Container, lt, rt probe.Timing) rules.Report {
 	lp := c.LivenessProbe
 	lb, rb := lt.KillBudget(), rt.KillBudget()
 	cmp, when := "the same as", "no later than"
@@ -115,7 +117,7 @@ func bf103Finding(t *object.PodTemplate, i int, c *corev1.Container, lt, rt prob
 	after := failure*lt.Period.N + lt.Timeout.N
 	return rules.Report{
 		At:        t.Owner,
-		Path:      t.ContainerPath(i).Child("livenessProbe"),
+		Path:      at.Child("livenessProbe"),
 		Container: c.Name,
 		Message: fmt.Sprintf("liveness and readiness run the same check, %s, and liveness gives up no later than readiness (%s = %d s against %s = %d s): a slow pod is restarted instead of rested",
 			probe.Describe(lp), lt.KillBudgetFormula(), lb, rt.KillBudgetFormula(), rb),

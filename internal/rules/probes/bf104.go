@@ -6,6 +6,8 @@ import (
 	rolloutsv1alpha1 "github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
 	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/fix"
 	"backfire.dev/backfire/internal/model/probe"
@@ -33,8 +35,8 @@ func runBF104(p *rules.Pass) {
 		return
 	}
 	var pods *fewPods
-	for i := range t.Spec.Containers {
-		c := &t.Spec.Containers[i]
+	for _, ct := range t.Containers() {
+		c, at := ct.Container, ct.Path
 		rp := c.ReadinessProbe
 		if rp == nil || rp.TCPSocket != nil {
 			continue // the kernel answers a TCP connect, however slow the server
@@ -49,7 +51,7 @@ func runBF104(p *rules.Pass) {
 		if pods.min > p.Config().FewReplicas() {
 			return
 		}
-		p.Report(bf104Finding(t, i, c, rt, pods))
+		p.Report(bf104Finding(t, at, c, rt, pods))
 	}
 }
 
@@ -138,7 +140,7 @@ func firstWeightStep(r *rolloutsv1alpha1.Rollout) (int, int32) {
 	return -1, 0
 }
 
-func bf104Finding(t *object.PodTemplate, i int, c *corev1.Container, rt probe.Timing, pods *fewPods) rules.Report {
+func bf104Finding(t *object.PodTemplate, at *field.Path, c *corev1.Container, rt probe.Timing, pods *fewPods) rules.Report {
 	rp := c.ReadinessProbe
 	who := fmt.Sprintf("%d pods", pods.min)
 	if pods.min == 1 {
@@ -169,7 +171,7 @@ func bf104Finding(t *object.PodTemplate, i int, c *corev1.Container, rt probe.Ti
 	}
 	return rules.Report{
 		At:        t.Owner,
-		Path:      t.ContainerPath(i).Child("readinessProbe", "failureThreshold"),
+		Path:      at.Child("readinessProbe", "failureThreshold"),
 		Container: c.Name,
 		Message: fmt.Sprintf("readiness probe %s takes a pod out of the endpoints on its first answer slower than %d s, and this workload may serve with %s: one slow moment can leave none",
 			probe.Describe(rp), rt.Timeout.N, who),

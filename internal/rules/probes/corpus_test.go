@@ -167,7 +167,7 @@ func TestExamples(t *testing.T) {
 	for _, want := range []string{
 		"Killed 330 s after start if never healthy (300 + 3 x 10)",
 		"a crash recovery longer than 330 s from the container's start never completes; recovery restarts from scratch at every kill",
-		`SQLSTATE 57P03 "the database system is in recovery mode"`,
+		`SQLSTATE 57P03 "the database system is not yet accepting connections" (PostgreSQL 15 and later; "the database system is starting up" up to 14`,
 		"(3-1) x 10 + 1 = 21 s after the first slow answer, SIGKILL at most 120 s after SIGTERM",
 		"Adding CPU only makes the first slow minute rarer",
 	} {

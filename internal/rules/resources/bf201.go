@@ -46,11 +46,10 @@ func runBF201(p *rules.Pass) {
 
 func bf201Finding(w *workload, qos corev1.PodQOSClass) rules.Report {
 	t := w.t
-	i, size, sev := 0, statefulRequests, finding.Warning
+	c, at, size, sev := &t.Spec.Containers[0], t.ContainerPath(0), statefulRequests, finding.Warning
 	if w.databaseLike() {
-		i, size, sev = w.db, databaseRequests, finding.Error
+		c, at, size, sev = w.db.Container, w.db.Path, databaseRequests, finding.Error
 	}
-	c := &t.Spec.Containers[i]
 	own := cgroup.WeightsOf(0)
 	nb := cgroup.OneCPU
 	oom := cgroup.OOMScoreAdj(qos, 0, 0)
@@ -80,13 +79,13 @@ func bf201Finding(w *workload, qos corev1.PodQOSClass) rules.Report {
 	}
 	if w.databaseLike() && w.verdict.Server.Recovery != "" {
 		mech = append(mech, fmt.Sprintf("An OOM kill or a probe's kill is a crash for a database: %s must recover on restart and %s, on the same starved CPU.",
-			w.verdict.Server.Name, w.verdict.Server.Recovery))
+			w.verdict.Server.Name, w.verdict.Server.RecoveryAnswer(c.Image)))
 	}
 
 	fixed := cgroup.WeightsOf(milli(size.cpu))
 	return rules.Report{
 		At:        t.Owner,
-		Path:      t.ContainerPath(i).Child("resources"),
+		Path:      at.Child("resources"),
 		Container: c.Name,
 		Severity:  sev,
 		Message:   msg,

@@ -32,8 +32,8 @@ func runBF202(p *rules.Pass) {
 		return
 	}
 	qos := cgroup.QOSClass(t.Spec)
-	for i := range t.Spec.Containers {
-		c := &t.Spec.Containers[i]
+	for _, ct := range t.Containers() {
+		c := ct.Container
 		limit := cgroup.MilliCPU(c.Resources.Limits)
 		if limit <= 0 {
 			continue
@@ -42,15 +42,15 @@ func runBF202(p *rules.Pass) {
 		wk := WorkersOf(c)
 		switch {
 		case v.DatabaseLike:
-			p.Report(bf202Finding(t, i, qos, limit, v, Workers{}))
+			p.Report(bf202Finding(t, ct, qos, limit, v, Workers{}))
 		case wk.N > 1 && limit < 1000:
-			p.Report(bf202Finding(t, i, qos, limit, v, wk))
+			p.Report(bf202Finding(t, ct, qos, limit, v, wk))
 		}
 	}
 }
 
-func bf202Finding(t *object.PodTemplate, i int, qos corev1.PodQOSClass, limit int64, v classify.Verdict, wk Workers) rules.Report {
-	c := &t.Spec.Containers[i]
+func bf202Finding(t *object.PodTemplate, ct object.Container, qos corev1.PodQOSClass, limit int64, v classify.Verdict, wk Workers) rules.Report {
+	c := ct.Container
 	quota := cgroup.Quota(limit)
 	period := cgroup.QuotaPeriod
 	lim := cgroup.FormatMilliCPU(limit)
@@ -128,7 +128,7 @@ func bf202Finding(t *object.PodTemplate, i int, qos corev1.PodQOSClass, limit in
 	}
 	return rules.Report{
 		At:          t.Owner,
-		Path:        t.ContainerPath(i).Child("resources", "limits", "cpu"),
+		Path:        ct.Path.Child("resources", "limits", "cpu"),
 		Container:   c.Name,
 		Severity:    sev,
 		Message:     msg,

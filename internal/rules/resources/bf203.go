@@ -31,8 +31,8 @@ func runBF203(p *rules.Pass) {
 		return
 	}
 	qos := cgroup.QOSClass(t.Spec)
-	for i := range t.Spec.Containers {
-		c := &t.Spec.Containers[i]
+	for _, ct := range t.Containers() {
+		c := ct.Container
 		limit, ok := c.Resources.Limits[corev1.ResourceMemory]
 		if !ok || limit.IsZero() {
 			continue
@@ -45,12 +45,12 @@ func runBF203(p *rules.Pass) {
 		if !v.DatabaseLike {
 			continue
 		}
-		p.Report(bf203Finding(t, i, qos, v, limit))
+		p.Report(bf203Finding(t, ct, qos, v, limit))
 	}
 }
 
-func bf203Finding(t *object.PodTemplate, i int, qos corev1.PodQOSClass, v classify.Verdict, limit resource.Quantity) rules.Report {
-	c := &t.Spec.Containers[i]
+func bf203Finding(t *object.PodTemplate, ct object.Container, qos corev1.PodQOSClass, v classify.Verdict, limit resource.Quantity) rules.Report {
+	c := ct.Container
 	lim := limit.String()
 	_, requestSet := c.Resources.Requests[corev1.ResourceMemory]
 	reqWas := "requests.memory " + lim
@@ -62,7 +62,7 @@ func bf203Finding(t *object.PodTemplate, i int, qos corev1.PodQOSClass, v classi
 	mech := []string{
 		fmt.Sprintf("limits.memory %s with %s: no headroom above what the scheduler reserved.", lim, reqWas),
 		fmt.Sprintf("The first spike past %s (a burst of connections, a large sort or hash, a bulk load) makes the kernel's cgroup OOM killer kill the server: exit code 137, reason OOMKilled.", lim),
-		fmt.Sprintf("For a database that is a crash: %s must recover on restart and %s.", v.Server.Name, v.Server.Recovery),
+		fmt.Sprintf("For a database that is a crash: %s must recover on restart and %s.", v.Server.Name, v.Server.RecoveryAnswer(c.Image)),
 		"If its liveness probe queries the server, that probe fails through the recovery and kills it again: the same loop as a liveness kill, through another door.",
 	}
 	desc := fmt.Sprintf("Give container %s a memory limit above its request: %s (1.5 x %s), request %s written out. Size the headroom from observed peaks (the registry database of docs/incidents.md: request 2Gi, limit 3Gi for 678Mi observed).",
@@ -72,7 +72,7 @@ func bf203Finding(t *object.PodTemplate, i int, qos corev1.PodQOSClass, v classi
 	}
 	return rules.Report{
 		At:        t.Owner,
-		Path:      t.ContainerPath(i).Child("resources", "limits", "memory"),
+		Path:      ct.Path.Child("resources", "limits", "memory"),
 		Container: c.Name,
 		Message: fmt.Sprintf("memory limit %s equals the request of %s container %s: the first spike above it is an OOMKill (exit 137), a crash restart into crash recovery",
 			lim, v.Server.Name, c.Name),

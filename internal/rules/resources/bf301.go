@@ -139,7 +139,7 @@ func bf301Finding(w *workload, selKeys []string, aff affinityPin) rules.Report {
 
 	who := "this stateful pod (" + w.stateful + ")"
 	if w.databaseLike() {
-		who = fmt.Sprintf("the %s pod (container %s)", w.verdict.Server.Name, t.Spec.Containers[w.db].Name)
+		who = fmt.Sprintf("the %s pod (container %s)", w.verdict.Server.Name, w.db.Name)
 	}
 	tolerates := false
 	for _, tol := range spec.Tolerations {
@@ -188,7 +188,7 @@ func bf301Finding(w *workload, selKeys []string, aff affinityPin) rules.Report {
 // pod-level finding about a stateful workload.
 func containerName(w *workload) string {
 	if w.databaseLike() {
-		return w.t.Spec.Containers[w.db].Name
+		return w.db.Name
 	}
 	return ""
 }

@@ -24,10 +24,11 @@ var Rules = []*rules.Rule{BF201, BF202, BF203, BF301}
 // first database-like container, and whether it keeps state.
 type workload struct {
 	t *object.PodTemplate
-	// db is the index of the first database-like regular container, -1
-	// when there is none. Init containers are not servers: an init
-	// container that runs the database image to fix permissions is not one.
-	db      int
+	// db is the first database-like long-running container (regular, or a
+	// native sidecar); nil when there is none. Init containers that run to
+	// completion are not servers: one that runs the database image to fix
+	// permissions is not one.
+	db      *object.Container
 	verdict classify.Verdict
 	// stateful says why the workload keeps state ("StatefulSet"), "" when
 	// it does not. Jobs are never stateful here: they run to completion.
@@ -39,14 +40,14 @@ func workloadOf(p *rules.Pass) *workload {
 	if t == nil {
 		return nil
 	}
-	w := &workload{t: t, db: -1}
-	for i := range t.Spec.Containers {
-		if v := p.Classify(&t.Spec.Containers[i]); v.DatabaseLike {
-			w.db, w.verdict = i, v
+	w := &workload{t: t}
+	for _, c := range t.Containers() {
+		if v := p.Classify(c.Container); v.DatabaseLike {
+			w.db, w.verdict = &c, v
 			break
 		}
 	}
-	if !classify.RunsToCompletion(p.Object.Kind) {
+	if p.RunsOnce() == "" {
 		if ok, why := p.Object.Stateful(t); ok {
 			w.stateful = why
 		}
@@ -54,7 +55,7 @@ func workloadOf(p *rules.Pass) *workload {
 	return w
 }
 
-func (w *workload) databaseLike() bool { return w.db >= 0 }
+func (w *workload) databaseLike() bool { return w.db != nil }
 
 // classification is the evidence line of a finding:
 // "database-like PostgreSQL (image goharbor/harbor-db, env PGDATA)".

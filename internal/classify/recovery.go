@@ -1,0 +1,197 @@
+package classify
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// This file is the server-behaviour table: what each server does while it
+// recovers from a crash, what its users see, and what its clients (the
+// commands that probes run) do meanwhile. Every row names the place in the
+// server's own source it was checked against; a row without a source is an
+// assumption and is rendered as one (docs/servers.md is generated from it:
+// go test ./internal/classify -update).
+
+// Message is a text users of a server see while it recovers.
+type Message struct {
+	When string // "PostgreSQL 15 and later, after the container restarts"
+	Text string // `FATAL: the database system is not yet accepting connections`
+}
+
+// RecoveryBehaviour is how a server recovers, for the table and the docs.
+type RecoveryBehaviour struct {
+	Server   string // the entry of Servers it belongs to
+	Messages []Message
+	// Source is where the behaviour was checked: repository, file, function.
+	Source string
+}
+
+// Recoveries are the servers whose behaviour during crash recovery was
+// checked in their own source. Servers without a row are assumed not to
+// serve queries while they recover; whether they listen is not known.
+var Recoveries = []RecoveryBehaviour{
+	{Server: "PostgreSQL",
+		Messages: []Message{
+			{"PostgreSQL 15 and later, after the container restarts (crash recovery of a fresh postmaster)",
+				`FATAL: the database system is not yet accepting connections (SQLSTATE 57P03; DETAIL: Consistent recovery state has not been yet reached.)`},
+			{"PostgreSQL 14 and earlier, after the container restarts",
+				`FATAL: the database system is starting up (SQLSTATE 57P03)`},
+			{"any version, while a running postmaster restarts after one of its backends crashed (in-place crash restart)",
+				`FATAL: the database system is in recovery mode (SQLSTATE 57P03)`},
+			{"the server log, when a kill cut the previous recovery short",
+				`LOG: database system was interrupted while in recovery at ...`},
+		},
+		Source: "postgres: src/backend/postmaster/postmaster.c `canAcceptConnections` (PM_STARTUP -> CAC_STARTUP, PM_RECOVERY -> CAC_NOTCONSISTENT, FatalError -> CAC_RECOVERY); " +
+			"src/backend/access/transam/xlogrecovery.c `PerformWalRecovery` (15+: PMSIGNAL_RECOVERY_STARTED for crash recovery too; up to 14 xlog.c `StartupXLOG` sends it only for archive recovery); " +
+			"src/backend/tcop/backend_startup.c `BackendInitialize` (the texts; postmaster.c before 17)"},
+	{Server: "MySQL",
+		Messages: []Message{
+			{"clients and tcpSocket probes, until InnoDB has applied its redo log", `ERROR 2003 (HY000): Can't connect to MySQL server on '127.0.0.1:3306' (111) / connection refused`},
+			{"the server log", `InnoDB: Starting crash recovery.`},
+		},
+		Source: "mysql-server: sql/mysqld.cc `mysqld_main` (`init_server_components()`, which starts InnoDB and applies the redo log, runs before `network_init()` opens the port; rollback of unfinished transactions continues in the background); MariaDB server: sql/mysqld.cc `mysqld_main`, same order"},
+	{Server: "MongoDB",
+		Messages: []Message{
+			{"clients and tcpSocket probes, until storage-engine and oplog recovery end", `MongoNetworkError: connect ECONNREFUSED 127.0.0.1:27017`},
+			{"the server log, once it listens", `Waiting for connections`},
+		},
+		Source: "mongo: src/mongo/db/mongod_main.cpp `_initAndListen` (storage engine startup, `repairAndRecoverDatabases`, replication startup and `recoverFromOplog` before the transport layer's `start()`)"},
+	{Server: "Cassandra",
+		Messages: []Message{
+			{"CQL clients and tcpSocket probes on 9042, until commit-log replay and gossip settling end", `Connection error: ('Unable to connect to any servers', {'127.0.0.1:9042': ConnectionRefusedError(111, ...)})`},
+			{"nodetool, over JMX, which opens before the replay", `answers; "nodetool info" shows "Native Transport active: false" until the CQL port opens`},
+		},
+		Source: "cassandra: src/java/org/apache/cassandra/service/CassandraDaemon.java `setup` (`maybeInitJmx` ... `CommitLog.recoverSegmentsOnDisk` ... `initializeClientTransports`); scylla: main.cc replays the commit log before it starts CQL"},
+	{Server: "Redis",
+		Messages: []Message{
+			{"every command without the loading flag (PING, GET, SET...), while the dataset loads", `-LOADING Redis is loading the dataset in memory`},
+		},
+		Source: "redis: src/server.c `main` (`initListeners()` before `loadDataFromDisk()`), `processCommand` (commands without CMD_LOADING get shared.loadingerr); Valkey and KeyDB keep that code"},
+}
+
+// Verdict of a client command while the server recovers.
+const (
+	Fails   = "fails"
+	Passes  = "passes"
+	Depends = "depends"
+	Assumed = "assumed to fail"
+)
+
+// Command is a client that probes run, and what it does while its server
+// recovers.
+type Command struct {
+	Name   string // "redis-cli"; several words need those subcommands
+	Server string
+	// What it needs from the server, for a finding's evidence.
+	What string
+	// During is what it does while the server recovers.
+	During string
+	// Verdict: Fails, Passes, Depends (on its flags and how its output is
+	// read: see Probe) or Assumed (not checked in the source).
+	Verdict string
+	Source  string
+}
+
+// Commands are the clients the probe reading knows. Their Names are the
+// QueryCommands of the server table.
+var Commands = []Command{
+	{Name: "psql", Server: "PostgreSQL", What: "logs in and runs a query", Verdict: Fails,
+		During: "exits 2 with the 57P03 message", Source: "postgres: src/bin/psql/startup.c `main` (a failed connection exits EXIT_BADCONN)"},
+	{Name: "pg_isready", Server: "PostgreSQL", What: "exits 1 while PostgreSQL rejects connections: during startup, shutdown and crash recovery", Verdict: Fails,
+		During: "exits 1 (\"rejecting connections\") on 57P03; exits 0 even on an authentication error, 2 when nothing answers",
+		Source: "postgres: src/interfaces/libpq/fe-connect.c `internal_ping` (57P03 -> PQPING_REJECT); src/bin/scripts/pg_isready.c `main`"},
+	{Name: "mysql", Server: "MySQL", What: "logs in and runs a query", Verdict: Fails,
+		During: "cannot connect: the port is closed", Source: "mysql-server: sql/mysqld.cc `mysqld_main` (the port opens after recovery)"},
+	{Name: "mariadb", Server: "MySQL", What: "logs in and runs a query", Verdict: Fails,
+		During: "cannot connect: the port is closed", Source: "MariaDB server: sql/mysqld.cc `mysqld_main`"},
+	{Name: "mysqladmin", Server: "MySQL", What: "connects to the server (ping does not log in: it exits 0 on any reply, even Access denied, and 1 only when nothing answers)", Verdict: Fails,
+		During: "exits 1: nothing answers, the port is closed", Source: "mysql-server: client/mysqladmin.cc `main` and `execute_commands` (ping: a reply of any kind is \"alive\")"},
+	{Name: "mariadb-admin", Server: "MySQL", What: "connects to the server (ping does not log in: it exits 0 on any reply, even Access denied, and 1 only when nothing answers)", Verdict: Fails,
+		During: "exits 1: nothing answers, the port is closed", Source: "MariaDB server: client/mysqladmin.cc, the same code"},
+	{Name: "redis-cli", Server: "Redis", What: "sends a command the server must answer", Verdict: Depends,
+		During: "prints LOADING and exits 0; exits 1 on an error reply only with -e (6.2+); fails when its output is compared with PONG",
+		Source: "redis: src/redis-cli.c `cliReadReply` (exit 1 on REDIS_REPLY_ERROR only when config.set_errcode, set by -e)"},
+	{Name: "valkey-cli", Server: "Redis", What: "sends a command the server must answer", Verdict: Depends,
+		During: "as redis-cli", Source: "valkey: src/valkey-cli.c `cliReadReply`, the same code"},
+	{Name: "keydb-cli", Server: "Redis", What: "sends a command the server must answer", Verdict: Depends,
+		During: "as redis-cli", Source: "keydb: src/redis-cli.c `cliReadReply`, the same code"},
+	{Name: "mongo", Server: "MongoDB", What: "connects and runs a command", Verdict: Fails,
+		During: "cannot connect: the port is closed", Source: "mongo: src/mongo/db/mongod_main.cpp `_initAndListen`"},
+	{Name: "mongosh", Server: "MongoDB", What: "connects and runs a command", Verdict: Fails,
+		During: "cannot connect: the port is closed", Source: "mongo: src/mongo/db/mongod_main.cpp `_initAndListen`"},
+	{Name: "cqlsh", Server: "Cassandra", What: "logs in over CQL", Verdict: Fails,
+		During: "cannot connect: the CQL port opens after the replay", Source: "cassandra: CassandraDaemon.java `setup` (`initializeClientTransports` last)"},
+	{Name: "nodetool", Server: "Cassandra", What: "asks the node over JMX", Verdict: Assumed,
+		During: "JMX opens before the commit-log replay, so it may answer during it; `nodetool info | grep \"Native Transport active: true\"` fails until the CQL port opens",
+		Source: "cassandra: CassandraDaemon.java `setup` (`maybeInitJmx` first)"},
+	{Name: "etcdctl", Server: "etcd", What: "sends a request etcd must answer", Verdict: Assumed},
+	{Name: "clickhouse-client", Server: "ClickHouse", What: "runs a query", Verdict: Assumed},
+	{Name: "clickhouse client", Server: "ClickHouse", What: "runs a query", Verdict: Assumed},
+	{Name: "cockroach sql", Server: "CockroachDB", What: "connects over SQL", Verdict: Assumed},
+	{Name: "cockroach node status", Server: "CockroachDB", What: "asks the cluster for the node's status over SQL", Verdict: Assumed},
+	{Name: "rabbitmq-diagnostics check_running", Server: "RabbitMQ", What: "fails while the node is booting", Verdict: Assumed},
+	{Name: "rabbitmqctl node_health_check", Server: "RabbitMQ", What: "runs the node's health checks", Verdict: Assumed},
+}
+
+// CommandNamed returns the row of a client command, or nil.
+func CommandNamed(name string) *Command {
+	for i := range Commands {
+		if Commands[i].Name == name {
+			return &Commands[i]
+		}
+	}
+	return nil
+}
+
+// RecoveryOf returns the behaviour row of a server, or nil.
+func RecoveryOf(server string) *RecoveryBehaviour {
+	for i := range Recoveries {
+		if Recoveries[i].Server == server {
+			return &Recoveries[i]
+		}
+	}
+	return nil
+}
+
+// RecoveryAnswer is what the server in container image answers while it
+// recovers after the container restarted, in the words its users see. For
+// PostgreSQL the text depends on the major version, read from the image tag
+// when it has one.
+func (s *Server) RecoveryAnswer(image string) string {
+	if s.Name != "PostgreSQL" {
+		return s.Recovery
+	}
+	const new = `"the database system is not yet accepting connections"`
+	const old = `"the database system is starting up"`
+	switch major := postgresMajor(image); {
+	case major >= 15:
+		return "refuses connections with SQLSTATE 57P03 " + new + fmt.Sprintf(" (PostgreSQL %d; pg_isready exits 1)", major)
+	case major > 0:
+		return "refuses connections with SQLSTATE 57P03 " + old + fmt.Sprintf(" (PostgreSQL %d; pg_isready exits 1)", major)
+	}
+	return "refuses connections with SQLSTATE 57P03 " + new + " (PostgreSQL 15 and later; " + old + " up to 14; pg_isready exits 1)"
+}
+
+// postgresMajor reads the major version from the tag of a PostgreSQL image
+// ("postgres:16.4", "bitnami/postgresql:15.6.0-debian-12-r0",
+// "postgis/postgis:16-3.4"); 0 when the tag does not start with one.
+func postgresMajor(image string) int {
+	if i := strings.IndexByte(image, '@'); i >= 0 {
+		image = image[:i]
+	}
+	i := strings.LastIndexByte(image, ':')
+	if i < 0 || strings.Contains(image[i:], "/") {
+		return 0
+	}
+	tag := strings.TrimPrefix(image[i+1:], "v")
+	end := 0
+	for end < len(tag) && tag[end] >= '0' && tag[end] <= '9' {
+		end++
+	}
+	n, err := strconv.Atoi(tag[:end])
+	if err != nil || n < 9 || n > 40 {
+		return 0 // not a PostgreSQL major (harbor-db's v2.13.0 is Harbor's version)
+	}
+	return n
+}
