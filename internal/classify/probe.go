@@ -546,6 +546,10 @@ func splitScript(s string) [][]string {
 			} else {
 				w.WriteByte(r)
 			}
+		case r == '\\' && i+1 < len(s) && s[i+1] == '\n':
+			// A line continuation: the command goes on.
+			flushWord()
+			i++
 		case r == '#' && !inWord:
 			// A comment (the shebang too) runs to the end of the line.
 			for i+1 < len(s) && s[i+1] != '\n' {

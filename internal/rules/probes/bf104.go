@@ -25,7 +25,7 @@ var BF104 = &rules.Rule{
 	Summary:  "Readiness failureThreshold 1 on a workload of few pods: one slow answer per pod empties the endpoints.",
 	// Kinds whose pod count the manifest (or its autoscaler) fixes; a
 	// DaemonSet has one pod per node, and Jobs do not serve.
-	Kinds: []string{"Pod", "Deployment", "StatefulSet", "ReplicaSet", "Rollout"},
+	Kinds: []string{"Pod", "Deployment", "StatefulSet", "ReplicaSet", "ReplicationController", "Rollout"},
 	Run:   runBF104,
 }
 
