@@ -130,6 +130,11 @@ func Decode(doc *load.Document) (*Object, *load.Error) {
 	if o.Name == "" && o.Meta.GenerateName != "" {
 		o.Name = o.Meta.GenerateName
 	}
+	if t := o.PodTemplate(); t != nil {
+		if errs := validateProbes(t); len(errs) > 0 {
+			return nil, invalid(o, errs)
+		}
+	}
 	return o, nil
 }
 

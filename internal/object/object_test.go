@@ -89,3 +89,78 @@ func TestCronJobTemplatePath(t *testing.T) {
 		t.Errorf("located at %d exact %v", pos.Line, exact)
 	}
 }
+
+// What the API server rejects is an input error at the field's line, worded
+// as kubectl words it, and the object is not returned.
+func TestProbesTheAPIServerRejects(t *testing.T) {
+	for _, tt := range []struct {
+		name, src string
+		line      int
+		want      string
+	}{
+		{"liveness successThreshold", `apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db}
+spec:
+  template:
+    spec:
+      containers:
+      - name: postgres
+        livenessProbe:
+          tcpSocket: {port: 5432}
+          successThreshold: 2
+`, 11, `StatefulSet "db" is invalid: spec.template.spec.containers[0].livenessProbe.successThreshold: Invalid value: 2: must be 1`},
+		{"startup successThreshold on a native sidecar", `apiVersion: v1
+kind: Pod
+metadata: {name: web}
+spec:
+  initContainers:
+  - name: proxy
+    restartPolicy: Always
+    startupProbe:
+      httpGet: {path: /, port: 15021}
+      successThreshold: 3
+  containers:
+  - name: app
+`, 10, `Pod "web" is invalid: spec.initContainers[0].startupProbe.successThreshold: Invalid value: 3: must be 1`},
+		{"two handlers", `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  template:
+    spec:
+      containers:
+      - name: app
+        readinessProbe:
+          exec: {command: [cat, /tmp/ready]}
+          tcpSocket: {port: 8080}
+`, 11, `Deployment "web" is invalid: spec.template.spec.containers[0].readinessProbe.tcpSocket: Forbidden: may not specify more than 1 handler type`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			o, err := decodeOne(t, tt.src)
+			if err == nil {
+				t.Fatalf("decoded an object the API server rejects: %v", o.Ref)
+			}
+			if o != nil {
+				t.Error("the rejected object was returned for scanning")
+			}
+			if err.Line != tt.line || !strings.Contains(err.Message, tt.want) {
+				t.Errorf("error %d: %s\nwant line %d with %s", err.Line, err.Message, tt.line, tt.want)
+			}
+		})
+	}
+	// Readiness may need several successes; liveness written as 1 is fine.
+	if _, err := decodeOne(t, `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  template:
+    spec:
+      containers:
+      - name: app
+        readinessProbe: {tcpSocket: {port: 80}, successThreshold: 3}
+        livenessProbe: {tcpSocket: {port: 80}, successThreshold: 1}
+`); err != nil {
+		t.Errorf("a valid object was rejected: %v", err)
+	}
+}

@@ -2,6 +2,7 @@ package probes_test
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"backfire.dev/backfire/internal/config"
@@ -10,6 +11,7 @@ import (
 	"backfire.dev/backfire/internal/rules/probes"
 	"backfire.dev/backfire/internal/rules/rulestest"
 	"backfire.dev/backfire/internal/scan"
+	"backfire.dev/backfire/internal/testutil"
 )
 
 func scanWith(t *testing.T, cfg *config.Config, r *rules.Rule, file string) []finding.Finding {
@@ -60,5 +62,47 @@ func TestBF104FewReplicasThreshold(t *testing.T) {
 	canary := filepath.Join("testdata", "BF104", "positive", "rollout-keda-canary.yaml")
 	if got := len(scanWith(t, &config.Config{Thresholds: config.Thresholds{FewReplicas: 1}}, probes.BF104, canary)); got != 0 {
 		t.Errorf("fewReplicas 1: the 2-pod canary was reported")
+	}
+}
+
+// An object the API server rejects is an input error with file and line;
+// the objects beside it are still scanned.
+func TestRejectedObjectIsAnErrorAndTheRestIsScanned(t *testing.T) {
+	dir := t.TempDir()
+	testutil.WriteFiles(t, dir, map[string]string{"two.yaml": `apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: rejected}
+spec:
+  template:
+    spec:
+      containers:
+      - name: postgres
+        image: postgres:16
+        livenessProbe:
+          exec: {command: [pg_isready]}
+          successThreshold: 2
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: scanned}
+spec:
+  template:
+    spec:
+      containers:
+      - name: postgres
+        image: postgres:16
+        livenessProbe:
+          exec: {command: [pg_isready]}
+`})
+	res, err := scan.Run(scan.Options{Paths: []string{filepath.Join(dir, "two.yaml")}, Catalog: []*rules.Rule{probes.BF101}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Errors) != 1 || res.Errors[0].Line != 12 || !strings.Contains(res.Errors[0].Message, "successThreshold: Invalid value: 2: must be 1") {
+		t.Errorf("errors %v, want one at line 12 saying successThreshold must be 1", res.Errors)
+	}
+	fs := rulestest.Of(res, "BF101")
+	if len(fs) != 1 || fs[0].Object.Name != "scanned" {
+		t.Errorf("findings %v, want BF101 on the valid StatefulSet only", fs)
 	}
 }

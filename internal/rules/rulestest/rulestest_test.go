@@ -18,7 +18,9 @@ type recorder struct {
 	failed []string
 }
 
-func (r *recorder) Errorf(format string, args ...any) { r.failed = append(r.failed, fmt.Sprintf(format, args...)) }
+func (r *recorder) Errorf(format string, args ...any) {
+	r.failed = append(r.failed, fmt.Sprintf(format, args...))
+}
 func (r *recorder) Fatalf(format string, args ...any) {
 	r.Errorf(format, args...)
 	runtime.Goexit()
