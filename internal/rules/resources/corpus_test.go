@@ -139,3 +139,22 @@ func ruleByID(id string) *rules.Rule {
 	i := slices.IndexFunc(resources.Rules, func(r *rules.Rule) bool { return r.ID == id })
 	return resources.Rules[i]
 }
+
+// kubernetes/examples ran its Redis as a ReplicationController with a cpu
+// limit of 0.1: a workload like a ReplicaSet, so BF202 reports the limit
+// on the database (it was silently skipped while RCs were not modelled).
+// The pod sets a limit, so it is not BestEffort (no BF201), and the claim-
+// less volume does not make it stateful.
+func TestCorpusKubernetesExamplesRedisRC(t *testing.T) {
+	res := rulestest.Scan(t, resources.Rules, nil, testutil.Corpus(t, "kubernetes-examples", "staging", "storage", "redis", "redis-controller.yaml"))
+	if len(res.Errors) > 0 {
+		t.Fatal(res.Errors)
+	}
+	if len(res.Findings) != 1 {
+		t.Fatalf("%d findings, want BF202 only: %v", len(res.Findings), res.Findings)
+	}
+	f := res.Findings[0]
+	if f.Rule != "BF202" || f.Object.Kind != "ReplicationController" || f.Container != "redis" || f.Severity != finding.Warning || f.Line != 22 {
+		t.Errorf("got %s %s/%s container %s %s at line %d, want BF202 warning on the redis container at line 22 (limits.cpu)", f.Rule, f.Object.Kind, f.Object.Name, f.Container, f.Severity, f.Line)
+	}
+}
