@@ -76,7 +76,8 @@ func TestContainer(t *testing.T) {
 			c:      corev1.Container{Name: "ch", Image: "clickhouse/clickhouse-server:24.8", Ports: ports(9000, 8123)},
 			server: "ClickHouse", evidence: "image clickhouse/clickhouse-server, port 9000, port 8123"},
 
-		// Negatives RULES.md names, and the ones a prefix match would get wrong.
+		// Negatives the rule pages name (docs/rules/BF101.md, BF201.md), and the
+		// ones a prefix match would get wrong.
 		{name: "nginx named db-proxy on 5432", kind: "Deployment",
 			c:          corev1.Container{Name: "db-proxy", Image: "nginx:1.27", Ports: ports(5432)},
 			notBecause: `image nginx has the token "nginx": it runs beside a server, it is not one`},
