@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
@@ -499,5 +500,43 @@ func TestServerTableIsChecked(t *testing.T) {
 		if !found || len(r.Messages) == 0 {
 			t.Errorf("recovery row %s: no server of that name, or no message", r.Server)
 		}
+	}
+}
+
+// Pods that run once are clients, like Jobs: their containers are never
+// servers.
+func TestRunsOnce(t *testing.T) {
+	never := &corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever}
+	onFailure := &corev1.PodSpec{RestartPolicy: corev1.RestartPolicyOnFailure}
+	always := &corev1.PodSpec{RestartPolicy: corev1.RestartPolicyAlways}
+	hook := func(v string) *metav1.ObjectMeta {
+		return &metav1.ObjectMeta{Annotations: map[string]string{"helm.sh/hook": v}}
+	}
+	for _, tt := range []struct {
+		name string
+		kind string
+		meta *metav1.ObjectMeta
+		spec *corev1.PodSpec
+		want string
+	}{
+		{"job", "Job", nil, onFailure, "a Job runs to completion"},
+		{"helm test", "Pod", hook("test"), always, "a Helm test Pod (helm.sh/hook: test) runs once"},
+		{"helm 2 test-success among other hooks", "Pod", hook("pre-install, test-success"), nil, "a Helm test Pod (helm.sh/hook: test-success) runs once"},
+		{"restartPolicy Never", "Pod", nil, never, "a Pod with restartPolicy Never runs once"},
+		{"restartPolicy OnFailure", "Pod", &metav1.ObjectMeta{}, onFailure, "a Pod with restartPolicy OnFailure runs once"},
+		{"a serving Pod", "Pod", nil, always, ""},
+		{"a Pod with the default restartPolicy", "Pod", nil, &corev1.PodSpec{}, ""},
+		{"a pre-install hook is not a test", "Pod", hook("pre-install"), always, ""},
+		{"a StatefulSet", "StatefulSet", nil, always, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := RunsOnce(tt.kind, tt.meta, tt.spec); got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+	c := corev1.Container{Image: "postgres:16", Env: env("PGDATA")}
+	if v := ContainerOf(RunsOnce("Pod", hook("test"), nil), &c); v.DatabaseLike || !strings.Contains(v.NotBecause, "Helm test") {
+		t.Errorf("a postgres image in a Helm test Pod: %+v", v)
 	}
 }

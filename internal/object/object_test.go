@@ -1,6 +1,7 @@
 package object
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -162,5 +163,118 @@ spec:
         livenessProbe: {tcpSocket: {port: 80}, successThreshold: 1}
 `); err != nil {
 		t.Errorf("a valid object was rejected: %v", err)
+	}
+}
+
+func TestConfigMapFileAt(t *testing.T) {
+	o, err := decodeOne(t, `apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: redis, namespace: cache}
+spec:
+  template:
+    spec:
+      containers:
+      - name: redis
+        volumeMounts:
+        - {name: health, mountPath: /health}
+        - {name: scripts, mountPath: /opt/scripts}
+        - {name: one, mountPath: /usr/local/bin/liveness, subPath: live.sh}
+        - {name: deeper, mountPath: /health/extra}
+        - {name: claim, mountPath: /data}
+      volumes:
+      - name: health
+        configMap: {name: redis-health}
+      - name: scripts
+        configMap:
+          name: redis-scripts
+          items:
+          - {key: start-master.sh, path: start/master.sh}
+          - {key: probe, path: probe.sh}
+      - name: one
+        configMap: {name: probes}
+      - name: deeper
+        configMap: {name: extra}
+      - name: claim
+        persistentVolumeClaim: {claimName: data}
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := o.PodTemplate()
+	c := &tmpl.Spec.Containers[0]
+	for p, want := range map[string]string{
+		"/health/ping_liveness_local.sh": "redis-health/ping_liveness_local.sh",
+		"/health/../health/ping.sh":      "redis-health/ping.sh",
+		"/opt/scripts/probe.sh":          "redis-scripts/probe",
+		"/opt/scripts/start/master.sh":   "redis-scripts/start-master.sh",
+		"/opt/scripts/other.sh":          "", // not among the items
+		"/usr/local/bin/liveness":        "probes/live.sh",
+		"/health/extra/check":            "extra/check", // the deeper mount wins
+		"/health/sub/dir.sh":             "",            // keys have no slashes
+		"/data/check.sh":                 "",            // not a ConfigMap
+		"/healthz.sh":                    "",            // a prefix of the name is not a directory
+	} {
+		f, ok := tmpl.ConfigMapFileAt(c, p)
+		got := ""
+		if ok {
+			got = f.ConfigMap + "/" + f.Key
+		}
+		if got != want {
+			t.Errorf("%s: got %q, want %q", p, got, want)
+		}
+	}
+}
+
+// Native sidecars are long-running containers; other init containers are
+// not.
+func TestContainersIncludeNativeSidecars(t *testing.T) {
+	o, err := decodeOne(t, `apiVersion: v1
+kind: Pod
+metadata: {name: web}
+spec:
+  initContainers:
+  - name: migrate
+  - name: proxy
+    restartPolicy: Always
+  containers:
+  - name: app
+  - name: worker
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range o.PodTemplate().Containers() {
+		got = append(got, c.Name+"@"+c.Path.String())
+	}
+	want := "app@spec.containers[0] worker@spec.containers[1] proxy@spec.initContainers[1]"
+	if strings.Join(got, " ") != want {
+		t.Errorf("got %v, want %s", got, want)
+	}
+}
+
+func TestReplicationControllerIsAWorkload(t *testing.T) {
+	o, err := decodeOne(t, `apiVersion: v1
+kind: ReplicationController
+metadata: {name: redis}
+spec:
+  replicas: 2
+  template:
+    spec:
+      containers:
+      - name: redis
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := o.PodTemplate()
+	if tmpl == nil || tmpl.ContainerPath(0).String() != "spec.template.spec.containers[0]" {
+		t.Fatalf("no pod template for a ReplicationController: %+v", tmpl)
+	}
+	if n, set := o.Replicas(); n != 2 || !set {
+		t.Errorf("replicas %d (set %v), want 2", n, set)
+	}
+	if !slices.Contains(WorkloadKinds, "ReplicationController") {
+		t.Error("ReplicationController is not among the workload kinds")
 	}
 }
