@@ -200,7 +200,8 @@ func TestFindingPointsAtTheLineOfTheLiveObject(t *testing.T) {
 	}
 }
 
-// Pods, ReplicaSets and Jobs made by a controller are scanned through that
+// Pods, ReplicaSets and Jobs made by a controller (a ReplicationController
+// too) are scanned through that
 // controller; the ones made by hand are scanned themselves.
 func TestOwnedObjectsAreScannedThroughTheirOwner(t *testing.T) {
 	env := clustertest.Shared(t)
@@ -233,6 +234,16 @@ func TestOwnedObjectsAreScannedThroughTheirOwner(t *testing.T) {
 		Spec:       alwaysTmpl.Spec,
 	}, metav1.CreateOptions{}))(t)
 	must(core.Pods(ns).Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "standalone"}, Spec: podSpec}, metav1.CreateOptions{}))(t)
+	// A ReplicationController is a workload too; its pods are scanned
+	// through it.
+	rc := must(core.ReplicationControllers(ns).Create(ctx, &corev1.ReplicationController{
+		ObjectMeta: metav1.ObjectMeta{Name: "legacy"},
+		Spec:       corev1.ReplicationControllerSpec{Selector: labels, Template: &alwaysTmpl},
+	}, metav1.CreateOptions{}))(t)
+	must(core.Pods(ns).Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "legacy-xyz12", OwnerReferences: controlledBy("v1", "ReplicationController", rc)},
+		Spec:       alwaysTmpl.Spec,
+	}, metav1.CreateOptions{}))(t)
 	// An owner that is not a controller does not hide the pod.
 	must(core.Pods(ns).Create(ctx, &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "referenced", OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: rs.Name, UID: rs.UID}}},
@@ -257,6 +268,7 @@ func TestOwnedObjectsAreScannedThroughTheirOwner(t *testing.T) {
 		"cluster://envtest/" + ns + "/Pod/referenced",
 		"cluster://envtest/" + ns + "/Pod/standalone",
 		"cluster://envtest/" + ns + "/Deployment/web",
+		"cluster://envtest/" + ns + "/ReplicationController/legacy",
 		"cluster://envtest/" + ns + "/ReplicaSet/by-hand",
 		"cluster://envtest/" + ns + "/Job/migrate",
 		"cluster://envtest/" + ns + "/CronJob/nightly",

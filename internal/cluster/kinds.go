@@ -41,6 +41,7 @@ var DefaultKinds = []Kind{
 	{GroupVersionResource: gvr("apps", "v1", "deployments"), Kind: "Deployment", Namespaced: true},
 	{GroupVersionResource: gvr("apps", "v1", "statefulsets"), Kind: "StatefulSet", Namespaced: true},
 	{GroupVersionResource: gvr("apps", "v1", "daemonsets"), Kind: "DaemonSet", Namespaced: true},
+	{GroupVersionResource: gvr("", "v1", "replicationcontrollers"), Kind: "ReplicationController", Namespaced: true},
 	{GroupVersionResource: gvr("apps", "v1", "replicasets"), Kind: "ReplicaSet", Namespaced: true,
 		ScannedWithOwner: []string{"apps/Deployment", "argoproj.io/Rollout"}},
 	{GroupVersionResource: gvr("batch", "v1", "jobs"), Kind: "Job", Namespaced: true, ScannedWithOwner: []string{"batch/CronJob"}},
