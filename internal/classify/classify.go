@@ -50,6 +50,10 @@ type Server struct {
 	// Interrupted is what the server logs when a kill cuts its recovery
 	// short, when that is known.
 	Interrupted string
+	// Refuses completes "the probe needs <server> ..." in a finding, in
+	// the server's own terms; "" for the generic "to answer a query, which
+	// it refuses during crash recovery".
+	Refuses string
 	// ListensDuringRecovery: the server accepts TCP connections while it
 	// recovers (and answers them with an error), so a tcpSocket probe
 	// passes. PortClosedDuringRecovery: it opens its port only once
@@ -84,6 +88,7 @@ var Servers = []Server{
 	{Name: "Redis", ImageTokens: []string{"redis", "valkey", "keydb"},
 		Ports:         []int32{6379},
 		QueryCommands: []string{"redis-cli", "valkey-cli", "keydb-cli"},
+		Refuses:       "to answer PONG, which it does not (it answers -LOADING) while it loads its dataset after a crash",
 		Recovery:      "answers PING and most other commands with -LOADING while it loads the dataset from disk",
 		// It listens before loading, to answer LOADING.
 		ListensDuringRecovery: true},
@@ -123,6 +128,15 @@ var Servers = []Server{
 		Recovery: "does not serve until the store is recovered"},
 	{Name: "MinIO", ImageTokens: []string{"minio"}, ImagePorts: []int32{9000},
 		Recovery: "does not serve until drives are healed"},
+}
+
+// Refusal is what a probe that fails during recovery needs and does not
+// get: "to answer a query, which it refuses during crash recovery".
+func (s *Server) Refusal() string {
+	if s.Refuses != "" {
+		return s.Refuses
+	}
+	return "to answer a query, which it refuses during crash recovery"
 }
 
 // serverSuffixes may follow an image token of the table: the

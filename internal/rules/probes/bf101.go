@@ -154,8 +154,8 @@ func (b *bf101) finding() rules.Report {
 		msg = fmt.Sprintf("liveness probe %s needs %s to answer a query: the startupProbe holds it back through a recovery of up to %d s, but every slow minute still ends in a kill and a crash recovery",
 			probe.Describe(lp), s.Name, st.Budget)
 	default:
-		msg = fmt.Sprintf("liveness probe %s needs %s to answer a query, which it refuses during crash recovery: a recovery longer than %d s (%s) is killed and starts over, forever",
-			probe.Describe(lp), s.Name, limit.seconds, limit.formula)
+		msg = fmt.Sprintf("liveness probe %s needs %s %s: a recovery longer than %d s (%s) is killed and starts over, forever",
+			probe.Describe(lp), s.Name, s.Refusal(), limit.seconds, limit.formula)
 	}
 
 	first := fmt.Sprintf("Container %s is %s, and its liveness probe queries it: %s.", c.Name, classification(v), q.Evidence)
