@@ -245,7 +245,7 @@ spec:
 	}
 	var got []string
 	for _, c := range o.PodTemplate().Containers() {
-		got = append(got, c.Name+"@"+c.Path.String())
+		got = append(got, c.Name+"@"+c.Path().String())
 	}
 	want := "app@spec.containers[0] worker@spec.containers[1] proxy@spec.initContainers[1]"
 	if strings.Join(got, " ") != want {

@@ -26,10 +26,10 @@ func validateProbes(t *PodTemplate) field.ErrorList {
 			if p.probe == nil {
 				continue
 			}
-			path := c.Path.Child(p.name)
+			path := func() *field.Path { return c.Path().Child(p.name) }
 			// An unset successThreshold is defaulted to 1 before validation.
 			if p.successIsOne && p.probe.SuccessThreshold != 0 && p.probe.SuccessThreshold != 1 {
-				errs = append(errs, field.Invalid(path.Child("successThreshold"), p.probe.SuccessThreshold, "must be 1"))
+				errs = append(errs, field.Invalid(path().Child("successThreshold"), p.probe.SuccessThreshold, "must be 1"))
 			}
 			n := 0
 			for _, h := range []struct {
@@ -40,7 +40,7 @@ func validateProbes(t *PodTemplate) field.ErrorList {
 					continue
 				}
 				if n > 0 {
-					errs = append(errs, field.Forbidden(path.Child(h.name), "may not specify more than 1 handler type"))
+					errs = append(errs, field.Forbidden(path().Child(h.name), "may not specify more than 1 handler type"))
 				}
 				n++
 			}

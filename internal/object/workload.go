@@ -133,15 +133,28 @@ func (o *Object) Stateful(t *PodTemplate) (bool, string) {
 	return false, ""
 }
 
-// Container is a container that runs for the pod's whole life, with the
-// field path of its entry in the template.
+// Container is a container that runs for the pod's whole life, and where
+// the template keeps it.
 type Container struct {
 	*corev1.Container
-	Path *field.Path // spec.template.spec.containers[0], ...initContainers[1]
+	// Index is its position in spec.containers, or in spec.initContainers
+	// for a Sidecar.
+	Index int
 	// Sidecar: a native sidecar, an init container with restartPolicy
 	// Always. It runs beside the containers with its own probes and
 	// resources.
 	Sidecar bool
+	t       *PodTemplate
+}
+
+// Path is the field path of the container's entry:
+// spec.template.spec.containers[0], ...initContainers[1]. It is built only
+// when asked for (a finding needs it; most containers have none).
+func (c Container) Path() *field.Path {
+	if c.Sidecar {
+		return c.t.SpecPath.Child("initContainers").Index(c.Index)
+	}
+	return c.t.ContainerPath(c.Index)
 }
 
 // Containers returns the pod's long-running containers: the regular ones,
@@ -151,12 +164,12 @@ type Container struct {
 func (t *PodTemplate) Containers() []Container {
 	out := make([]Container, 0, len(t.Spec.Containers))
 	for i := range t.Spec.Containers {
-		out = append(out, Container{Container: &t.Spec.Containers[i], Path: t.ContainerPath(i)})
+		out = append(out, Container{Container: &t.Spec.Containers[i], Index: i, t: t})
 	}
 	for i := range t.Spec.InitContainers {
 		c := &t.Spec.InitContainers[i]
 		if IsSidecar(c) {
-			out = append(out, Container{Container: c, Path: t.SpecPath.Child("initContainers").Index(i), Sidecar: true})
+			out = append(out, Container{Container: c, Index: i, Sidecar: true, t: t})
 		}
 	}
 	return out

@@ -44,7 +44,7 @@ func runBF101(p *rules.Pass) {
 	}
 	kind := p.Object.Kind
 	for _, ct := range t.Containers() {
-		c, at := ct.Container, ct.Path
+		c := ct.Container
 		if c.LivenessProbe == nil {
 			continue
 		}
@@ -59,7 +59,7 @@ func runBF101(p *rules.Pass) {
 		}
 		budget := p.Config().StartupBudgetSeconds()
 		st := classify.StartupOf(kind, c, v, budget, files)
-		b := bf101{t: t, at: at, c: c, v: v, q: q, st: st, kind: kind, budget: budget, files: files}
+		b := bf101{t: t, at: ct.Path(), c: c, v: v, q: q, st: st, kind: kind, budget: budget, files: files}
 		b.limit = limitOf(c, probe.TimingOf(c.LivenessProbe, t.Spec.TerminationGracePeriodSeconds), st)
 		if b.closed() && b.limit.seconds >= budget {
 			// The port stays closed through a recovery as long as the

@@ -31,7 +31,7 @@ func runBF102(p *rules.Pass) {
 		return
 	}
 	for _, ct := range t.Containers() {
-		c, at := ct.Container, ct.Path
+		c := ct.Container
 		lp := c.LivenessProbe
 		h := probe.Handler(lp)
 		if h == "" || h == "tcpSocket" {
@@ -43,7 +43,7 @@ func runBF102(p *rules.Pass) {
 		}
 		v := p.Classify(c)
 		q := classify.ProbeWith(p.Object.Kind, c, lp, v, p.Files(t, c))
-		p.Report(bf102Finding(t, at, c, tm, v, q))
+		p.Report(bf102Finding(t, ct.Path(), c, tm, v, q))
 	}
 }
 

@@ -34,7 +34,7 @@ func runBF103(p *rules.Pass) {
 		return
 	}
 	for _, ct := range t.Containers() {
-		c, at := ct.Container, ct.Path
+		c := ct.Container
 		lp, rp := c.LivenessProbe, c.ReadinessProbe
 		if lp == nil || rp == nil || !sameCheck(c, lp, rp) {
 			continue
@@ -44,7 +44,7 @@ func runBF103(p *rules.Pass) {
 		if lt.KillBudget() > rt.KillBudget() {
 			continue // liveness is strictly more tolerant: readiness acts first
 		}
-		p.Report(bf103Finding(t, at, c, lt, rt))
+		p.Report(bf103Finding(t, ct.Path(), c, lt, rt))
 	}
 }
 

@@ -36,7 +36,7 @@ func runBF104(p *rules.Pass) {
 	}
 	var pods *fewPods
 	for _, ct := range t.Containers() {
-		c, at := ct.Container, ct.Path
+		c := ct.Container
 		rp := c.ReadinessProbe
 		if rp == nil || rp.TCPSocket != nil {
 			continue // the kernel answers a TCP connect, however slow the server
@@ -51,7 +51,7 @@ func runBF104(p *rules.Pass) {
 		if pods.min > p.Config().FewReplicas() {
 			return
 		}
-		p.Report(bf104Finding(t, at, c, rt, pods))
+		p.Report(bf104Finding(t, ct.Path(), c, rt, pods))
 	}
 }
 

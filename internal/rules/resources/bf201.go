@@ -48,7 +48,7 @@ func bf201Finding(w *workload, qos corev1.PodQOSClass) rules.Report {
 	t := w.t
 	c, at, size, sev := &t.Spec.Containers[0], t.ContainerPath(0), statefulRequests, finding.Warning
 	if w.databaseLike() {
-		c, at, size, sev = w.db.Container, w.db.Path, databaseRequests, finding.Error
+		c, at, size, sev = w.db.Container, w.db.Path(), databaseRequests, finding.Error
 	}
 	own := cgroup.WeightsOf(0)
 	nb := cgroup.OneCPU

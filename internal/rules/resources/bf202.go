@@ -128,7 +128,7 @@ func bf202Finding(t *object.PodTemplate, ct object.Container, qos corev1.PodQOSC
 	}
 	return rules.Report{
 		At:          t.Owner,
-		Path:        ct.Path.Child("resources", "limits", "cpu"),
+		Path:        ct.Path().Child("resources", "limits", "cpu"),
 		Container:   c.Name,
 		Severity:    sev,
 		Message:     msg,

@@ -72,7 +72,7 @@ func bf203Finding(t *object.PodTemplate, ct object.Container, qos corev1.PodQOSC
 	}
 	return rules.Report{
 		At:        t.Owner,
-		Path:      ct.Path.Child("resources", "limits", "memory"),
+		Path:      ct.Path().Child("resources", "limits", "memory"),
 		Container: c.Name,
 		Message: fmt.Sprintf("memory limit %s equals the request of %s container %s: the first spike above it is an OOMKill (exit 137), a crash restart into crash recovery",
 			lim, v.Server.Name, c.Name),
