@@ -212,7 +212,9 @@ func (b *bf101) finding() rules.Report {
 		"server":                  s.Name,
 		"classification":          v.EvidenceString(),
 		"probeQueries":            q.Evidence,
-		"listensDuringRecovery":   !b.closed(),
+	}
+	if s.ListensDuringRecovery || b.closed() {
+		ev["listensDuringRecovery"] = s.ListensDuringRecovery // else not known
 	}
 	if st.Present {
 		ev["startupProbe"] = st.Why
