@@ -316,8 +316,8 @@ patches:
 		})
 	}
 
-	// An overlay that sets the offending value itself: the finding stays at
-	// the line of the build output (kubectl kustomize fast1s: line 14).
+	// An overlay that sets the offending value itself: the finding points
+	// at the patch that set it, where the user edits it.
 	if err := os.MkdirAll(filepath.Join(root, "fast1s"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -344,8 +344,8 @@ patches:
 		t.Fatalf("%d findings, want BF102: %v", len(res.Findings), res.Errors)
 	}
 	f := res.Findings[0]
-	if f.File != dir || f.Line != 14 {
-		t.Errorf("BF102 at %s:%d, want %s:14 (the patched field in the output of kubectl kustomize)", f.File, f.Line, dir)
+	if kfile := filepath.Join(dir, "kustomization.yaml"); f.File != kfile || f.Line != 8 || f.Column != 7 {
+		t.Errorf("BF102 at %s:%d:%d, want %s:8:7 (value: 1 of the inline patch)", f.File, f.Line, f.Column, kfile)
 	}
 	if !strings.Contains(f.Origin, "the build changed spec.template.spec.containers[0].livenessProbe.timeoutSeconds") {
 		t.Errorf("origin %q does not say the overlay set the timeout", f.Origin)
