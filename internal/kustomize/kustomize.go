@@ -130,7 +130,12 @@ func describeOrigin(s *source.Stream, o *resource.Origin, dir string, files *sou
 		if src != nil {
 			origName, _ = identity(src)
 		}
-		s.Trace = func(d *load.Document, path string, _ load.Position) load.Trace {
+		s.Trace = func(d *load.Document, path string, _ load.Position) (tr load.Trace) {
+			defer func() {
+				if recover() != nil {
+					tr = load.Trace{} // an odd patch costs its trace, never the scan
+				}
+			}()
 			if src != nil {
 				if tr := traceTo(d, src, path); tr.File != "" {
 					return tr
