@@ -1,6 +1,7 @@
 package helm_test
 
 import (
+	"fmt"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -62,6 +63,24 @@ spec:
         image: busybox:1.36
         livenessProbe:
           {{- toYaml .Values.db.probes.liveness | nindent 10 }}
+{{- with .Values.db.probes }}
+      - name: reader
+        image: busybox:1.36
+        livenessProbe:
+          {{- toYaml .liveness | nindent 10 }}
+{{- end }}
+{{- with .Values.livenessProbe }}
+      - name: writer
+        image: busybox:1.36
+        readinessProbe:
+{{ toYaml . | indent 10 }}
+{{- end }}
+{{- range $i, $p := list .Values.livenessProbe }}
+      - name: ranged
+        image: busybox:1.36
+        readinessProbe:
+{{ toYaml . | indent 10 }}
+{{- end }}
 `,
 }
 
@@ -127,6 +146,14 @@ func TestToYamlBlocksTraceToValues(t *testing.T) {
 	s, d := document(t, render(t, helm.Options{}, chart), "templates/app.yaml", "StatefulSet")
 	values := filepath.ToSlash(filepath.Join(chart, "values.yaml"))
 	sidecar := "spec.template.spec.containers[1].livenessProbe"
+	for i, name := range []string{"db", "sidecar", "reader", "writer", "ranged"} {
+		if got := field(t, d, fmt.Sprintf("spec.template.spec.containers[%d].name", i)); got != name {
+			t.Fatalf("container %d is %v, want %s", i, got, name)
+		}
+	}
+	if got := field(t, d, "spec.template.spec.containers[4].readinessProbe.timeoutSeconds"); got != 1.0 {
+		t.Fatalf("the ranged probe rendered timeoutSeconds %v", got)
+	}
 	for path, want := range map[string]string{
 		// A top-level key, its leaves and the whole block.
 		liveness + ".timeoutSeconds":      values + ":6 livenessProbe.timeoutSeconds",
@@ -138,6 +165,13 @@ func TestToYamlBlocksTraceToValues(t *testing.T) {
 		sidecar:                     values + ":10 db.probes.liveness (2 keys)",
 		// A list item has no values key of its own.
 		liveness + ".exec.command[0]": "",
+		// Inside {{ with .Values.x }}: toYaml .y and toYaml . are x.y and x.
+		"spec.template.spec.containers[2].livenessProbe.timeoutSeconds": values + ":13 db.probes.liveness.timeoutSeconds",
+		"spec.template.spec.containers[2].livenessProbe":                values + ":10 db.probes.liveness (2 keys)",
+		"spec.template.spec.containers[3].readinessProbe":               values + ":1 livenessProbe (4 keys)",
+		"spec.template.spec.containers[3].readinessProbe.periodSeconds": values + ":5 livenessProbe.periodSeconds",
+		// Inside range the dot is an item, not a values key.
+		"spec.template.spec.containers[4].readinessProbe": "",
 	} {
 		if got := valuesTrace(s, d, path); got != want {
 			t.Errorf("%s: values source %q, want %q", path, got, want)

@@ -156,25 +156,114 @@ func (r *Renderer) traceTables(chartPath string, ch *chart.Chart, vals chartutil
 // markTemplate appends a marker to each line of a template that holds
 // exactly one .Values reference and where a marker is plain text: outside
 // any action ({{ ... }} spanning lines) and not right after a "-}}" that
-// would trim the line break (the marker would stop it doing so).
+// would trim the line break (the marker would stop it doing so). Inside
+// {{ with .Values.x }}, a line that prints toYaml of the dot (toYaml . or
+// toYaml .y) is marked with that key (x, x.y).
 func markTemplate(src, chartPath string, marks *[]marked) (string, int) {
 	lines := strings.Split(src, "\n")
 	depth, n := 0, 0
+	var dots dotScopes
 	for i, l := range lines {
 		start := depth
 		depth += strings.Count(l, "{{") - strings.Count(l, "}}")
 		if start != 0 || depth != 0 {
+			if !strings.HasPrefix(strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(l), "{-")), "/*") {
+				dots.lost = true // an action across lines may open or close a block
+			}
 			continue
 		}
+		key := ""
 		refs := valuesRef.FindAllStringSubmatch(l, -1)
-		if len(refs) != 1 || strings.HasSuffix(strings.TrimRight(l, " \t\r"), "-}}") || !printsValue(l) {
+		switch {
+		case len(refs) == 1 && printsValue(l):
+			key = refs[0][1]
+		case len(refs) == 0:
+			key = dots.toYamlKey(l)
+		}
+		dots.follow(l)
+		if key == "" || strings.HasSuffix(strings.TrimRight(l, " \t\r"), "-}}") {
 			continue
 		}
 		lines[i] = l + markOpen + strconv.Itoa(len(*marks)) + markClose
-		*marks = append(*marks, marked{chartPath: chartPath, key: refs[0][1]})
+		*marks = append(*marks, marked{chartPath: chartPath, key: key})
 		n++
 	}
 	return strings.Join(lines, "\n"), n
+}
+
+// dotScopes follows the blocks of a template to know what the dot is:
+// the values key of the innermost {{ with .Values.x }}, or nothing known.
+type dotScopes struct {
+	stack []dotScope
+	lost  bool // a block opened or closed where it could not be followed
+}
+
+type dotScope struct {
+	rebinds bool   // with, range, define, block set the dot; if does not
+	key     string // the values key the dot is, "" if unknown
+}
+
+var (
+	withValues = regexp.MustCompile(`^with\s+\$?\.Values\.([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)$`)
+	toYamlDot  = regexp.MustCompile(`^toYaml\s+\.((?:[A-Za-z_][A-Za-z0-9_]*)(?:\.[A-Za-z_][A-Za-z0-9_]*)*)?\s*(?:\|\s*n?indent\s+\d+)?$`)
+	firstWord  = regexp.MustCompile(`^[a-z]+`)
+)
+
+// follow updates the scopes with the control actions of a line.
+func (d *dotScopes) follow(line string) {
+	for _, a := range action.FindAllStringSubmatch(line, -1) {
+		switch firstWord.FindString(a[1]) {
+		case "if":
+			d.stack = append(d.stack, dotScope{})
+		case "with":
+			key := ""
+			if m := withValues.FindStringSubmatch(a[1]); m != nil {
+				key = m[1]
+			}
+			d.stack = append(d.stack, dotScope{rebinds: true, key: key})
+		case "range", "define", "block":
+			d.stack = append(d.stack, dotScope{rebinds: true})
+		case "else":
+			if len(d.stack) > 0 {
+				d.stack[len(d.stack)-1].key = "" // the dot of an else is not the with's
+			}
+		case "end":
+			if len(d.stack) == 0 {
+				d.lost = true
+				continue
+			}
+			d.stack = d.stack[:len(d.stack)-1]
+		}
+	}
+}
+
+// toYamlKey is the values key a line prints with toYaml of the dot, when
+// that is the line's only action and the dot is a known values key.
+func (d *dotScopes) toYamlKey(line string) string {
+	if d.lost {
+		return ""
+	}
+	as := action.FindAllStringSubmatch(line, -1)
+	if len(as) != 1 {
+		return ""
+	}
+	m := toYamlDot.FindStringSubmatch(as[0][1])
+	if m == nil {
+		return ""
+	}
+	for i := len(d.stack) - 1; i >= 0; i-- {
+		if !d.stack[i].rebinds {
+			continue
+		}
+		if d.stack[i].key == "" {
+			return ""
+		}
+		if m[1] == "" {
+			return d.stack[i].key
+		}
+		return d.stack[i].key + "." + m[1]
+	}
+	return ""
 }
 
 // action is one {{ ... }} of a template line.
