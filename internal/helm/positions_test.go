@@ -2,11 +2,13 @@ package helm_test
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 
+	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/releaseutil"
 
 	"backfire.dev/backfire/internal/helm"
@@ -224,5 +226,33 @@ func TestHarborResourcesTraceToValues(t *testing.T) {
 		if got := valuesTrace(s, d, path); got != want {
 			t.Errorf("%s: values source %q, want %q", path, got, want)
 		}
+	}
+}
+
+// The chart `helm create` writes (chartutil.Create) prints its probes with
+// {{- with .Values.livenessProbe }} ... {{- toYaml . | nindent 12 }}: they
+// trace to values.yaml.
+func TestHelmCreateProbesTraceToValues(t *testing.T) {
+	dir := t.TempDir()
+	chart, err := chartutil.Create("web", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, d := document(t, render(t, helm.Options{}, chart), "templates/deployment.yaml", "Deployment")
+	values := filepath.ToSlash(filepath.Join(chart, "values.yaml"))
+	data, err := os.ReadFile(values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	probeLine := lineOf(data, "livenessProbe:")
+	if probeLine == 0 {
+		t.Fatal("the scaffold's values have no livenessProbe")
+	}
+	// Both keys sit under httpGet: the deepest common parent is named.
+	if got, want := valuesTrace(s, d, liveness), fmt.Sprintf("%s:%d livenessProbe.httpGet (2 keys)", values, probeLine+1); got != want {
+		t.Errorf("probe source %q, want %q", got, want)
+	}
+	if got, want := valuesTrace(s, d, liveness+".httpGet.path"), fmt.Sprintf("%s:%d livenessProbe.httpGet.path", values, probeLine+2); got != want {
+		t.Errorf("path source %q, want %q", got, want)
 	}
 }
