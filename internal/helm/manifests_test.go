@@ -92,3 +92,33 @@ func TestSplitManifestsOnHarbor(t *testing.T) {
 		t.Errorf("only %d templates rendered", n)
 	}
 }
+
+// BenchmarkSplitManifests splits every rendered template of the Harbor
+// chart the way helm template prints them.
+//
+//	go test ./internal/helm -run '^$' -bench SplitManifests -benchmem
+func BenchmarkSplitManifests(b *testing.B) {
+	ch, err := loader.Load(filepath.Join("..", "..", "testdata", "corpus", "harbor-helm"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	vals, err := chartutil.ToRenderValues(ch, map[string]any{}, chartutil.ReleaseOptions{Name: "r", Namespace: "default", IsInstall: true}, chartutil.DefaultCapabilities)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rendered, err := engine.Engine{}.Render(ch, vals)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var n int64
+	for _, out := range rendered {
+		n += int64(len(out))
+	}
+	b.SetBytes(n)
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, out := range rendered {
+			splitManifests(out)
+		}
+	}
+}

@@ -13,7 +13,7 @@ import (
 	"backfire.dev/backfire/internal/testutil"
 )
 
-func build(t *testing.T, dir string) []source.Stream {
+func build(t testing.TB, dir string) []source.Stream {
 	t.Helper()
 	streams, errs := kustomize.New().Render(source.Input{Path: dir, Kind: source.Kustomization})
 	if len(errs) > 0 {

@@ -63,7 +63,7 @@ spec:
 }
 
 // builtRollout builds dir and returns the Rollout's stream and document.
-func builtRollout(t *testing.T, dir string) (source.Stream, *load.Document) {
+func builtRollout(t testing.TB, dir string) (source.Stream, *load.Document) {
 	t.Helper()
 	for _, s := range build(t, dir) {
 		f := load.Parse(s.Name, s.Data)
@@ -231,6 +231,37 @@ spec:
 		tr := s.Trace(d, tc.path, pos)
 		if tr.File != tc.file || tr.Line != tc.line {
 			t.Errorf("%s: traced to %s:%d, want %s:%d", tc.path, tr.File, tr.Line, tc.file, tc.line)
+		}
+	}
+}
+
+// BenchmarkPatchTrace traces every field of the patched rollouts-demo
+// Rollout: the patches are read once per build, each trace walks them.
+//
+//	go test ./internal/kustomize -run '^$' -bench PatchTrace -benchmem
+func BenchmarkPatchTrace(b *testing.B) {
+	canary, err := filepath.Abs(filepath.Join("..", "..", "testdata", "corpus", "rollouts-demo", "examples", "canary"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	rel, err := filepath.Rel(dir, canary)
+	if err != nil {
+		b.Fatal(err)
+	}
+	files := map[string]string{}
+	for k, v := range prodOverlay {
+		files[k] = strings.Replace(v, "CANARY", filepath.ToSlash(rel), 1)
+	}
+	testutil.WriteFiles(b, dir, files)
+	s, d := builtRollout(b, dir)
+	paths := []string{"spec.replicas", "spec.revisionHistoryLimit", "spec.strategy.canary.steps[0].setWeight",
+		"spec.template.spec.containers[0].livenessProbe.timeoutSeconds", "spec.template.spec.containers[0].image", "metadata.name"}
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, p := range paths {
+			pos, _ := d.Locate(p)
+			s.Trace(d, p, pos)
 		}
 	}
 }
