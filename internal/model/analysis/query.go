@@ -130,3 +130,21 @@ func sortedKeys[V any](m map[string]V) []string {
 	slices.Sort(keys)
 	return keys
 }
+
+// ComparesScopes reports whether a Kayenta metric compares two different
+// scopes: Kayenta judges the experiment scope against the control scope,
+// so with different scopes it measures one version against another, not
+// the traffic of both at once.
+func ComparesScopes(m *v1alpha1.Metric, args map[string]Arg) bool {
+	if m.Provider.Kayenta == nil {
+		return false
+	}
+	for _, s := range m.Provider.Kayenta.Scopes {
+		control, _ := Substitute(s.ControlScope.Scope, args)
+		experiment, _ := Substitute(s.ExperimentScope.Scope, args)
+		if control != experiment {
+			return true
+		}
+	}
+	return false
+}

@@ -81,3 +81,16 @@ func TestPluginTextIsJSON(t *testing.T) {
 		t.Errorf("plugin texts %q, want sorted by plugin name", q.Texts)
 	}
 }
+
+func TestComparesScopes(t *testing.T) {
+	args := map[string]Arg{"a": {Name: "a", Text: "web", Known: true}}
+	for doc, want := range map[string]bool{
+		`{name: m, provider: {kayenta: {scopes: [{name: s, controlScope: {scope: "{{args.a}}-stable"}, experimentScope: {scope: "{{args.a}}-canary"}}]}}}`: true,
+		`{name: m, provider: {kayenta: {scopes: [{name: s, controlScope: {scope: "{{args.a}}"}, experimentScope: {scope: web}}]}}}`:                        false,
+		`{name: m, provider: {prometheus: {query: up}}}`: false,
+	} {
+		if got := ComparesScopes(metric(t, doc), args); got != want {
+			t.Errorf("%s: %v, want %v", doc, got, want)
+		}
+	}
+}

@@ -73,6 +73,10 @@ func checkMetric(tm analysis.Metric, args map[string]analysis.Arg, svc serviceNa
 			return mc
 		}
 	}
+	if analysis.ComparesScopes(tm.Metric, args) {
+		mc.verdict, mc.why = separated, "Kayenta compares its experiment scope with a different control scope"
+		return mc
+	}
 	if m := revisionToken.FindStringSubmatch(mc.resolved); m != nil {
 		mc.verdict, mc.why = separated, fmt.Sprintf("its %s names %q", q.What, m[1])
 		return mc

@@ -272,6 +272,7 @@ func TestBF402NegativesForTheirReason(t *testing.T) {
 		{"web-third-party", `https://www.githubstatus.com/api/v2/status.json`, `http://checkout.shop.svc/status.json`},
 		{"only-inconclusive", `failureCondition: "false"`, `failureCondition: result[0] > 0.2`},
 		{"no-conditions", `    interval: 1m`, "    interval: 1m\n    successCondition: result[0] < 1"},
+		{"kayenta-compares-scopes", `app={{args.app}},track=new`, `app={{args.app}},track=baseline`},
 	} {
 		data, err := os.ReadFile(fixture("BF402", "negative", tc.file))
 		if err != nil {
