@@ -95,6 +95,13 @@ func TestPatchedFieldsPointAtThePatch(t *testing.T) {
 
 	at := func(name string) string { return filepath.Join(dir, name) }
 	base := filepath.Join(canary, "canary-rollout.yaml")
+
+	// The upstream overlay itself patches nothing: its fields are in its
+	// resource file.
+	us, ud := builtRollout(t, canary)
+	if pos, _ := ud.Locate("spec.replicas"); us.Trace(ud, "spec.replicas", pos) != (load.Trace{File: base, Line: 6, Column: 3}) {
+		t.Errorf("rollouts-demo canary: spec.replicas traced to %+v, want %s:6:3", us.Trace(ud, "spec.replicas", pos), base)
+	}
 	const c0 = "spec.template.spec.containers[0]"
 	for _, tc := range []struct {
 		path, file string
