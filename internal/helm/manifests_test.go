@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"unicode"
 
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
@@ -42,7 +43,9 @@ func checkSplit(t *testing.T, name, out string) {
 		}
 		// The document's first line is where it says it starts.
 		first, _, _ := strings.Cut(d.text, "\n")
-		if d.line < 1 || d.line > len(lines) || !strings.HasSuffix(lines[d.line-1], first) {
+		// (A one-line document is trimmed at its end too.)
+		first = strings.TrimRightFunc(first, unicode.IsSpace)
+		if d.line < 1 || d.line > len(lines) || !strings.HasSuffix(strings.TrimRightFunc(lines[d.line-1], unicode.IsSpace), first) {
 			t.Errorf("%s: document %d starts at line %d, which is not %q", name, i, d.line, first)
 		}
 	}
@@ -121,4 +124,22 @@ func BenchmarkSplitManifests(b *testing.B) {
 			splitManifests(out)
 		}
 	}
+}
+
+// FuzzSplitManifests: any rendered text splits into exactly Helm's
+// documents, each starting where it says.
+//
+//	go test ./internal/helm -run '^$' -fuzz FuzzSplitManifests -fuzztime 2m
+func FuzzSplitManifests(f *testing.F) {
+	for _, s := range []string{
+		"\n\napiVersion: v1\nkind: A\n---\napiVersion: v1\nkind: B\n",
+		"---\n---\n\n---\n# c\nkind: A\n--- # x\nkind: B\n",
+		"a: ---\n----\n---a\n \t\n---\t\n",
+		"\r\n---\r\nkind: A\r\n",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, out string) {
+		checkSplit(t, "fuzz", out)
+	})
 }
