@@ -192,8 +192,16 @@ func (r *Renderer) Render(in source.Input) (streams []source.Stream, errs []load
 		if path.Base(name) == "NOTES.txt" || strings.TrimSpace(out) == "" {
 			continue // NOTES.txt is printed to the user, not applied
 		}
+		// Lines count from each document's own "# Source:" header, as
+		// `helm template` prints them.
+		docs := splitManifests(out)
 		s := source.Stream{Name: r.name(in.Path, name), Data: []byte(out), Origin: origin}
-		s.Trace = prov.tracer(name)
+		starts := make([]int, len(docs))
+		for i, d := range docs {
+			s.Documents = append(s.Documents, []byte(d.text))
+			starts[i] = d.line
+		}
+		s.Trace = prov.tracer(name, starts)
 		streams = append(streams, s)
 	}
 	return streams, nil

@@ -54,7 +54,7 @@ func document(t *testing.T, streams []source.Stream, suffix, kind string) (sourc
 		if !strings.HasSuffix(s.Name, suffix) {
 			continue
 		}
-		f := load.Parse(s.Name, s.Data)
+		f := load.ParseDocuments(s.Name, s.Documents)
 		if len(f.Errors) > 0 {
 			t.Fatalf("%s: %v", s.Name, f.Errors)
 		}
@@ -141,9 +141,9 @@ func TestHarborDatabaseStatefulSet(t *testing.T) {
 		}
 	}
 
-	// The position is the line in this template's rendered output.
+	// The position is the line under the document's "# Source:" header.
 	pos, exact := d.Locate(liveness + ".timeoutSeconds")
-	if want := lineOf(s.Data, "timeoutSeconds: 1"); !exact || pos.Line != want || want == 0 {
+	if want := lineOf(s.Documents[d.Index], "timeoutSeconds: 1"); !exact || pos.Line != want || want == 0 {
 		t.Errorf("timeoutSeconds at %v (exact %v), want the first rendered timeoutSeconds line %d", pos, exact, want)
 	}
 

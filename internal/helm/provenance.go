@@ -10,9 +10,11 @@ import (
 	"strings"
 	"sync"
 
+	yaml "go.yaml.in/yaml/v3"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/engine"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"backfire.dev/backfire/internal/load"
 )
@@ -62,15 +64,19 @@ type provenance struct {
 	tables  map[string]*traceTable
 }
 
-// tracer is the load.Tracer of one rendered template.
-func (p *provenance) tracer(template string) load.Tracer {
+// tracer is the load.Tracer of one rendered template; starts holds the
+// line of the template's output each of its documents starts on.
+func (p *provenance) tracer(template string, starts []int) load.Tracer {
 	return func(d *load.Document, path string, pos load.Position) load.Trace {
+		if d.Index < 0 || d.Index >= len(starts) {
+			return load.Trace{}
+		}
 		p.once.Do(func() {
 			defer func() { _ = recover() }() // no provenance, never a crash
 			p.tables = p.compute()
 		})
 		if t := p.tables[template]; t != nil {
-			return t.trace(d, path, pos)
+			return t.trace(d, path, pos, starts[d.Index]-1)
 		}
 		return load.Trace{}
 	}
@@ -134,6 +140,10 @@ func (r *Renderer) traceTables(chartPath string, ch *chart.Chart, vals chartutil
 			m := marks[id]
 			if src, ok := r.source(m, ch, vals, layers, a[i]); ok {
 				t.lines[i+1] = src
+				continue
+			}
+			for line, src := range blockSources(m, ch, vals, layers, a, i) {
+				t.lines[line] = src
 			}
 		}
 		if len(t.lines) > 0 {
@@ -146,25 +156,114 @@ func (r *Renderer) traceTables(chartPath string, ch *chart.Chart, vals chartutil
 // markTemplate appends a marker to each line of a template that holds
 // exactly one .Values reference and where a marker is plain text: outside
 // any action ({{ ... }} spanning lines) and not right after a "-}}" that
-// would trim the line break (the marker would stop it doing so).
+// would trim the line break (the marker would stop it doing so). Inside
+// {{ with .Values.x }}, a line that prints toYaml of the dot (toYaml . or
+// toYaml .y) is marked with that key (x, x.y).
 func markTemplate(src, chartPath string, marks *[]marked) (string, int) {
 	lines := strings.Split(src, "\n")
 	depth, n := 0, 0
+	var dots dotScopes
 	for i, l := range lines {
 		start := depth
 		depth += strings.Count(l, "{{") - strings.Count(l, "}}")
 		if start != 0 || depth != 0 {
+			if !strings.HasPrefix(strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(l), "{-")), "/*") {
+				dots.lost = true // an action across lines may open or close a block
+			}
 			continue
 		}
+		key := ""
 		refs := valuesRef.FindAllStringSubmatch(l, -1)
-		if len(refs) != 1 || strings.HasSuffix(strings.TrimRight(l, " \t\r"), "-}}") || !printsValue(l) {
+		switch {
+		case len(refs) == 1 && printsValue(l):
+			key = refs[0][1]
+		case len(refs) == 0:
+			key = dots.toYamlKey(l)
+		}
+		dots.follow(l)
+		if key == "" || strings.HasSuffix(strings.TrimRight(l, " \t\r"), "-}}") {
 			continue
 		}
 		lines[i] = l + markOpen + strconv.Itoa(len(*marks)) + markClose
-		*marks = append(*marks, marked{chartPath: chartPath, key: refs[0][1]})
+		*marks = append(*marks, marked{chartPath: chartPath, key: key})
 		n++
 	}
 	return strings.Join(lines, "\n"), n
+}
+
+// dotScopes follows the blocks of a template to know what the dot is:
+// the values key of the innermost {{ with .Values.x }}, or nothing known.
+type dotScopes struct {
+	stack []dotScope
+	lost  bool // a block opened or closed where it could not be followed
+}
+
+type dotScope struct {
+	rebinds bool   // with, range, define, block set the dot; if does not
+	key     string // the values key the dot is, "" if unknown
+}
+
+var (
+	withValues = regexp.MustCompile(`^with\s+\$?\.Values\.([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)$`)
+	toYamlDot  = regexp.MustCompile(`^toYaml\s+\.((?:[A-Za-z_][A-Za-z0-9_]*)(?:\.[A-Za-z_][A-Za-z0-9_]*)*)?\s*(?:\|\s*n?indent\s+\d+)?$`)
+	firstWord  = regexp.MustCompile(`^[a-z]+`)
+)
+
+// follow updates the scopes with the control actions of a line.
+func (d *dotScopes) follow(line string) {
+	for _, a := range action.FindAllStringSubmatch(line, -1) {
+		switch firstWord.FindString(a[1]) {
+		case "if":
+			d.stack = append(d.stack, dotScope{})
+		case "with":
+			key := ""
+			if m := withValues.FindStringSubmatch(a[1]); m != nil {
+				key = m[1]
+			}
+			d.stack = append(d.stack, dotScope{rebinds: true, key: key})
+		case "range", "define", "block":
+			d.stack = append(d.stack, dotScope{rebinds: true})
+		case "else":
+			if len(d.stack) > 0 {
+				d.stack[len(d.stack)-1].key = "" // the dot of an else is not the with's
+			}
+		case "end":
+			if len(d.stack) == 0 {
+				d.lost = true
+				continue
+			}
+			d.stack = d.stack[:len(d.stack)-1]
+		}
+	}
+}
+
+// toYamlKey is the values key a line prints with toYaml of the dot, when
+// that is the line's only action and the dot is a known values key.
+func (d *dotScopes) toYamlKey(line string) string {
+	if d.lost {
+		return ""
+	}
+	as := action.FindAllStringSubmatch(line, -1)
+	if len(as) != 1 {
+		return ""
+	}
+	m := toYamlDot.FindStringSubmatch(as[0][1])
+	if m == nil {
+		return ""
+	}
+	for i := len(d.stack) - 1; i >= 0; i-- {
+		if !d.stack[i].rebinds {
+			continue
+		}
+		if d.stack[i].key == "" {
+			return ""
+		}
+		if m[1] == "" {
+			return d.stack[i].key
+		}
+		return d.stack[i].key + "." + m[1]
+	}
+	return ""
 }
 
 // action is one {{ ... }} of a template line.
@@ -236,21 +335,26 @@ func (r *Renderer) layers(chartPath string, ch *chart.Chart) []layer {
 	return ls
 }
 
+// rootKey is the key of m as seen from the root chart: subchart values
+// live under the subchart's name.
+func rootKey(m marked, root *chart.Chart) string {
+	rel := strings.TrimPrefix(m.chartPath, root.ChartFullPath())
+	if rel == "" {
+		return m.key
+	}
+	parts := strings.Split(strings.Trim(rel, "/"), "/")
+	var names []string
+	for i := 1; i < len(parts); i += 2 { // "charts/<name>/charts/<name>"
+		names = append(names, parts[i])
+	}
+	return strings.Join(names, ".") + "." + m.key
+}
+
 // source finds the layer that set the key of m, and checks that the value
 // it set is what the rendered line shows.
 func (r *Renderer) source(m marked, root *chart.Chart, vals chartutil.Values, layers []layer, rendered string) (valueSource, bool) {
-	// The key as seen from the root chart: subchart values live under
-	// the subchart's name.
-	rootKey := m.key
-	if rel := strings.TrimPrefix(m.chartPath, root.ChartFullPath()); rel != "" {
-		parts := strings.Split(strings.Trim(rel, "/"), "/")
-		var names []string
-		for i := 1; i < len(parts); i += 2 { // "charts/<name>/charts/<name>"
-			names = append(names, parts[i])
-		}
-		rootKey = strings.Join(names, ".") + "." + m.key
-	}
-	v, ok := lookup(vals.AsMap(), "Values."+rootKey)
+	key := rootKey(m, root)
+	v, ok := lookup(vals.AsMap(), "Values."+key)
 	if !ok {
 		return valueSource{}, false
 	}
@@ -260,6 +364,11 @@ func (r *Renderer) source(m marked, root *chart.Chart, vals chartutil.Values, la
 	if !ok || shown == "" || renderedScalar(rendered) != shown {
 		return valueSource{}, false
 	}
+	return layerSource(key, layers)
+}
+
+// layerSource names the highest-precedence layer that sets a root key.
+func layerSource(rootKey string, layers []layer) (valueSource, bool) {
 	for rank, l := range layers {
 		key, ok := strings.CutPrefix(rootKey, l.prefix)
 		if !ok || !l.keys[key] {
@@ -273,6 +382,58 @@ func (r *Renderer) source(m marked, root *chart.Chart, vals chartutil.Values, la
 		return src, true
 	}
 	return valueSource{}, false
+}
+
+// blockSources traces a block that `toYaml .Values.x | indent n` (or
+// nindent) printed: the marker sits on the block's last line. The block
+// is kept only if its lines are exactly what Helm's toYaml makes of the
+// value (sigs.k8s.io/yaml, trailing newline trimmed: toYAML in
+// pkg/engine/funcs.go), indented; then each key line of it is the values
+// key below x at that line, at any depth. Keys under lists are not
+// addressable as values keys and are left out.
+func blockSources(m marked, root *chart.Chart, vals chartutil.Values, layers []layer, rendered []string, last int) map[int]valueSource {
+	key := rootKey(m, root)
+	v, ok := lookup(vals.AsMap(), "Values."+key)
+	if !ok {
+		return nil
+	}
+	if _, scalar := scalarText(v); scalar || v == nil {
+		return nil
+	}
+	text, err := sigsyaml.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	block := strings.Split(strings.TrimSuffix(string(text), "\n"), "\n")
+	first := last - len(block) + 1
+	if first < 0 {
+		return nil
+	}
+	for k, want := range block {
+		prefix, ok := strings.CutSuffix(rendered[first+k], want)
+		if !ok || k > 0 && strings.Trim(prefix, " ") != "" {
+			return nil
+		}
+	}
+	var node yaml.Node
+	if yaml.Unmarshal(text, &node) != nil || len(node.Content) == 0 {
+		return nil
+	}
+	subLines := map[string]int{}
+	keyLines(node.Content[0], "", subLines)
+	out := map[int]valueSource{}
+	for sub, line := range subLines {
+		full := key + "." + sub
+		if val, ok := lookup(vals.AsMap(), "Values."+full); !ok {
+			continue
+		} else if _, scalar := scalarText(val); !scalar {
+			continue // a mapping key: its leaves are traced
+		}
+		if src, ok := layerSource(full, layers); ok {
+			out[first+line] = src
+		}
+	}
+	return out
 }
 
 // scalarText prints a value as a template prints it; maps and lists span
@@ -294,7 +455,9 @@ func scalarText(v any) (string, bool) {
 // reports the values that fill it: their common parent key when one values
 // file set them all, else each of them. Absent fields have none: a
 // defaulted value was not set anywhere.
-func (t *traceTable) trace(d *load.Document, fieldPath string, pos load.Position) load.Trace {
+// offset turns a line of the document into a line of the template's
+// output.
+func (t *traceTable) trace(d *load.Document, fieldPath string, pos load.Position, offset int) load.Trace {
 	if fieldPath == "" {
 		return load.Trace{}
 	}
@@ -312,7 +475,7 @@ func (t *traceTable) trace(d *load.Document, fieldPath string, pos load.Position
 	switch v.(type) {
 	case map[string]any, []any:
 	default:
-		if s, ok := t.lines[pos.Line]; ok {
+		if s, ok := t.lines[pos.Line+offset]; ok {
 			return load.Trace{Values: s.text}
 		}
 		return load.Trace{}
@@ -321,7 +484,7 @@ func (t *traceTable) trace(d *load.Document, fieldPath string, pos load.Position
 	seen := map[string]bool{}
 	for _, leaf := range leaves(v, fieldPath) {
 		p, _ := d.Locate(leaf)
-		if s, ok := t.lines[p.Line]; ok && !seen[s.text] {
+		if s, ok := t.lines[p.Line+offset]; ok && !seen[s.text] {
 			seen[s.text] = true
 			srcs = append(srcs, s)
 		}

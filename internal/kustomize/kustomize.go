@@ -94,6 +94,7 @@ func (r *Renderer) Render(in source.Input) ([]source.Stream, []load.Error) {
 	}
 
 	files := newSourceFiles()
+	patches := kustomizationPatches(dir)
 	var streams []source.Stream
 	line := 1 // where the object starts in the build's output
 	for _, res := range out.Resources() {
@@ -109,7 +110,7 @@ func (r *Renderer) Render(in source.Input) ([]source.Stream, []load.Error) {
 		}
 		line += strings.Count(string(y), "\n") + 1 // the object, then "---"
 		if o := origins[res]; o != nil {
-			describeOrigin(&s, o, dir, files, y)
+			describeOrigin(&s, o, dir, files, y, patches)
 		}
 		streams = append(streams, s)
 	}
@@ -117,8 +118,32 @@ func (r *Renderer) Render(in source.Input) ([]source.Stream, []load.Error) {
 }
 
 // describeOrigin names the file an object came from and, when that file's
-// document can be matched, lets findings on unchanged fields point into it.
-func describeOrigin(s *source.Stream, o *resource.Origin, dir string, files *sourceFiles, built []byte) {
+// document can be matched, lets findings on unchanged fields point into it;
+// findings on fields a patch set point into the patch.
+func describeOrigin(s *source.Stream, o *resource.Origin, dir string, files *sourceFiles, built []byte, patches []patch) {
+	var src *load.Document
+	defer func() {
+		if len(patches) == 0 {
+			return
+		}
+		origName := ""
+		if src != nil {
+			origName, _ = identity(src)
+		}
+		s.Trace = func(d *load.Document, path string, _ load.Position) (tr load.Trace) {
+			defer func() {
+				if recover() != nil {
+					tr = load.Trace{} // an odd patch costs its trace, never the scan
+				}
+			}()
+			if src != nil {
+				if tr := traceTo(d, src, path); tr.File != "" {
+					return tr
+				}
+			}
+			return patchTrace(patches, d, origName, path)
+		}
+	}()
 	switch {
 	case o.Repo != "":
 		s.Origin += fmt.Sprintf(" from %s in %s", o.Path, o.Repo)
@@ -135,7 +160,7 @@ func describeOrigin(s *source.Stream, o *resource.Origin, dir string, files *sou
 	if len(b.Documents) != 1 {
 		return
 	}
-	src := files.match(file, b.Documents[0])
+	src = files.match(file, b.Documents[0])
 	if src == nil {
 		return
 	}

@@ -13,7 +13,7 @@ import (
 	"backfire.dev/backfire/internal/testutil"
 )
 
-func build(t *testing.T, dir string) []source.Stream {
+func build(t testing.TB, dir string) []source.Stream {
 	t.Helper()
 	streams, errs := kustomize.New().Render(source.Input{Path: dir, Kind: source.Kustomization})
 	if len(errs) > 0 {
@@ -247,32 +247,36 @@ func TestTraceToResourceFile(t *testing.T) {
 	if d.Line != 10 {
 		t.Errorf("Deployment starts at line %d of the build output, want 10", d.Line)
 	}
+	prodK := filepath.Join(root, "prod", "kustomization.yaml")
 	for _, tc := range []struct {
 		path string
-		line int // in base/app.yaml; 0: stays in the build output
+		file string // "": stays in the build output
+		line int
 	}{
-		{probe + ".timeoutSeconds", 23},
-		{probe, 20},
-		{"spec.template.spec.containers[0].resources", 18}, // absent: the unchanged container
-		{"spec.replicas", 0},
-		{"metadata.name", 0},
-		{"", 0}, // the object as a whole was changed
+		{probe + ".timeoutSeconds", base, 23},
+		{probe, base, 20},
+		{"spec.template.spec.containers[0].resources", base, 18}, // absent: the unchanged container
+		{"spec.replicas", prodK, 11},                             // the inline patch's value
+		{"metadata.name", "", 0},                                 // namePrefix is no patch
+		{"", "", 0},                                              // the object as a whole was changed
 	} {
 		tr := trace(s, d, tc.path)
-		switch {
-		case tc.line == 0 && tr.File != "":
-			t.Errorf("%s: moved to %s:%d, but the overlay changed it", tc.path, tr.File, tr.Line)
-		case tc.line != 0 && (tr.File != base || tr.Line != tc.line):
-			t.Errorf("%s: traced to %s:%d, want %s:%d", tc.path, tr.File, tr.Line, base, tc.line)
+		if tr.File != tc.file || tr.Line != tc.line {
+			t.Errorf("%s: traced to %s:%d, want %s:%d", tc.path, tr.File, tr.Line, tc.file, tc.line)
 		}
 	}
 
 	s, d = deployment("slow")
+	// The probe as a whole was not written by the patch (it set one field).
 	if tr := trace(s, d, probe); tr.File != "" {
 		t.Errorf("the patched probe was traced to %s:%d", tr.File, tr.Line)
 	}
 	if tr := trace(s, d, probe+".timeoutSeconds"); tr.File != base || tr.Line != 23 {
 		t.Errorf("the unpatched timeout was traced to %s:%d, want %s:23", tr.File, tr.Line, base)
+	}
+	slowK := filepath.Join(root, "slow", "kustomization.yaml")
+	if tr := trace(s, d, probe+".periodSeconds"); tr.File != slowK || tr.Line != 9 || tr.Column != 7 {
+		t.Errorf("the patched period was traced to %s:%d:%d, want %s:9:7 (value: 30)", tr.File, tr.Line, tr.Column, slowK)
 	}
 
 	// Built from the base itself, nothing changed: the whole object traces.

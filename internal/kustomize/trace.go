@@ -87,7 +87,9 @@ func identity(d *load.Document) (name, namespace string) {
 // traceTo moves a finding at path of the built document to the source
 // document when the build left that field as it was written: the deepest
 // part of path present in the built object (the field, or the ancestor a
-// defaulted field hangs from) must hold the same value in both.
+// defaulted field hangs from) must hold the same value in both. List
+// items are matched by their merge key (a container by name), since a
+// patch that adds an item moves the others.
 func traceTo(built, src *load.Document, path string) load.Trace {
 	var b, s any
 	if json.Unmarshal(built.JSON, &b) != nil || json.Unmarshal(src.JSON, &s) != nil {
@@ -100,13 +102,73 @@ func traceTo(built, src *load.Document, path string) load.Trace {
 		}
 		segs = segs[:len(segs)-1]
 	}
+	srcSegs, ok := sourcePath(b, s, segs)
+	if !ok {
+		return load.Trace{}
+	}
 	bv, _ := load.ValueAt(b, segs)
-	sv, ok := load.ValueAt(s, segs)
+	sv, ok := load.ValueAt(s, srcSegs)
 	if !ok || !reflect.DeepEqual(bv, sv) {
 		return load.Trace{}
 	}
-	pos, _ := src.Locate(path)
+	// The rest of path (a defaulted field) hangs from the same place.
+	rest := load.SplitPath(path)[len(segs):]
+	pos, _ := src.Locate(joinPath(append(srcSegs, rest...)))
 	return load.Trace{File: src.File, Line: pos.Line, Column: pos.Column}
+}
+
+// sourcePath rewrites the list indexes of a built object's path to the
+// source's: an item with a merge key is the source's item with the same
+// key; any other keeps its index.
+func sourcePath(built, src any, segs []load.Segment) ([]load.Segment, bool) {
+	out := slices.Clone(segs)
+	for i, s := range segs {
+		if !s.IsIndex {
+			continue
+		}
+		item, _ := load.ValueAt(built, segs[:i+1])
+		m, isMap := item.(map[string]any)
+		list, _ := load.ValueAt(src, out[:i])
+		items, isList := list.([]any)
+		if !isMap || !isList {
+			continue
+		}
+		for _, key := range mergeKeys {
+			v, ok := m[key]
+			if !ok {
+				continue
+			}
+			j := slices.IndexFunc(items, func(c any) bool {
+				cm, ok := c.(map[string]any)
+				return ok && reflect.DeepEqual(cm[key], v)
+			})
+			if j < 0 {
+				return nil, false
+			}
+			out[i].Index = j
+			break
+		}
+	}
+	return out, true
+}
+
+// joinPath writes segments back the way field.Path prints them.
+func joinPath(segs []load.Segment) string {
+	var b strings.Builder
+	for _, s := range segs {
+		switch {
+		case s.IsIndex:
+			fmt.Fprintf(&b, "[%d]", s.Index)
+		case identifier.MatchString(s.Key):
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(s.Key)
+		default:
+			fmt.Fprintf(&b, "[%s]", s.Key)
+		}
+	}
+	return b.String()
 }
 
 // diff lists the fields where the built object differs from its source,

@@ -59,30 +59,55 @@ func Parse(name string, data []byte) File {
 	index := 0
 	f.Empty = true
 	for _, ch := range splitDocuments(data) {
-		if !utf8.Valid(ch.data) {
-			line := ch.line + bytes.Count(ch.data[:firstInvalidUTF8(ch.data)], []byte("\n"))
-			f.Errors = append(f.Errors, Error{File: name, Line: line, Message: "invalid UTF-8"})
+		if f.parseChunk(ch, index) {
 			index++
-			continue
 		}
-		var root yaml.Node
-		if err := yaml.Unmarshal(ch.data, &root); err != nil {
-			f.Errors = append(f.Errors, yamlError(name, ch.line, err))
-			index++
-			continue
-		}
-		if root.Kind == 0 || (root.Kind == yaml.DocumentNode && (len(root.Content) == 0 || isNull(root.Content[0]))) {
-			continue // only comments or an empty document
-		}
-		f.Empty = false
-		shiftLines(&root, ch.line-1)
-		f.addDocument(&root, index)
-		index++
 	}
 	if len(f.Errors) > 0 {
 		f.Empty = false
 	}
 	return f
+}
+
+// ParseDocuments converts documents that a producer has already split, each
+// with lines counted from its own first line: a rendered Helm template, as
+// `helm template` prints each document under its own "# Source:" header.
+// A document's Index is its place in docs.
+func ParseDocuments(name string, docs [][]byte) File {
+	f := File{Name: name, Empty: true}
+	for i, d := range docs {
+		if bytes.IndexByte(d[:min(len(d), 8000)], 0) >= 0 {
+			f.Errors = append(f.Errors, Error{File: name, Message: "binary data (contains NUL bytes); not a YAML or JSON manifest"})
+			continue
+		}
+		f.parseChunk(chunk{data: d, line: 1}, i)
+	}
+	if len(f.Errors) > 0 {
+		f.Empty = false
+	}
+	return f
+}
+
+// parseChunk converts one document; it reports whether the chunk counts
+// as a document (an error does, a chunk of only comments does not).
+func (f *File) parseChunk(ch chunk, index int) bool {
+	if !utf8.Valid(ch.data) {
+		line := ch.line + bytes.Count(ch.data[:firstInvalidUTF8(ch.data)], []byte("\n"))
+		f.Errors = append(f.Errors, Error{File: f.Name, Line: line, Message: "invalid UTF-8"})
+		return true
+	}
+	var root yaml.Node
+	if err := yaml.Unmarshal(ch.data, &root); err != nil {
+		f.Errors = append(f.Errors, yamlError(f.Name, ch.line, err))
+		return true
+	}
+	if root.Kind == 0 || (root.Kind == yaml.DocumentNode && (len(root.Content) == 0 || isNull(root.Content[0]))) {
+		return false // only comments or an empty document
+	}
+	f.Empty = false
+	shiftLines(&root, ch.line-1)
+	f.addDocument(&root, index)
+	return true
 }
 
 func isNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" }

@@ -230,3 +230,35 @@ func TestPositionAtOffset(t *testing.T) {
 }
 
 func itoa(i int) string { return string(rune('0' + i)) }
+
+// ParseDocuments keeps each document's own lines, as a producer that
+// prints them under their own headers (helm template) shows them: a
+// position or an error counts from the document's first line, and Index
+// is the document's place in the list.
+func TestParseDocuments(t *testing.T) {
+	f := ParseDocuments("chart/templates/app.yaml", [][]byte{
+		[]byte("# only a comment"),
+		[]byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  k: v"),
+		[]byte("apiVersion: v1\nkind: ConfigMap\nmetadata: a: b"),
+		[]byte("apiVersion: v1\nkind: Secret\nmetadata:\n  name: s"),
+	})
+	if len(f.Documents) != 2 || len(f.Errors) != 1 {
+		t.Fatalf("%d documents and %d errors, want 2 and 1: %v", len(f.Documents), len(f.Errors), f.Errors)
+	}
+	cm, s := f.Documents[0], f.Documents[1]
+	if cm.Index != 1 || s.Index != 3 || cm.Line != 1 || s.Line != 1 {
+		t.Errorf("indexes %d, %d and lines %d, %d; want 1, 3 and 1, 1", cm.Index, s.Index, cm.Line, s.Line)
+	}
+	if pos, _ := cm.Locate("data.k"); pos.Line != 6 || pos.Column != 3 {
+		t.Errorf("data.k at %v, want 6:3 of its own document", pos)
+	}
+	if e := f.Errors[0]; e.File != "chart/templates/app.yaml" || e.Line != 3 {
+		t.Errorf("error %v, want line 3 of the third document", e)
+	}
+	if f.Empty {
+		t.Error("a stream with documents is not empty")
+	}
+	if empty := ParseDocuments("x", [][]byte{[]byte("# nothing")}); !empty.Empty || len(empty.Documents) != 0 {
+		t.Errorf("comments only: %+v", empty)
+	}
+}

@@ -163,7 +163,12 @@ func read(in source.Input, opts *Options) []load.File {
 			files = append(files, load.File{Name: in.Path, Errors: errs})
 		}
 		for _, s := range streams {
-			f := load.Parse(s.Name, s.Data)
+			var f load.File
+			if s.Documents != nil {
+				f = load.ParseDocuments(s.Name, s.Documents)
+			} else {
+				f = load.Parse(s.Name, s.Data)
+			}
 			for _, d := range f.Documents {
 				d.Origin = s.Origin
 				d.Trace = s.Trace

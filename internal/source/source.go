@@ -196,9 +196,14 @@ func describe(err error) string {
 // Stream is one manifest stream produced from an input: a file's bytes, or
 // one template of a rendered chart.
 type Stream struct {
-	Name   string // shown in findings: a path, or a chart's template path
-	Data   []byte
-	Origin string // how it was produced, when not read from a file as is
+	Name string // shown in findings: a path, or a chart's template path
+	Data []byte
+	// Documents, when set, replace Data: the stream's documents as their
+	// producer split them, each with lines counted from its own first line
+	// (a rendered chart's documents, as `helm template` prints each one
+	// under its own "# Source:" header).
+	Documents [][]byte
+	Origin    string // how it was produced, when not read from a file as is
 	// Trace, when set, follows fields of the stream's documents back to
 	// the files they were written in (see load.Tracer).
 	Trace load.Tracer

@@ -8,6 +8,7 @@ import (
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 
 	"backfire.dev/backfire/internal/finding"
+	"backfire.dev/backfire/internal/model/analysis"
 	"backfire.dev/backfire/internal/model/rollout"
 	"backfire.dev/backfire/internal/rules"
 )
@@ -41,15 +42,15 @@ func runBF402(p *rules.Pass) {
 		}
 		return names
 	}}
-	for _, b := range analysisBlocks(c) {
-		share, weight, none := brokenShare(ro, b.step)
+	for _, b := range analysis.Blocks(c) {
+		share, weight, none := brokenShare(ro, b.Step)
 		if none {
 			continue // the run starts once the canary has all the traffic
 		}
-		res := resolveAnalysis(p.Index, p.Object, b.analysis)
+		res := analysis.Resolve(p.Index, p.Object, b.Analysis)
+		args := analysis.Args(p.Object, b.Analysis.Args, res.Args)
 		var checks []metricCheck
-		for _, tm := range res.metrics {
-			args := argValues(p.Object, b.analysis.Args, tm.args)
+		for _, tm := range res.Metrics {
 			checks = append(checks, checkMetric(tm, args, svc))
 		}
 		blindOnes := filterChecks(checks, blind)
@@ -57,7 +58,7 @@ func runBF402(p *rules.Pass) {
 			p.Report(bf402Blind(ro, b, blindOnes, res, share, weight, ctl))
 			continue
 		}
-		if unknowns := filterChecks(checks, unknown); len(res.missing) > 0 || len(unknowns) > 0 {
+		if unknowns := filterChecks(checks, unknown); len(res.Missing) > 0 || len(unknowns) > 0 {
 			p.Report(bf402Unchecked(b, res, unknowns, share, ctl))
 		}
 	}
@@ -81,14 +82,14 @@ func windowOf(ro *v1alpha1.Rollout) int32 {
 }
 
 // starts says when the block's AnalysisRun starts during an update.
-func (b analysisBlock) starts() string {
+func starts(b analysis.Block) string {
 	switch {
-	case b.background && b.startingStep:
-		return fmt.Sprintf("from startingStep %d the background analysis starts", b.step)
-	case b.background:
+	case b.Background && b.StartingStep:
+		return fmt.Sprintf("from startingStep %d the background analysis starts", b.Step)
+	case b.Background:
 		return "the background analysis starts"
 	}
-	return fmt.Sprintf("on reaching steps[%d] the analysis step starts", b.step)
+	return fmt.Sprintf("on reaching steps[%d] the analysis step starts", b.Step)
 }
 
 func templateNames(a *v1alpha1.RolloutAnalysis) string {
@@ -103,13 +104,13 @@ func templateNames(a *v1alpha1.RolloutAnalysis) string {
 	return strings.Join(names, ", ")
 }
 
-func bf402Blind(ro *v1alpha1.Rollout, b analysisBlock, blindOnes []metricCheck, res resolution, share string, weight int32, ctl controller) rules.Report {
+func bf402Blind(ro *v1alpha1.Rollout, b analysis.Block, blindOnes []metricCheck, res analysis.Resolution, share string, weight int32, ctl controller) rules.Report {
 	// The metric that fails first aborts the rollback.
 	first := slices.MinFunc(blindOnes, func(x, y metricCheck) int {
 		switch {
-		case x.failsAfter.seconds < y.failsAfter.seconds:
+		case x.failsAfter.Seconds < y.failsAfter.Seconds:
 			return -1
-		case x.failsAfter.seconds > y.failsAfter.seconds:
+		case x.failsAfter.Seconds > y.failsAfter.Seconds:
 			return 1
 		}
 		return 0
@@ -123,10 +124,10 @@ func bf402Blind(ro *v1alpha1.Rollout, b analysisBlock, blindOnes []metricCheck, 
 	case window > 0:
 		lead = fmt.Sprintf("a rollback aborts itself, window or not (rollbackWindow skips analysis only from %s)", rollout.RollbackWindowSkipsAnalysis.Since)
 	}
-	metricName := fmt.Sprintf("metric %s of %s", first.metric.Name, first.kindName)
+	metricName := fmt.Sprintf("metric %s of %s", first.Metric.Metric.Name, first.KindName)
 	l := rollout.SourceLines(ctl.version)
 
-	stepText := fmt.Sprintf("step %d", b.step)
+	stepText := fmt.Sprintf("step %d", b.Step)
 	if weight > 0 {
 		stepText += fmt.Sprintf(" (setWeight %d)", weight)
 	}
@@ -135,14 +136,14 @@ func bf402Blind(ro *v1alpha1.Rollout, b analysisBlock, blindOnes []metricCheck, 
 		basic = ", by pod count without traffic routing,"
 	}
 	mech := []string{
-		fmt.Sprintf("Rolling back changes the pod template, so the controller treats it as a new update: step index 0, and %s a new AnalysisRun from %s.", b.starts(), templateNames(b.analysis)),
-		fmt.Sprintf("Its %s (%s %s) has nothing that tells canary from stable: %s.", metricName, first.query.provider, first.query.what, blindReasons(first, ro.Spec.Strategy.Canary.CanaryService)),
+		fmt.Sprintf("Rolling back changes the pod template, so the controller treats it as a new update: step index 0, and %s a new AnalysisRun from %s.", starts(b), templateNames(b.Analysis)),
+		fmt.Sprintf("Its %s (%s %s) has nothing that tells canary from stable: %s.", metricName, first.query.Provider, first.query.What, blindReasons(first, ro.Spec.Strategy.Canary.CanaryService)),
 		fmt.Sprintf("At %s the broken version is still the stable and serves %s of traffic%s so the run measures the incident the rollback is meant to end.", stepText, share, orComma(basic)),
-		fmt.Sprintf("With %s; the Rollout aborts and sends all traffic back to the broken stable.", first.failsAfter.text),
+		fmt.Sprintf("With %s; the Rollout aborts and sends all traffic back to the broken stable.", first.failsAfter.Text),
 	}
-	if b.background {
-		if b.startingStep {
-			mech = append(mech, fmt.Sprintf("startingStep %d only delays the run to step %d of the ramp, where %s of traffic is still the broken version's: it protects the ramp, not the rollback.", b.step, b.step, share))
+	if b.Background {
+		if b.StartingStep {
+			mech = append(mech, fmt.Sprintf("startingStep %d only delays the run to step %d of the ramp, where %s of traffic is still the broken version's: it protects the ramp, not the rollback.", b.Step, b.Step, share))
 		} else {
 			mech = append(mech, "canary.analysis.startingStep would only delay the run to a later step of the ramp: it protects the ramp, not the rollback.")
 		}
@@ -164,28 +165,28 @@ func bf402Blind(ro *v1alpha1.Rollout, b analysisBlock, blindOnes []metricCheck, 
 
 	var names []string
 	for _, mc := range blindOnes {
-		names = append(names, mc.kindName+": "+mc.metric.Name)
+		names = append(names, mc.KindName+": "+mc.Metric.Metric.Name)
 	}
 	var windowEv any
 	if window > 0 {
 		windowEv = window
 	}
-	as := append(slices.Clone(res.notes), missingAssumptions(res.missing)...)
+	as := append(slices.Clone(res.Notes), missingAssumptions(res.Missing)...)
 	return rules.Report{
-		Path:     b.path,
+		Path:     b.Path,
 		Severity: sev,
 		Message: fmt.Sprintf("%s: %s cannot tell the canary from the stable, so during a rollback it judges the broken version, which still serves %s of traffic, and fails the run %s",
-			lead, metricName, share, first.failsAfter.when()),
+			lead, metricName, share, first.failsAfter.When()),
 		Mechanism: mech,
 		Evidence: map[string]any{
-			"template":                first.kindName,
-			"metric":                  first.metric.Name,
-			"provider":                first.query.provider,
-			"failureLimit":            first.failsAfter.limit,
-			"intervalSeconds":         first.failsAfter.interval.Seconds(),
-			"initialDelaySeconds":     first.failsAfter.delay.Seconds(),
-			"timeToAbortSeconds":      first.failsAfter.seconds,
-			"startStep":               b.step,
+			"template":                first.KindName,
+			"metric":                  first.Metric.Metric.Name,
+			"provider":                first.query.Provider,
+			"failureLimit":            first.failsAfter.Limit,
+			"intervalSeconds":         first.failsAfter.Interval.Seconds(),
+			"initialDelaySeconds":     first.failsAfter.Delay.Seconds(),
+			"timeToAbortSeconds":      first.failsAfter.Seconds,
+			"startStep":               b.Step,
 			"brokenTrafficShare":      share,
 			"blindMetrics":            names,
 			"rollbackWindowRevisions": windowEv,
@@ -212,7 +213,7 @@ func blindReasons(mc metricCheck, canaryService string) string {
 			args = append(args, "...")
 			break
 		}
-		args = append(args, fmt.Sprintf("args.%s is %s", a.name, quoteKnown(a)))
+		args = append(args, fmt.Sprintf("args.%s is %s", a.Name, quoteKnown(a)))
 	}
 	if len(args) > 0 {
 		s += "; " + strings.Join(args, ", ")
@@ -220,11 +221,11 @@ func blindReasons(mc metricCheck, canaryService string) string {
 	return s
 }
 
-func quoteKnown(a argValue) string {
-	if a.known {
-		return fmt.Sprintf("%q", a.text)
+func quoteKnown(a analysis.Arg) string {
+	if a.Known {
+		return fmt.Sprintf("%q", a.Text)
 	}
-	return a.text
+	return a.Text
 }
 
 func orComma(s string) string {
@@ -242,17 +243,17 @@ func missingAssumptions(missing []string) []string {
 	return out
 }
 
-func bf402Fix(b analysisBlock, mc metricCheck, canaryService string) *finding.Fix {
-	addArg := fmt.Sprintf("Give the run the canary's hash: add the arg {name: canary-hash, valueFrom: {podTemplateHashValue: Latest}} to %s.args and declare arg canary-hash in %s. ", b.path, mc.kindName)
+func bf402Fix(b analysis.Block, mc metricCheck, canaryService string) *finding.Fix {
+	addArg := fmt.Sprintf("Give the run the canary's hash: add the arg {name: canary-hash, valueFrom: {podTemplateHashValue: Latest}} to %s.args and declare arg canary-hash in %s. ", b.Path, mc.KindName)
 	var use string
-	switch mc.query.provider {
+	switch mc.query.Provider {
 	case "web", "job":
-		use = fmt.Sprintf("Then make the %s of metric %s reach the canary only: pass {{args.canary-hash}} to a check that filters by it", mc.query.what, mc.metric.Name)
+		use = fmt.Sprintf("Then make the %s of metric %s reach the canary only: pass {{args.canary-hash}} to a check that filters by it", mc.query.What, mc.Metric.Metric.Name)
 		if canaryService != "" {
 			use += ", or call the canary Service " + canaryService
 		}
 	default:
-		use = fmt.Sprintf("Then select the canary's series in the %s of metric %s by a label the pods' metrics carry, e.g. %s", mc.query.what, mc.metric.Name, revisionFilterExample)
+		use = fmt.Sprintf("Then select the canary's series in the %s of metric %s by a label the pods' metrics carry, e.g. %s", mc.query.What, mc.Metric.Metric.Name, revisionFilterExample)
 		if strings.Contains(mc.resolved, "istio_") {
 			use += " (Istio's standard metrics carry no pod-template hash: filter on a label they carry that differs between versions, such as destination_version from a version label set to the image tag)"
 		}
@@ -265,31 +266,31 @@ func bf402Fix(b analysisBlock, mc metricCheck, canaryService string) *finding.Fi
 
 // bf402Unchecked is the info finding for an analysis backfire could not
 // read in full: a template not in the input, or a query from a Secret.
-func bf402Unchecked(b analysisBlock, res resolution, unknowns []metricCheck, share string, ctl controller) rules.Report {
+func bf402Unchecked(b analysis.Block, res analysis.Resolution, unknowns []metricCheck, share string, ctl controller) rules.Report {
 	var what []string
-	what = append(what, res.missing...)
+	what = append(what, res.Missing...)
 	for _, u := range unknowns {
-		what = append(what, fmt.Sprintf("metric %s of %s: %s", u.metric.Name, u.kindName, u.why))
+		what = append(what, fmt.Sprintf("metric %s of %s: %s", u.Metric.Metric.Name, u.KindName, u.why))
 	}
-	msg := "template not in input: " + strings.Join(res.missing, "; ")
-	if len(res.missing) == 0 {
+	msg := "template not in input: " + strings.Join(res.Missing, "; ")
+	if len(res.Missing) == 0 {
 		msg = "query not in input: " + what[0]
 	}
 	return rules.Report{
-		Path:     b.path,
+		Path:     b.Path,
 		Severity: finding.Info,
 		Message:  msg + "; backfire cannot check that its metrics tell the canary from the stable",
 		Mechanism: []string{
-			fmt.Sprintf("A rollback is a new update: %s a new AnalysisRun while the broken version still serves %s of traffic.", b.starts(), share),
+			fmt.Sprintf("A rollback is a new update: %s a new AnalysisRun while the broken version still serves %s of traffic.", starts(b), share),
 			"A metric that cannot tell canary from stable then judges the broken version and aborts the rollback.",
 			"Not checked: " + strings.Join(what, "; ") + ".",
 		},
 		Evidence: map[string]any{
 			"unchecked":       what,
-			"startStep":       b.step,
+			"startStep":       b.Step,
 			"rolloutsVersion": ctl.version,
 		},
-		Assumptions: ctl.assumptions(res.notes...),
+		Assumptions: ctl.assumptions(res.Notes...),
 		Fix: &finding.Fix{
 			Type:        finding.ManualChange,
 			Description: "Scan the templates together with the Rollout, or check by hand that every metric selects the canary: an arg fed by valueFrom.podTemplateHashValue: Latest used in the query, a revision label, or the canary Service.",

@@ -2,6 +2,7 @@ package rollouts_test
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -188,6 +189,7 @@ spec:
     valueFrom: {secretKeyRef: {name: checks, key: url}}
   metrics:
   - name: check
+    successCondition: result == true
     provider: {web: {url: "{{args.url}}", jsonPath: "{$.ok}"}}
 `
 
@@ -257,6 +259,32 @@ spec:
 			if name == "only high weights" && f.Rule == "BF401" && f.Fix.Type != finding.ManualChange {
 				t.Errorf("%s: dropping every step is not a fix: %s", name, f.Fix.Patch)
 			}
+		}
+	}
+}
+
+// Each negative that measures neither version, or cannot fail, is silent
+// for that reason alone: the one change that makes it measure the service,
+// or able to fail, makes BF402 fire.
+func TestBF402NegativesForTheirReason(t *testing.T) {
+	for _, tc := range []struct{ file, from, to string }{
+		{"job-sleeps", `command: [sleep, "60"]`, `command: [curl, -f, "http://checkout/healthz"]`},
+		{"web-third-party", `https://www.githubstatus.com/api/v2/status.json`, `http://checkout.shop.svc/status.json`},
+		{"only-inconclusive", `failureCondition: "false"`, `failureCondition: result[0] > 0.2`},
+		{"no-conditions", `    interval: 1m`, "    interval: 1m\n    successCondition: result[0] < 1"},
+		{"kayenta-compares-scopes", `app={{args.app}},track=new`, `app={{args.app}},track=baseline`},
+	} {
+		data, err := os.ReadFile(fixture("BF402", "negative", tc.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(data, []byte(tc.from)) {
+			t.Fatalf("%s: no %q", tc.file, tc.from)
+		}
+		changed := bytes.Replace(data, []byte(tc.from), []byte(tc.to), 1)
+		res := rulestest.Scan(t, []*rules.Rule{rollouts.BF402}, changed, "-")
+		if fs := rulestest.Of(res, "BF402"); len(fs) != 1 || fs[0].Severity != finding.Error {
+			t.Errorf("%s with %q: want one BF402 error, got %d", tc.file, tc.to, len(fs))
 		}
 	}
 }

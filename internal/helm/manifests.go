@@ -1,0 +1,48 @@
+package helm
+
+import (
+	"regexp"
+	"strings"
+	"unicode"
+)
+
+// manifestSeparator is Helm's document separator (sep in
+// pkg/releaseutil/manifest.go).
+var manifestSeparator = regexp.MustCompile("(?:^|\\s*\n)---\\s*")
+
+// manifest is one document of a rendered template as `helm template`
+// prints it, and the line of the template's rendered output it starts on.
+type manifest struct {
+	text string
+	line int
+}
+
+// splitManifests splits a rendered template the way releaseutil.
+// SplitManifests does (the whole output trimmed, split at the separator,
+// empty pieces dropped, each piece trimmed), and remembers where each
+// piece starts. `helm template` prints each piece as
+// "---\n# Source: <template>\n<piece>\n" (renderResources in
+// pkg/action/action.go; hooks in cmd/helm/template.go), so a line of a
+// piece, counted from its own first line, is the line under its
+// "# Source:" header.
+func splitManifests(out string) []manifest {
+	lead := len(out) - len(strings.TrimLeftFunc(out, unicode.IsSpace))
+	body := strings.TrimSpace(out)
+	var docs []manifest
+	add := func(from, to int) {
+		piece := body[from:to]
+		t := strings.TrimSpace(piece)
+		if t == "" {
+			return
+		}
+		start := lead + from + len(piece) - len(strings.TrimLeftFunc(piece, unicode.IsSpace))
+		docs = append(docs, manifest{text: t, line: 1 + strings.Count(out[:start], "\n")})
+	}
+	from := 0
+	for _, loc := range manifestSeparator.FindAllStringIndex(body, -1) {
+		add(from, loc[0])
+		from = loc[1]
+	}
+	add(from, len(body))
+	return docs
+}
