@@ -74,7 +74,7 @@ func bf501(p *rules.DiagnosePass) {
 	for _, c := range containers(pod) {
 		h := historyOf(p.Obs, c.Name)
 		iv := h.Intervals()
-		cands := CandidatesOf(&c, pod.Pod.Spec.TerminationGracePeriodSeconds, iv.N+1)
+		cands := CandidatesOf(&c, pod.Pod.Spec.TerminationGracePeriodSeconds, max(h.Restarts, iv.N+1))
 		path := pod.StatusPath(c.Name) + ".restartCount"
 		switch {
 		case h.Restarts == 0 && iv.N == 0:
@@ -147,8 +147,8 @@ func bf501(p *rules.DiagnosePass) {
 		}
 		mech = append(mech, fmt.Sprintf("so the container never outlived its %s probe: it was killed at the same point of every run, before the probe ever passed", match.Probe))
 		p.Report(finding.Finding{Container: c.Name, Path: path,
-			Message: fmt.Sprintf("%d restarts, one every %.1f min (%s %s, mean %s), match the %s probe's %s = %d s = %.1f min: the probe is the killer",
-				h.Restarts, minutes(observed), what, secs(observed), secs(iv.Mean), match.Probe, match.Formula, match.Run, float64(match.Run)/60),
+			Message: fmt.Sprintf("%d restarts, %s, match the %s probe's %s = %d s = %.1f min: the probe is the killer",
+				h.Restarts, observedPhrase(iv, h), match.Probe, match.Formula, match.Run, float64(match.Run)/60),
 			Mechanism: mech, Evidence: ev})
 	}
 }
@@ -176,7 +176,7 @@ func predictedLines(c Candidate) []string {
 	t := c.Timing
 	out := []string{fmt.Sprintf("predicted: a container that never passes its %s probe is killed D + F x P = %s = %d s (%.1f min) after it starts (%s, %s, %s), then stopped within the grace period (%d s)",
 		c.Probe, c.Formula, c.Run, float64(c.Run)/60, t.InitialDelay.Phrase("initialDelaySeconds"), t.Failure.Phrase("failureThreshold"), t.Period.Phrase("periodSeconds"), t.Grace.N)}
-	if c.Wait == 0 {
+	if probe.NeverWaits(c.Run) {
 		out = append(out, fmt.Sprintf("back-off: killed after %d s of run (at least %d s), the kubelet restarts it at once every time: no growing back-off, the restart count just climbs", c.Run, probe.BackoffMax))
 	} else {
 		out = append(out, fmt.Sprintf("back-off: killed after %d s of run, the kubelet waits %d s on average before each restart (10 s doubling to %d s): a cycle of %d s", c.Run, c.Wait, probe.BackoffMax, c.Cycle()))
@@ -192,4 +192,17 @@ func inRange(starts []time.Time, low, high int) int {
 		}
 	}
 	return n
+}
+
+// observedPhrase says how often the container restarted, by the best
+// measure there is: "one every 5.7 min (median 344 s, mean 344 s over 15
+// intervals)".
+func observedPhrase(iv Intervals, h History) string {
+	switch {
+	case iv.MeanOnly:
+		return fmt.Sprintf("one every %.1f min (mean %s over the Killing event's %d kills)", minutes(iv.Mean), secs(iv.Mean), h.Killed.Count)
+	case iv.N > 0:
+		return fmt.Sprintf("one every %.1f min (median %s, mean %s over %d intervals)", minutes(iv.Median), secs(iv.Median), secs(iv.Mean), iv.N)
+	}
+	return fmt.Sprintf("last run %s", secs(h.LastRun))
 }

@@ -46,7 +46,19 @@ type classifyInput struct {
 
 func bf503(p *rules.DiagnosePass) {
 	pod := p.Obs.Pod
-	for _, l := range p.Obs.Logs {
+	logs := p.Obs.Logs
+	// A container without a log may still have probes that quote the
+	// server's refusal: its events are its log.
+	for _, c := range containers(pod) {
+		has := false
+		for _, l := range logs {
+			has = has || l.Container == c.Name
+		}
+		if !has && len(refusedProbes(p.Obs, c.Name)) > 0 {
+			logs = append(logs, observe.Log{Container: c.Name})
+		}
+	}
+	for _, l := range logs {
 		c, st := pod.Container(l.Container)
 		if c == nil {
 			continue
@@ -78,7 +90,7 @@ func bf503(p *rules.DiagnosePass) {
 				fmt.Sprintf("%d times the server found its previous recovery cut short (%s): it was killed while it recovered", len(interrupted), interrupted[0].Pattern.Source))
 		}
 		if len(recovering) > 0 {
-			mech = append(mech, fmt.Sprintf("%d crash-recovery starts (%s:%d: %s)", len(recovering), l.File, recovering[0].Line, recovering[0].Text))
+			mech = append(mech, fmt.Sprintf("%d crash-recovery lines (%s:%d: %s)", len(recovering), l.File, recovering[0].Line, recovering[0].Text))
 		}
 		if len(refused) > 0 {
 			mech = append(mech, fmt.Sprintf("%d connections refused while recovering (%s:%d: %s)", len(refused), l.File, refused[0].Line, refused[0].Text))
