@@ -93,7 +93,7 @@ func runDiagnose(cmd *cobra.Command, args []string, fl *diagnoseFlags) error {
 	for _, p := range fl.events {
 		data, err := source.ReadFile(p, source.DefaultMaxFileSize)
 		if err != nil {
-			return usageError(cmd, "--events: %v", err)
+			return usageError(cmd, "--events %s: %v", p, err)
 		}
 		in.Events = append(in.Events, diagnose.Stream{Name: p, Data: data})
 	}
@@ -107,7 +107,7 @@ func runDiagnose(cmd *cobra.Command, args []string, fl *diagnoseFlags) error {
 		}
 		data, err := source.ReadFile(file, source.DefaultMaxFileSize)
 		if err != nil {
-			return usageError(cmd, "--logs: %v", err)
+			return usageError(cmd, "--logs %s: %v", file, err)
 		}
 		in.Logs = append(in.Logs, observe.Log{Container: container, File: file, Data: data})
 	}
@@ -129,7 +129,7 @@ func runDiagnose(cmd *cobra.Command, args []string, fl *diagnoseFlags) error {
 	} else {
 		data, err := source.ReadFile(args[0], source.DefaultMaxFileSize)
 		if err != nil {
-			return usageError(cmd, "%v", err)
+			return usageError(cmd, "%s: %v", args[0], err)
 		}
 		in.Pods = diagnose.Stream{Name: args[0], Data: data}
 	}
