@@ -94,7 +94,7 @@ func simulate(o *object.Object, t *object.PodTemplate, c *corev1.Container, fs [
 		Assumptions: []string{
 			fmt.Sprintf("the server exits %d s after SIGTERM (at most the grace period) and a restarted container runs %d s after the kubelet restarts it", probesim.ShutdownSeconds, probesim.StartSeconds),
 			"a kill is a crash: every start after a kill recovers for the full recovery time, from scratch",
-			"a probe that does not wait for a query (tcpSocket, a sidecar's endpoint) answers at once, whatever the query latency",
+			"exec, httpGet and grpc probes take the latency given; the kernel answers a tcpSocket probe at once, whatever the latency",
 		}}
 	if v.Server != nil {
 		rep.Server = v.Server.Name
@@ -137,7 +137,9 @@ func simProbe(name, kind string, c *corev1.Container, p *corev1.Probe, grace *in
 	}
 	q := classify.Probe(kind, c, p, v)
 	fails := q.Queries || p.TCPSocket != nil && v.Server != nil && v.Server.PortClosedDuringRecovery
-	return &probesim.Probe{Name: name, Timing: probe.TimingOf(p, grace), Query: q.Queries, FailsDuringRecovery: fails, Handler: probe.Describe(p)}
+	// Every handler but tcpSocket waits for the program's answer, so the
+	// latency given applies to it; the kernel answers a tcpSocket probe.
+	return &probesim.Probe{Name: name, Timing: probe.TimingOf(p, grace), Query: p.TCPSocket == nil, FailsDuringRecovery: fails, Handler: probe.Describe(p)}
 }
 
 type fixedContainer struct {

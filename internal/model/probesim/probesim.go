@@ -18,9 +18,9 @@ import (
 type Probe struct {
 	Name string // "liveness", "startup"
 	probe.Timing
-	// Query: the probe waits for the server's answer to a query, so its
-	// latency is the server's (a tcpSocket probe is answered by the
-	// kernel at once).
+	// Query: the probe waits for the program's answer (exec, httpGet,
+	// grpc), so the latency applies to it; the kernel answers a tcpSocket
+	// probe at once.
 	Query bool
 	// FailsDuringRecovery: it fails while the server recovers.
 	FailsDuringRecovery bool
