@@ -5,6 +5,7 @@
 package diagnose
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -91,6 +92,10 @@ func Run(in Input) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The diagnosis reads in the order of seed 003's reasoning (the
+	// period, the exit code, the logs), then the static findings.
+	static := res.Findings
+	res.Findings = nil
 	used := 0
 	for _, p := range pods {
 		obs := observe.Observe(p, events, in.Logs)
@@ -105,7 +110,10 @@ func Run(in Input) (*Result, error) {
 	if len(events) > 0 && used == 0 {
 		out.Notes = append(out.Notes, fmt.Sprintf("none of the %d events is about the pod read: are they from another pod or namespace?", len(events)))
 	}
-	rules.Sort(res.Findings)
+	slices.SortStableFunc(res.Findings, func(a, b finding.Finding) int {
+		return cmp.Or(cmp.Compare(a.Object.String(), b.Object.String()), cmp.Compare(a.Rule, b.Rule), cmp.Compare(a.Container, b.Container))
+	})
+	res.Findings = append(res.Findings, static...)
 	res.Summary.Findings = map[string]int{"error": 0, "warning": 0, "info": 0}
 	for _, fd := range res.Findings {
 		res.Summary.Findings[fd.Severity.String()]++
