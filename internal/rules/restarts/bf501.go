@@ -123,9 +123,13 @@ func bf501(p *rules.DiagnosePass) {
 			ev["predictedSeconds"] = c0.Cycle()
 			mech = append(mech, predictedLines(c0)...)
 			mech = append(mech, fmt.Sprintf("the %s of %s is outside %d-%d s, the range a %s kill explains: the period is not this probe's arithmetic", what, seconds(observed), c0.Low, c0.High, c0.Probe))
-			if int(observed.Seconds()) < c0.Low {
+			earliest := c0.Low - c0.Wait // a run, without the back-off wait
+			switch {
+			case h.LastRun > 0 && int(h.LastRun.Seconds()) < earliest:
+				mech = append(mech, fmt.Sprintf("the last run lasted %s, less than the %d s the %s probe needs to kill (D + (F-1) x P + T): something else stops it (see its exit code, BF502)", secs(h.LastRun), earliest, c0.Probe))
+			case int(observed.Seconds()) < c0.Low:
 				mech = append(mech, fmt.Sprintf("the container stops sooner than its %s probe could kill it: something else stops it (see its exit code, BF502)", c0.Probe))
-			} else {
+			default:
 				mech = append(mech, fmt.Sprintf("the container lives longer than a container that never passes: if the %s probe kills it, it passed first and failed later, which the period alone cannot show", c0.Probe))
 			}
 			p.Report(finding.Finding{Severity: finding.Info, Container: c.Name, Path: path,
@@ -160,14 +164,20 @@ func observedLines(h History, iv Intervals) []string {
 		out = append(out, fmt.Sprintf("observed: %d starts from %s to %s (%s); %d intervals: median %s, min %s, max %s, mean %s",
 			len(h.Starts), clock(h.Starts[0]), clock(h.Starts[len(h.Starts)-1]), h.Source, iv.N, seconds(iv.Median), seconds(iv.Min), seconds(iv.Max), seconds(iv.Mean)))
 	case iv.MeanOnly:
-		out = append(out, fmt.Sprintf("observed: no time of each restart, but the Killing event counts %d kills from %s to %s: mean interval %s",
-			h.Killed.Count, clock(h.Killed.First), clock(h.Killed.Last), seconds(iv.Mean)))
+		out = append(out, fmt.Sprintf("observed: no time of each restart, but the %s event counts %d from %s to %s: mean interval %s",
+			iv.From.Reason, iv.From.Count, clock(iv.From.First), clock(iv.From.Last), seconds(iv.Mean)))
 	default:
 		out = append(out, fmt.Sprintf("observed: only the last run is known: it lasted %s (lastState.terminated startedAt to finishedAt)", seconds(h.LastRun)))
 	}
-	if h.Killed != nil && !iv.MeanOnly {
+	if h.Killed != nil && iv.From != h.Killed {
 		out = append(out, fmt.Sprintf("events: Killing x%d (%q) from %s to %s",
 			h.Killed.Count, h.Killed.Message, clock(h.Killed.First), clock(h.Killed.Last)))
+	}
+	if h.Killed == nil && (h.Started != nil || len(h.Starts) > 0) {
+		out = append(out, "events: no Killing event: no probe is recorded killing this container")
+	}
+	if h.BackOff > 0 {
+		out = append(out, fmt.Sprintf("events: BackOff x%d: the kubelet held restarts back, as it does for a container that keeps stopping soon after it starts", h.BackOff))
 	}
 	return out
 }
@@ -200,7 +210,7 @@ func inRange(starts []time.Time, low, high int) int {
 func observedPhrase(iv Intervals, h History) string {
 	switch {
 	case iv.MeanOnly:
-		return fmt.Sprintf("one every %.1f min (mean %s over the Killing event's %d kills)", minutes(iv.Mean), secs(iv.Mean), h.Killed.Count)
+		return fmt.Sprintf("one every %.1f min (mean %s over the %s event's count of %d)", minutes(iv.Mean), secs(iv.Mean), iv.From.Reason, iv.From.Count)
 	case iv.N > 0:
 		return fmt.Sprintf("one every %.1f min (median %s, mean %s over %d intervals)", minutes(iv.Median), secs(iv.Median), secs(iv.Mean), iv.N)
 	}

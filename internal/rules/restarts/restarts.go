@@ -29,8 +29,9 @@ type Intervals struct {
 	N                      int
 	Median, Min, Max, Mean time.Duration
 	// MeanOnly: only the count and the span are known (an aggregated
-	// event), not each interval.
+	// event, From), not each interval.
 	MeanOnly bool
+	From     *observe.Event
 }
 
 // intervalsOf measures the gaps between sorted start times.
@@ -67,9 +68,15 @@ type History struct {
 	Killed *observe.Event
 	// LastRun is how long the previous container ran (lastState).
 	LastRun time.Duration
+	// Started is the aggregated Started event: a mean interval when no
+	// Killing event gives one (a container that exits on its own).
+	Started *observe.Event
 	// Unhealthy counts failed liveness (or startup) probes, by the events.
 	Unhealthy     int
 	UnhealthyKind string
+	// BackOff counts the kubelet's "Back-off restarting failed container"
+	// events: restarts held back, as for a container that exits on its own.
+	BackOff int
 }
 
 // Intervals picks the best measure: each interval when start times are
@@ -78,9 +85,11 @@ func (h History) Intervals() Intervals {
 	if iv := intervalsOf(h.Starts); iv.N >= 2 {
 		return iv
 	}
-	if k := h.Killed; k != nil && k.Count >= 3 && k.Last.After(k.First) {
-		mean := k.Last.Sub(k.First) / time.Duration(k.Count-1)
-		return Intervals{N: k.Count - 1, Mean: mean, Median: mean, Min: mean, Max: mean, MeanOnly: true}
+	for _, k := range []*observe.Event{h.Killed, h.Started} {
+		if k != nil && k.Count >= 3 && k.Last.After(k.First) {
+			mean := k.Last.Sub(k.First) / time.Duration(k.Count-1)
+			return Intervals{N: k.Count - 1, Mean: mean, Median: mean, Min: mean, Max: mean, MeanOnly: true, From: k}
+		}
 	}
 	return Intervals{}
 }
@@ -104,7 +113,18 @@ func historyOf(obs *observe.Observation, name string) History {
 			h.Starts, h.Source = starts, "log "+l.File
 		}
 	}
-	var fromEvents []time.Time
+	var fromEvents, started []time.Time
+	for _, e := range obs.EventsOf(name, "Started", "BackOff") {
+		switch {
+		case e.Reason == "BackOff":
+			h.BackOff += e.Count
+		case e.Instant():
+			started = append(started, e.Last)
+		case h.Started == nil || e.Count > h.Started.Count:
+			ev := e
+			h.Started = &ev
+		}
+	}
 	for _, e := range obs.EventsOf(name, "Killing", "Unhealthy") {
 		kind := probeKind(e.Message)
 		if kind == "" {
@@ -126,6 +146,9 @@ func historyOf(obs *observe.Observation, name string) History {
 	}
 	if len(h.Starts) < 3 && len(fromEvents) > len(h.Starts) {
 		h.Starts, h.Source = fromEvents, "Killing events"
+	}
+	if len(h.Starts) < 3 && len(started) > len(h.Starts) {
+		h.Starts, h.Source = started, "Started events"
 	}
 	sort.Slice(h.Starts, func(i, j int) bool { return h.Starts[i].Before(h.Starts[j]) })
 	return h
