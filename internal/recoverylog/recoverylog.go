@@ -80,6 +80,15 @@ var Patterns = []Pattern{
 	{"Redis", Refused, "LOADING Redis is loading the dataset in memory", "redis/redis src/server.c createSharedObjects (shared.loadingerr), processCommand"},
 }
 
+// patternBytes are the patterns' texts, once.
+var patternBytes = func() [][]byte {
+	out := make([][]byte, len(Patterns))
+	for i, p := range Patterns {
+		out[i] = []byte(p.Text)
+	}
+	return out
+}()
+
 // Match is one line that matched.
 type Match struct {
 	Pattern *Pattern
@@ -117,17 +126,17 @@ func Scan(data []byte) Result {
 	for sc.Scan() {
 		res.Lines++
 		raw := sc.Bytes()
-		line := string(raw)
 		if !utf8.Valid(raw) {
 			res.InvalidUTF8++
-			line = strings.ToValidUTF8(line, "\uFFFD")
 		}
-		line = strings.TrimRight(line, "\r")
+		// The patterns are ASCII: matching the raw bytes finds what
+		// matching the repaired text would, without a copy per line.
 		for i := range Patterns {
 			p := &Patterns[i]
-			if !strings.Contains(line, p.Text) {
+			if !bytes.Contains(raw, patternBytes[i]) {
 				continue
 			}
+			line := strings.TrimRight(strings.ToValidUTF8(string(raw), "\uFFFD"), "\r")
 			m := Match{Pattern: p, Line: res.Lines, Text: strings.TrimSpace(line), Time: Timestamp(line)}
 			res.Matches = append(res.Matches, m)
 			// One run may log several opening lines within seconds.
