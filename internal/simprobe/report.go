@@ -63,7 +63,9 @@ func (r *Report) Text(w io.Writer) error {
 	}
 	row("", func(run *Run) string { return run.Label })
 	row("liveness", func(run *Run) string { return Describe(run.Liveness) })
+	row("  during recovery", func(run *Run) string { return DuringRecovery(run.Liveness) })
 	row("startup", func(run *Run) string { return Describe(run.Startup) })
+	row("  during recovery", func(run *Run) string { return DuringRecovery(run.Startup) })
 	row("restarts", func(run *Run) string { return fmt.Sprint(run.Result.Restarts) })
 	row("restarts per day", func(run *Run) string { return fmt.Sprintf("%.1f", run.Result.RestartsPerDay) })
 	row("first kill", func(run *Run) string {
@@ -245,7 +247,9 @@ func (r *Report) HTML() ([]byte, error) {
 		}
 		rows = append(rows, rw)
 	}
-	add("liveness", func(run *Run) string { return Describe(run.Liveness) })
+	add("liveness", func(run *Run) string {
+		return Describe(run.Liveness) + ", " + DuringRecovery(run.Liveness) + " during recovery"
+	})
 	add("startup", func(run *Run) string { return Describe(run.Startup) })
 	add("restarts", func(run *Run) string { return fmt.Sprint(run.Result.Restarts) })
 	add("restarts per day", func(run *Run) string { return fmt.Sprintf("%.1f", run.Result.RestartsPerDay) })

@@ -178,15 +178,22 @@ func applyFix(o *object.Object, f *finding.Finding, container string) (*fixedCon
 	return nil, fmt.Errorf("container %s is gone after the patch", container)
 }
 
-// Describe is one probe's line: "liveness exec [/docker-healthcheck.sh]
-// 300/10/1/3, fails during recovery".
+// Describe is one probe as kubectl describe pod prints it:
+// "exec [/docker-healthcheck.sh] delay=300s timeout=1s period=10s #failure=3".
 func Describe(p *probesim.Probe) string {
 	if p == nil {
 		return "none"
 	}
-	s := fmt.Sprintf("%s %s delay=%ds period=%ds timeout=%ds failure=%d", p.Name, p.Handler, p.InitialDelay.N, p.Period.N, p.Timeout.N, p.Failure.N)
-	if p.FailsDuringRecovery {
-		return s + ", fails during recovery"
+	return fmt.Sprintf("%s delay=%ds timeout=%ds period=%ds #failure=%d", p.Handler, p.InitialDelay.N, p.Timeout.N, p.Period.N, p.Failure.N)
+}
+
+// DuringRecovery says what the probe does while the server recovers.
+func DuringRecovery(p *probesim.Probe) string {
+	switch {
+	case p == nil:
+		return "-"
+	case p.FailsDuringRecovery:
+		return "fails"
 	}
-	return s + ", passes during recovery"
+	return "passes"
 }

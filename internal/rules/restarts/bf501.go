@@ -28,8 +28,9 @@ type Candidate struct {
 	// Wait is the mean back-off wait per cycle at that run length.
 	Wait int
 	// Low and High bound an interval that the probe explains: the
-	// earliest kill (D + (F-1) x P + T) up to the kill plus the grace
-	// period and one period for the restart.
+	// earliest kill (D + (F-1) x P: a refused probe fails at once, a slow
+	// one adds T) up to the kill plus the grace period and one period for
+	// the restart.
 	Low, High int
 }
 
@@ -50,7 +51,7 @@ func CandidatesOf(c *corev1.Container, podGrace *int64, cycles int) []Candidate 
 		run := t.NeverHealthyKill()
 		wait := meanWait(run, max(cycles, 2))
 		out = append(out, Candidate{Probe: p.name, Timing: t, Run: run, Formula: t.NeverHealthyKillFormula(), Wait: wait,
-			Low:  t.InitialDelay.N + t.KillAfterFirstFailure() + wait,
+			Low:  t.InitialDelay.N + (t.Failure.N-1)*t.Period.N + wait,
 			High: run + t.Grace.N + t.Period.N + wait})
 	}
 	return out
@@ -126,7 +127,7 @@ func bf501(p *rules.DiagnosePass) {
 			earliest := c0.Low - c0.Wait // a run, without the back-off wait
 			switch {
 			case h.LastRun > 0 && int(h.LastRun.Seconds()) < earliest:
-				mech = append(mech, fmt.Sprintf("the last run lasted %s, less than the %d s the %s probe needs to kill (D + (F-1) x P + T): something else stops it (see its exit code, BF502)", secs(h.LastRun), earliest, c0.Probe))
+				mech = append(mech, fmt.Sprintf("the last run lasted %s, less than the %d s the %s probe needs to kill (D + (F-1) x P): something else stops it (see its exit code, BF502)", secs(h.LastRun), earliest, c0.Probe))
 			case int(observed.Seconds()) < c0.Low:
 				mech = append(mech, fmt.Sprintf("the container stops sooner than its %s probe could kill it: something else stops it (see its exit code, BF502)", c0.Probe))
 			default:
