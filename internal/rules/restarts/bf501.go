@@ -133,6 +133,10 @@ func bf501(p *rules.DiagnosePass) {
 			default:
 				mech = append(mech, fmt.Sprintf("the container lives longer than a container that never passes: if the %s probe kills it, it passed first and failed later, which the period alone cannot show", c0.Probe))
 			}
+			if _, st := pod.Container(c.Name); st != nil && st.LastTerminationState.Terminated != nil {
+				t := st.LastTerminationState.Terminated
+				mech = append(mech, fmt.Sprintf("the last stop: exit %d, reason %q (what that rules out: BF502)", t.ExitCode, t.Reason))
+			}
 			p.Report(finding.Finding{Severity: finding.Info, Container: c.Name, Path: path,
 				Message: fmt.Sprintf("%d restarts, %s %s: does not match the %s probe's %s = %d s; the probe is not shown to be the killer",
 					h.Restarts, what, seconds(observed), c0.Probe, c0.Formula, c0.Run),
