@@ -24,6 +24,7 @@ and a fix that applies.`,
 		SilenceErrors: true,
 	}
 	root.AddCommand(newScanCommand(), newRulesCommand(), newExplainCommand(), newSimulateCommand(), newVersionCommand())
+	root.AddCommand(newDiagnoseCommand())
 	return root
 }
 

@@ -10,12 +10,13 @@ import (
 	"backfire.dev/backfire/internal/rules"
 	"backfire.dev/backfire/internal/rules/probes"
 	"backfire.dev/backfire/internal/rules/resources"
+	"backfire.dev/backfire/internal/rules/restarts"
 	"backfire.dev/backfire/internal/rules/rollouts"
 )
 
 var all = func() []*rules.Rule {
 	var rs []*rules.Rule
-	for _, family := range [][]*rules.Rule{probes.Rules, resources.Rules, rollouts.Rules} {
+	for _, family := range [][]*rules.Rule{probes.Rules, resources.Rules, rollouts.Rules, restarts.Rules} {
 		rs = append(rs, family...)
 	}
 	slices.SortFunc(rs, func(a, b *rules.Rule) int { return strings.Compare(a.ID, b.ID) })

@@ -18,7 +18,7 @@ func TestCatalogEntriesAreComplete(t *testing.T) {
 	root := testutil.RepoRoot(t)
 	seen := map[string]bool{}
 	for _, r := range All() {
-		if !id.MatchString(r.ID) || !slug.MatchString(r.Slug) || r.Summary == "" || r.Run == nil {
+		if !id.MatchString(r.ID) || !slug.MatchString(r.Slug) || r.Summary == "" || (r.Run == nil) == (r.Diagnose == nil) {
 			t.Errorf("incomplete rule %+v", r)
 		}
 		if seen[r.ID] || seen[r.Slug] {

@@ -26,6 +26,8 @@ type Result struct {
 	// Errors are rules that failed on an object: a bug in the rule, reported
 	// at the object so that one bad rule cannot take the scan down.
 	Errors []load.Error
+	// Notes say where a diagnose rule found no evidence either way.
+	Notes []string
 }
 
 // Enabled returns the rules of the catalog that run under the options'
@@ -108,8 +110,8 @@ func check(o *object.Object, ix *index.Index, rules []*Rule, opts *Options) Resu
 	var res Result
 	verdicts := map[*corev1.Container]classify.Verdict{}
 	for _, r := range rules {
-		if !r.reads(o.Kind) {
-			continue
+		if r.Run == nil || !r.reads(o.Kind) {
+			continue // a diagnose rule, or a kind the rule does not read
 		}
 		p := &Pass{Rule: r, Object: o, Index: ix, Options: opts, verdicts: verdicts}
 		if err := runSafely(p); err != nil {

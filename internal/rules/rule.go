@@ -31,6 +31,10 @@ type Rule struct {
 	// DefaultOff rules run only when enabled in .backfire.yaml.
 	DefaultOff bool
 	Run        func(*Pass)
+	// Diagnose, set instead of Run, makes the rule read what a running pod
+	// did (its status, events and logs) rather than a manifest: backfire
+	// diagnose runs it on each pod, scan never does.
+	Diagnose func(*DiagnosePass)
 }
 
 // Doc returns the rule's documentation page (docs/rules/ID.md).

@@ -56,29 +56,50 @@ func (b *backoff) next(event, now int) {
 //
 // Shutdown time (at most the grace period) is not counted.
 func RestartSchedule(run int, killedByProbe bool, n int) []Restart {
-	var b backoff
+	b := NewBackoff()
 	out := make([]Restart, 0, n)
-	start, prevExit := 0, -1
+	start := 0
 	for range n {
 		stop := start + run
-		next := stop
-		switch {
-		case killedByProbe && prevExit >= 0 && !b.inBackOffSince(prevExit, stop):
-			b.next(prevExit, stop)
-		case killedByProbe && prevExit < 0:
-			// No earlier exit to measure from: restarted at once, and
-			// the back-off is not even started.
-		default:
-			// Restarted by a later sync that sees this very exit.
-			if b.inBackOffSince(stop, stop) {
-				next = stop + b.delay
-			}
-			b.next(stop, next)
-		}
-		out = append(out, Restart{Start: start, Stop: stop, Wait: next - stop})
-		start, prevExit = next, stop
+		wait := b.Wait(stop, killedByProbe)
+		out = append(out, Restart{Start: start, Stop: stop, Wait: wait})
+		start = stop + wait
 	}
 	return out
+}
+
+// Backoff is the kubelet's restart back-off of one container, stepped one
+// stop at a time: RestartSchedule plays it for runs of one length, a
+// simulator for runs of any length.
+type Backoff struct {
+	b        backoff
+	prevExit int
+}
+
+// NewBackoff returns the back-off of a container that has not stopped yet.
+func NewBackoff() *Backoff { return &Backoff{prevExit: -1} }
+
+// Wait returns how long after stopping at stop (seconds) the container
+// starts again; killedByProbe selects how the kubelet restarts it (see
+// RestartSchedule).
+func (k *Backoff) Wait(stop int, killedByProbe bool) int {
+	b := &k.b
+	next := stop
+	switch {
+	case killedByProbe && k.prevExit >= 0 && !b.inBackOffSince(k.prevExit, stop):
+		b.next(k.prevExit, stop)
+	case killedByProbe && k.prevExit < 0:
+		// No earlier exit to measure from: restarted at once, and
+		// the back-off is not even started.
+	default:
+		// Restarted by a later sync that sees this very exit.
+		if b.inBackOffSince(stop, stop) {
+			next = stop + b.delay
+		}
+		b.next(stop, next)
+	}
+	k.prevExit = stop
+	return next - stop
 }
 
 // NeverWaits reports whether a container killed by its probe after run

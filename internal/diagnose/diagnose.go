@@ -1,0 +1,136 @@
+// Package diagnose reads a restarting pod the way an on-call engineer
+// should: its status, events and logs go through the diagnose rules
+// (BF501-BF503), and its spec through the static rules, in one result with
+// the finding shape of a scan.
+package diagnose
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"backfire.dev/backfire/internal/catalog"
+	"backfire.dev/backfire/internal/config"
+	"backfire.dev/backfire/internal/finding"
+	"backfire.dev/backfire/internal/load"
+	"backfire.dev/backfire/internal/observe"
+	"backfire.dev/backfire/internal/rules"
+	"backfire.dev/backfire/internal/scan"
+)
+
+// Stream is one input: a file's name and its bytes.
+type Stream struct {
+	Name string
+	Data []byte
+}
+
+// Input is what was read about one or more pods.
+type Input struct {
+	// Pods holds kubectl get pod -o yaml|json (a Pod, a List, or a
+	// pod,events dump, whose events count too). Parsed is used instead
+	// when the pods were read already (from a cluster).
+	Pods   Stream
+	Parsed *load.File
+	Events []Stream
+	Logs   []observe.Log
+	// Catalog is the rule set; nil means the whole catalog.
+	Catalog []*rules.Rule
+	Rules   rules.Options
+}
+
+// Result is a scan result (static and diagnose findings, errors, summary)
+// with what each pod was observed to do.
+type Result struct {
+	*scan.Result
+	Pods []*observe.Observation
+	// Notes say where a rule found no evidence either way.
+	Notes []string
+}
+
+// Run diagnoses every pod of the input. Input problems are errors in the
+// result (the rest is still diagnosed); the returned error is for options.
+func Run(in Input) (*Result, error) {
+	if in.Catalog == nil {
+		in.Catalog = catalog.All()
+	}
+	if in.Rules.Config == nil {
+		in.Rules.Config = &config.Config{}
+	}
+	f := in.Parsed
+	if f == nil {
+		parsed := load.Parse(in.Pods.Name, in.Pods.Data)
+		f = &parsed
+	}
+	// The static rules see the pod's spec as a scan would.
+	res, err := scan.Run(scan.Options{Extra: []load.File{*f}, Catalog: in.Catalog, Rules: in.Rules})
+	if err != nil {
+		return nil, err
+	}
+	out := &Result{Result: res}
+	res.Summary.Files += len(in.Events) + len(in.Logs)
+
+	events, errs := observe.EventsIn(*f)
+	res.Errors = append(res.Errors, errs...)
+	for _, s := range in.Events {
+		evs, errs := observe.ReadEvents(s.Name, s.Data)
+		events = append(events, evs...)
+		res.Errors = append(res.Errors, errs...)
+	}
+	var pods []*observe.Pod
+	for _, o := range res.Objects {
+		if p, ok := observe.PodOf(o); ok {
+			pods = append(pods, p)
+		}
+	}
+	if len(pods) == 0 {
+		if len(res.Errors) == 0 {
+			res.Errors = append(res.Errors, load.Error{File: f.Name, Message: "no Pod in the input (want the output of kubectl get pod -o yaml or -o json)"})
+		}
+		return out, nil
+	}
+	enabled, err := rules.Enabled(in.Catalog, &in.Rules)
+	if err != nil {
+		return nil, err
+	}
+	// The diagnosis reads in the order of seed 003's reasoning (the
+	// period, the exit code, the logs), then the static findings.
+	static := res.Findings
+	res.Findings = nil
+	used := 0
+	for _, p := range pods {
+		obs := observe.Observe(p, events, in.Logs)
+		used += len(obs.Events)
+		out.Pods = append(out.Pods, obs)
+		r := rules.RunDiagnose(enabled, obs, &in.Rules)
+		res.Findings = append(res.Findings, r.Findings...)
+		res.Errors = append(res.Errors, r.Errors...)
+		res.Summary.Suppressed += r.Suppressed
+		out.Notes = append(out.Notes, r.Notes...)
+	}
+	if len(events) > 0 && used == 0 {
+		out.Notes = append(out.Notes, fmt.Sprintf("none of the %d events is about the pod read: are they from another pod or namespace?", len(events)))
+	}
+	slices.SortStableFunc(res.Findings, func(a, b finding.Finding) int {
+		return cmp.Or(cmp.Compare(a.Object.String(), b.Object.String()), cmp.Compare(a.Rule, b.Rule), cmp.Compare(a.Container, b.Container))
+	})
+	res.Findings = append(res.Findings, static...)
+	res.Summary.Findings = map[string]int{"error": 0, "warning": 0, "info": 0}
+	for _, fd := range res.Findings {
+		res.Summary.Findings[fd.Severity.String()]++
+	}
+	return out, nil
+}
+
+// Worst returns the highest severity found.
+func (r *Result) Worst() finding.Severity {
+	w := finding.None
+	for _, f := range r.Findings {
+		w = max(w, f.Severity)
+	}
+	return w
+}
+
+// Of returns the findings of one rule.
+func (r *Result) Of(id string) []finding.Finding {
+	return slices.DeleteFunc(slices.Clone(r.Findings), func(f finding.Finding) bool { return f.Rule != id })
+}

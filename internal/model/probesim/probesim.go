@@ -1,0 +1,230 @@
+// Package probesim plays a container's probes forward in time against a
+// server model: the kubelet side (initial delay, period, timeout,
+// thresholds, the startup probe holding liveness back, the kill, the grace
+// period, the restart back-off) with the arithmetic of internal/model/probe,
+// and a server whose query latency follows a distribution or a trace and
+// that, after a kill, spends a recovery time during which a probe that
+// fails during recovery fails. It is deterministic: the same input gives
+// the same run.
+package probesim
+
+import (
+	"math"
+
+	"backfire.dev/backfire/internal/model/probe"
+)
+
+// Probe is one probe as the simulator needs it.
+type Probe struct {
+	Name string // "liveness", "startup"
+	probe.Timing
+	// Query: the probe waits for the program's answer (exec, httpGet,
+	// grpc), so the latency applies to it; the kernel answers a tcpSocket
+	// probe at once.
+	Query bool
+	// FailsDuringRecovery: it fails while the server recovers.
+	FailsDuringRecovery bool
+	Handler             string // "exec [/docker-healthcheck.sh]", for reports
+}
+
+// Assumed timings of the container runtime: how long a server takes to
+// exit after SIGTERM (at most the grace period), and from the restart
+// decision to the new process running (image present). Seed 003 observed
+// 5.7 min against 5.5 min of probe arithmetic: about 10 s per cycle.
+const (
+	ShutdownSeconds = 2
+	StartSeconds    = 8
+	// AnswerSeconds is how fast a probe that does not wait for a query
+	// (or that the recovering server refuses) gets its answer.
+	AnswerSeconds = 0.001
+)
+
+// Config is one simulation.
+type Config struct {
+	Liveness, Startup *Probe
+	// Recovery is how long the server recovers after a start that
+	// follows a kill; every kill starts it over.
+	Recovery float64
+	Latency  Latency
+	Duration float64 // seconds simulated
+}
+
+// State is what the container is doing.
+type State string
+
+const (
+	Serving    State = "serving"
+	Recovering State = "recovering"
+	Stopped    State = "stopped" // killed, shutting down, waiting to restart
+)
+
+// Span is a stretch of one state.
+type Span struct {
+	From, To float64
+	State    State
+}
+
+// Kill is one kill by a probe.
+type Kill struct {
+	At         float64
+	Probe      string
+	Run        float64 // seconds since the container started
+	InRecovery bool
+}
+
+// Sample is one probe sent.
+type Sample struct {
+	T, Latency float64
+	Probe      string
+	OK         bool
+}
+
+// Result is what happened.
+type Result struct {
+	Restarts            int
+	RestartsPerDay      float64
+	RecoverySeconds     float64 // time spent recovering
+	RecoveriesStarted   int
+	RecoveriesCompleted int
+	// LoopEnds: every recovery that started also completed (or none
+	// started): the container ends the run serving.
+	LoopEnds bool
+	// FirstKill is when the first kill happened; -1 without one.
+	FirstKill float64
+	Kills     []Kill
+	Spans     []Span
+	Samples   []Sample
+	Duration  float64
+}
+
+// Run simulates cfg.
+func Run(cfg Config) Result {
+	res := Result{FirstKill: -1, Duration: cfg.Duration}
+	bo := probe.NewBackoff()
+	n := 0 // probes sent
+	start, needsRecovery := 0.0, false
+	for start < cfg.Duration {
+		recEnd := start
+		if needsRecovery {
+			recEnd = start + cfg.Recovery
+			res.RecoveriesStarted++
+		}
+		kill, kt, kp := runOnce(cfg, start, recEnd, &n, &res)
+		stop := math.Min(kt, cfg.Duration)
+		if recEnd > start {
+			res.Spans = append(res.Spans, Span{start, math.Min(recEnd, stop), Recovering})
+			res.RecoverySeconds += math.Min(recEnd, stop) - start
+			if recEnd <= stop {
+				res.RecoveriesCompleted++
+			}
+		}
+		if recEnd < stop {
+			res.Spans = append(res.Spans, Span{math.Max(start, recEnd), stop, Serving})
+		}
+		if !kill {
+			break
+		}
+		if res.FirstKill < 0 {
+			res.FirstKill = kt
+		}
+		res.Kills = append(res.Kills, Kill{At: kt, Probe: kp, Run: kt - start, InRecovery: kt < recEnd})
+		exit := kt + math.Min(ShutdownSeconds, float64(cfg.grace(kp)))
+		wait := bo.Wait(int(math.Round(exit)), true)
+		next := exit + float64(wait) + StartSeconds
+		res.Spans = append(res.Spans, Span{kt, math.Min(next, cfg.Duration), Stopped})
+		if next >= cfg.Duration {
+			break
+		}
+		res.Restarts++
+		start, needsRecovery = next, true
+	}
+	res.RestartsPerDay = float64(res.Restarts) * 86400 / cfg.Duration
+	res.LoopEnds = res.RecoveriesStarted == res.RecoveriesCompleted
+	return res
+}
+
+func (cfg Config) grace(name string) int {
+	if name == "startup" && cfg.Startup != nil {
+		return cfg.Startup.Grace.N
+	}
+	if cfg.Liveness != nil {
+		return cfg.Liveness.Grace.N
+	}
+	return probe.DefaultGracePeriod
+}
+
+// runOnce plays one container run from start until a probe kills it
+// (kill, its time and the probe) or the simulation ends.
+func runOnce(cfg Config, start, recEnd float64, n *int, res *Result) (bool, float64, string) {
+	started := cfg.Startup == nil
+	var sFail, lFail int
+	nextS, nextL := math.Inf(1), math.Inf(1)
+	if cfg.Startup != nil {
+		nextS = start + float64(cfg.Startup.InitialDelay.N)
+	}
+	if cfg.Liveness != nil {
+		nextL = start + float64(cfg.Liveness.InitialDelay.N)
+	}
+	for {
+		t := math.Min(nextS, nextL)
+		if math.IsInf(t, 1) || t >= cfg.Duration {
+			return false, cfg.Duration, ""
+		}
+		if !started && t == nextS {
+			ok, lat := answer(cfg, cfg.Startup, t, recEnd, n)
+			res.Samples = append(res.Samples, Sample{t, lat, "startup", ok})
+			nextS = t + float64(cfg.Startup.Period.N)
+			if ok {
+				started, sFail, nextS = true, 0, math.Inf(1)
+			} else if sFail++; sFail >= cfg.Startup.Failure.N {
+				return true, t + math.Min(lat, float64(cfg.Startup.Timeout.N)), "startup"
+			}
+			continue
+		}
+		// Liveness ticks from its own initial delay, but the kubelet
+		// runs it only once the startup probe has passed.
+		if !started {
+			nextL = t + float64(cfg.Liveness.Period.N)
+			continue
+		}
+		ok, lat := answer(cfg, cfg.Liveness, t, recEnd, n)
+		res.Samples = append(res.Samples, Sample{t, lat, "liveness", ok})
+		nextL = t + float64(cfg.Liveness.Period.N)
+		if ok {
+			lFail = 0
+		} else if lFail++; lFail >= cfg.Liveness.Failure.N {
+			return true, t + math.Min(lat, float64(cfg.Liveness.Timeout.N)), "liveness"
+		}
+	}
+}
+
+// answer is the server's reply to one probe at t: during recovery a probe
+// that fails during recovery is refused at once and any other passes;
+// afterwards a query probe passes if the latency is within its timeout.
+func answer(cfg Config, p *Probe, t, recEnd float64, n *int) (bool, float64) {
+	if t < recEnd {
+		return !p.FailsDuringRecovery, AnswerSeconds
+	}
+	if !p.Query {
+		return true, AnswerSeconds
+	}
+	*n++
+	lat := cfg.Latency.At(t, *n)
+	return lat <= float64(p.Timeout.N), lat
+}
+
+// NeverEnds reports, from the arithmetic alone, whether a recovery longer
+// than the probe allows can never complete: the liveness (or startup)
+// probe fails during recovery and kills the container before the recovery
+// ends, and every kill starts the recovery over.
+func NeverEnds(cfg Config) (bool, int) {
+	p := cfg.Startup
+	if p == nil || !p.FailsDuringRecovery {
+		p = cfg.Liveness
+	}
+	if p == nil || !p.FailsDuringRecovery {
+		return false, 0
+	}
+	budget := p.NeverHealthyKill()
+	return cfg.Recovery > float64(budget), budget
+}

@@ -1,0 +1,177 @@
+package probesim
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"backfire.dev/backfire/internal/model/probe"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+// seedLiveness is seed 003's probe: exec psql, 300/10/1/3, pod grace 120.
+func seedLiveness() *Probe {
+	return &Probe{Name: "liveness", Timing: probe.TimingOf(&corev1.Probe{InitialDelaySeconds: 300, PeriodSeconds: 10, TimeoutSeconds: 1, FailureThreshold: 3}, ptr(int64(120))),
+		Query: true, FailsDuringRecovery: true}
+}
+
+// fixLiveness is BF101's fix: tcpSocket, timeout 3, failureThreshold 6.
+func fixLiveness() *Probe {
+	return &Probe{Name: "liveness", Timing: probe.TimingOf(&corev1.Probe{InitialDelaySeconds: 300, PeriodSeconds: 10, TimeoutSeconds: 3, FailureThreshold: 6}, ptr(int64(120)))}
+}
+
+func spike(t *testing.T) *Trace {
+	t.Helper()
+	tr, err := ParseTrace("spike", []byte("0s 55ms\n3600s 1.2s\n3630s 55ms\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+// Seed 003: a 30 s spike beyond the 1 s timeout kills the database; its
+// 10-minute recovery is longer than the 330 s the probe allows, so every
+// restart is killed again, all day.
+func TestSeed003LoopNeverEnds(t *testing.T) {
+	cfg := Config{Liveness: seedLiveness(), Recovery: 600, Latency: spike(t), Duration: 24 * 3600}
+	res := Run(cfg)
+	if res.FirstKill < 3600 || res.FirstKill > 3640 {
+		t.Errorf("first kill at %.0f s, want during the spike at 3600-3630 s", res.FirstKill)
+	}
+	// After the first kill, every run is killed by refused probes at
+	// D + (F-1) x P = 320 s; the restart never waits (>= 300 s of run)
+	// and the stop and start take 10 s: one restart every 330 s.
+	want := int((24*3600 - res.FirstKill) / 330)
+	if res.Restarts < want-1 || res.Restarts > want+1 {
+		t.Errorf("%d restarts, want about %d", res.Restarts, want)
+	}
+	if res.LoopEnds || res.RecoveriesCompleted != 0 || res.RecoveriesStarted != res.Restarts {
+		t.Errorf("loop ends %v, %d of %d recoveries completed", res.LoopEnds, res.RecoveriesCompleted, res.RecoveriesStarted)
+	}
+	for _, k := range res.Kills[1:] {
+		if !k.InRecovery || math.Abs(k.Run-320) > 0.01 {
+			t.Fatalf("kill %+v: want every later kill 320 s into a recovery", k)
+		}
+	}
+	if never, budget := NeverEnds(cfg); !never || budget != 330 {
+		t.Errorf("NeverEnds = %v, %d", never, budget)
+	}
+	if again := Run(cfg); again.Restarts != res.Restarts || again.RecoverySeconds != res.RecoverySeconds {
+		t.Error("not deterministic")
+	}
+}
+
+// The fix: a tcpSocket liveness probe is not delayed by query latency and
+// passes during recovery: no kill at all.
+func TestSeed003FixHasNoRestart(t *testing.T) {
+	res := Run(Config{Liveness: fixLiveness(), Recovery: 600, Latency: spike(t), Duration: 24 * 3600})
+	if res.Restarts != 0 || len(res.Kills) != 0 || !res.LoopEnds {
+		t.Errorf("%d restarts, kills %v", res.Restarts, res.Kills)
+	}
+}
+
+// A recovery the probe allows: one kill, one recovery, and it completes.
+func TestShortRecoveryEnds(t *testing.T) {
+	res := Run(Config{Liveness: seedLiveness(), Recovery: 120, Latency: spike(t), Duration: 6 * 3600})
+	if res.Restarts != 1 || res.RecoveriesCompleted != 1 || !res.LoopEnds {
+		t.Errorf("%d restarts, %d of %d recoveries completed", res.Restarts, res.RecoveriesCompleted, res.RecoveriesStarted)
+	}
+	if math.Abs(res.RecoverySeconds-120) > 0.01 {
+		t.Errorf("recovery %.1f s, want 120", res.RecoverySeconds)
+	}
+}
+
+// A startup probe that fails during recovery and allows 15 minutes holds
+// the liveness probe back through a 10-minute recovery.
+func TestStartupProbeHoldsThroughRecovery(t *testing.T) {
+	startup := &Probe{Name: "startup", Timing: probe.TimingOf(&corev1.Probe{PeriodSeconds: 10, FailureThreshold: 90}, nil), Query: true, FailsDuringRecovery: true}
+	live := seedLiveness()
+	live.InitialDelay = probe.Value{N: 0, Set: true}
+	cfg := Config{Liveness: live, Startup: startup, Recovery: 600, Latency: spike(t), Duration: 6 * 3600}
+	res := Run(cfg)
+	if res.Restarts != 1 || !res.LoopEnds {
+		t.Errorf("%d restarts, loop ends %v", res.Restarts, res.LoopEnds)
+	}
+	if never, _ := NeverEnds(cfg); never {
+		t.Error("NeverEnds with a startup budget of 900 s against a 600 s recovery")
+	}
+	// With 30 x 10 = 300 s of startup budget it does not hold.
+	startup.Failure = probe.Value{N: 30, Set: true}
+	res = Run(cfg)
+	if res.LoopEnds || res.Kills[len(res.Kills)-1].Probe != "startup" {
+		t.Errorf("a 300 s startup budget against a 600 s recovery: loop ends %v, last kill %+v", res.LoopEnds, res.Kills[len(res.Kills)-1])
+	}
+}
+
+// A probe killed after less than 300 s of run waits for the kubelet's
+// back-off (10 s doubling to 300 s, measured from the previous exit, as
+// probe.RestartSchedule plays it): far fewer restarts than runs of 30 s
+// would allow, with gaps up to the cap.
+func TestBackoffSlowsAFastLoop(t *testing.T) {
+	live := seedLiveness()
+	live.InitialDelay = probe.Value{N: 0, Set: true}
+	res := Run(Config{Liveness: live, Recovery: 3600, Latency: spike(t), Duration: 3 * 3600})
+	widest := 0.0
+	for i := 1; i < len(res.Kills); i++ {
+		widest = max(widest, res.Kills[i].At-res.Kills[i-1].At)
+	}
+	// Killed 20 s into each run, 10 s to stop and start: 30 s a cycle
+	// without back-off, 240 kills in the two hours after the spike.
+	if len(res.Kills) > 60 || widest < 300 {
+		t.Errorf("%d kills, widest gap %.0f s: the back-off does not hold the loop back", len(res.Kills), widest)
+	}
+	if got := res.Kills[2].At - res.Kills[1].At; math.Abs(got-30) > 0.1 {
+		t.Errorf("second gap %.1f s, want 30: the first restarts are immediate", got)
+	}
+}
+
+func TestQuantiles(t *testing.T) {
+	q, err := ParseQuantiles("p50=40ms,p99=1.2s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := q.Quantile(0.5); math.Abs(got-0.040) > 1e-9 {
+		t.Errorf("p50 = %v", got)
+	}
+	if got := q.Quantile(0.99); math.Abs(got-1.2) > 1e-9 {
+		t.Errorf("p99 = %v", got)
+	}
+	over := 0
+	for n := range 100000 {
+		if q.At(0, n) > 1.2 {
+			over++
+		}
+	}
+	if over < 700 || over > 1300 {
+		t.Errorf("%d of 100000 samples above p99, want about 1000", over)
+	}
+	if q.At(5, 42) != q.At(99, 42) {
+		t.Error("the n-th sample must not depend on time")
+	}
+	for _, bad := range []string{"", "p50", "p50=x", "p0=1s", "p100=1s", "p99=1s,p50=2s", "q50=1s", "p50=-1s"} {
+		if _, err := ParseQuantiles(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+func TestTrace(t *testing.T) {
+	tr := spike(t)
+	for at, want := range map[float64]float64{0: 0.055, 3599: 0.055, 3600: 1.2, 3629.9: 1.2, 3630: 0.055, 99999: 0.055} {
+		if got := tr.At(at, 0); got != want {
+			t.Errorf("At(%v) = %v, want %v", at, got, want)
+		}
+	}
+	abs, err := ParseTrace("abs", []byte("2026-11-12T07:00:00Z 50ms\n2026-11-12T07:01:00Z 2s\n"))
+	if err != nil || abs.At(60, 0) != 2 {
+		t.Errorf("RFC 3339 trace: %v %v", abs, err)
+	}
+	for _, bad := range []string{"", "# only a comment\n", "10s\n", "x 1s\n", "10s x\n", "20s 1s\n10s 1s\n"} {
+		if _, err := ParseTrace("bad", []byte(bad)); err == nil || !strings.HasPrefix(err.Error(), "bad") {
+			t.Errorf("%q: err %v", bad, err)
+		}
+	}
+}

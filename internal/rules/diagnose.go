@@ -1,0 +1,101 @@
+package rules
+
+import (
+	"fmt"
+
+	"backfire.dev/backfire/internal/classify"
+	"backfire.dev/backfire/internal/finding"
+	"backfire.dev/backfire/internal/load"
+	"backfire.dev/backfire/internal/observe"
+)
+
+// DiagnosePass is one diagnose rule applied to what was observed of one pod.
+type DiagnosePass struct {
+	Rule    *Rule
+	Obs     *observe.Observation
+	Options *Options
+
+	findings []finding.Finding
+	notes    []string
+}
+
+// Note says that the rule found no evidence either way, and why: "no
+// evidence" is an answer, not a silence.
+func (p *DiagnosePass) Note(s string) { p.notes = append(p.notes, s) }
+
+// Classify says what a container of the pod is.
+func (p *DiagnosePass) Classify(name string) classify.Verdict {
+	c, _ := p.Obs.Pod.Container(name)
+	if c == nil {
+		return classify.Verdict{}
+	}
+	return classify.Container("Pod", c)
+}
+
+// Report records a finding about the pod: the engine fills in the rule and
+// the object; f.File and f.Line default to the pod's document at f.Path.
+func (p *DiagnosePass) Report(f finding.Finding) {
+	pod := p.Obs.Pod
+	f.Rule, f.Slug, f.Object = p.Rule.ID, p.Rule.Slug, pod.Ref
+	if f.Severity == finding.None {
+		f.Severity = p.Rule.Severity
+	}
+	if f.File == "" {
+		f.File = pod.Doc.File
+		f.Line, f.Column = pod.Line(f.Path)
+	}
+	if f.Line < 1 {
+		f.Line, f.Column = 1, 1
+	}
+	if f.Column < 1 {
+		f.Column = 1
+	}
+	if f.Mechanism == nil {
+		f.Mechanism = []string{}
+	}
+	p.findings = append(p.findings, f)
+}
+
+// RunDiagnose applies the diagnose rules among rs to one observed pod.
+// Disabled rules, the ignore annotation and severity overrides apply as in
+// a scan; a rule that panics is an error at the pod.
+func RunDiagnose(rs []*Rule, obs *observe.Observation, opts *Options) Result {
+	var res Result
+	for _, r := range rs {
+		if r.Diagnose == nil {
+			continue
+		}
+		p := &DiagnosePass{Rule: r, Obs: obs, Options: opts}
+		if err := diagnoseSafely(p); err != nil {
+			res.Errors = append(res.Errors, *err)
+			continue
+		}
+		for _, n := range p.notes {
+			res.Notes = append(res.Notes, fmt.Sprintf("%s %s: %s", r.ID, obs.Pod.Ref, n))
+		}
+		if len(p.findings) > 0 && ignored(obs.Pod.Object, r.ID) {
+			res.Suppressed += len(p.findings)
+			continue
+		}
+		for _, f := range p.findings {
+			if s, ok := opts.Config.Severity[r.ID]; ok {
+				f.Severity, _ = finding.ParseSeverity(s)
+			}
+			res.Findings = append(res.Findings, f)
+		}
+	}
+	Sort(res.Findings)
+	return res
+}
+
+func diagnoseSafely(p *DiagnosePass) (err *load.Error) {
+	defer func() {
+		if v := recover(); v != nil {
+			d := p.Obs.Pod.Doc
+			err = &load.Error{File: d.File, Line: d.Line,
+				Message: fmt.Sprintf("internal error: rule %s failed on %s: %v (a bug in backfire; please report it with this input)", p.Rule.ID, p.Obs.Pod.Ref, v)}
+		}
+	}()
+	p.Rule.Diagnose(p)
+	return nil
+}

@@ -1,0 +1,68 @@
+package rules
+
+import (
+	"strings"
+	"testing"
+
+	"backfire.dev/backfire/internal/config"
+	"backfire.dev/backfire/internal/finding"
+	"backfire.dev/backfire/internal/observe"
+)
+
+var observed = &Rule{ID: "BF910", Slug: "observed", Severity: finding.Warning, Summary: "test", Kinds: []string{"Pod"}, Diagnose: func(p *DiagnosePass) {
+	p.Report(finding.Finding{Container: "a", Path: "status.containerStatuses[0].restartCount", Message: "restarted"})
+	p.Note("nothing else to say")
+}}
+
+var observedPanics = &Rule{ID: "BF911", Slug: "observed-panics", Severity: finding.Error, Summary: "test", Diagnose: func(p *DiagnosePass) {
+	var m map[string]int
+	m["x"]++
+}}
+
+const livePod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\nspec:\n  containers: [{name: a, image: busybox}]\nstatus:\n  containerStatuses:\n  - name: a\n    restartCount: 4\n"
+
+func observation(t *testing.T, src string) *observe.Observation {
+	t.Helper()
+	o := objects(t, src).Objects()[0]
+	p, ok := observe.PodOf(o)
+	if !ok {
+		t.Fatal("not a pod")
+	}
+	return observe.Observe(p, nil, nil)
+}
+
+// Diagnose rules report at the pod's status, keep their notes, and a panic
+// is an error at the pod; scan's engine never runs them.
+func TestRunDiagnose(t *testing.T) {
+	obs := observation(t, livePod)
+	res := RunDiagnose([]*Rule{always, observed, observedPanics}, obs, &Options{Config: &config.Config{}})
+	if len(res.Findings) != 1 {
+		t.Fatalf("findings %v", res.Findings)
+	}
+	f := res.Findings[0]
+	if f.Rule != "BF910" || f.Severity != finding.Warning || f.File != "e.yaml" || f.Line != 10 || f.Object.Name != "a" || f.Mechanism == nil {
+		t.Errorf("finding %+v", f)
+	}
+	if len(res.Notes) != 1 || res.Notes[0] != "BF910 Pod a: nothing else to say" {
+		t.Errorf("notes %q", res.Notes)
+	}
+	if len(res.Errors) != 1 || !strings.Contains(res.Errors[0].Message, "internal error: rule BF911 failed on Pod a") {
+		t.Errorf("errors %v", res.Errors)
+	}
+	if scanned := Run(objects(t, livePod), []*Rule{observed, observedPanics}, &Options{Config: &config.Config{}}); len(scanned.Findings)+len(scanned.Errors) != 0 {
+		t.Errorf("scan ran a diagnose rule: %+v", scanned)
+	}
+}
+
+func TestRunDiagnoseHonoursConfigAndIgnore(t *testing.T) {
+	cfg := &config.Config{Severity: map[string]string{"BF910": "info"}}
+	res := RunDiagnose([]*Rule{observed}, observation(t, livePod), &Options{Config: cfg})
+	if len(res.Findings) != 1 || res.Findings[0].Severity != finding.Info {
+		t.Errorf("severity override: %+v", res.Findings)
+	}
+	ignoredPod := strings.Replace(livePod, "  name: a\n", "  name: a\n  annotations: {backfire.dev/ignore: BF910}\n", 1)
+	res = RunDiagnose([]*Rule{observed}, observation(t, ignoredPod), &Options{Config: &config.Config{}})
+	if len(res.Findings) != 0 || res.Suppressed != 1 {
+		t.Errorf("ignored: %+v", res)
+	}
+}

@@ -1,0 +1,163 @@
+package restarts
+
+import (
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"backfire.dev/backfire/internal/classify"
+	"backfire.dev/backfire/internal/finding"
+	"backfire.dev/backfire/internal/observe"
+	"backfire.dev/backfire/internal/recoverylog"
+	"backfire.dev/backfire/internal/rules"
+)
+
+// BF503 recovery-loop-in-logs.
+var BF503 = &rules.Rule{
+	ID: "BF503", Slug: "recovery-loop-in-logs", Severity: finding.Error,
+	Summary:  "diagnose: the logs show a server killed while it recovers, under a liveness probe that fails during recovery; or a client refused by that recovery",
+	Kinds:    podKind,
+	Diagnose: bf503,
+}
+
+// FailsDuringRecovery reports whether the liveness probe of a container
+// fails while its server recovers, and why.
+func FailsDuringRecovery(c classifyInput) (bool, string) {
+	lp := c.Container.LivenessProbe
+	if lp == nil {
+		return false, "it has no liveness probe"
+	}
+	v := c.Verdict
+	q := classify.Probe("Pod", c.Container, lp, v)
+	if q.Queries {
+		return true, q.Evidence
+	}
+	if lp.TCPSocket != nil && v.Server != nil && v.Server.PortClosedDuringRecovery {
+		return true, "tcpSocket fails while " + v.Server.Name + " recovers: it " + v.Server.Recovery
+	}
+	return false, q.Evidence
+}
+
+type classifyInput struct {
+	Container *corev1.Container
+	Verdict   classify.Verdict
+}
+
+func bf503(p *rules.DiagnosePass) {
+	pod := p.Obs.Pod
+	logs := p.Obs.Logs
+	// A container without a log may still have probes that quote the
+	// server's refusal: its events are its log.
+	for _, c := range containers(pod) {
+		has := false
+		for _, l := range logs {
+			has = has || l.Container == c.Name
+		}
+		if !has && len(refusedProbes(p.Obs, c.Name)) > 0 {
+			logs = append(logs, observe.Log{Container: c.Name})
+		}
+	}
+	for _, l := range logs {
+		c, st := pod.Container(l.Container)
+		if c == nil {
+			continue
+		}
+		res := recoverylog.Scan(l.Data)
+		probeRefused := refusedProbes(p.Obs, c.Name)
+		if len(res.Matches) == 0 && len(probeRefused) == 0 {
+			if res.InvalidUTF8 > 0 {
+				p.Note(fmt.Sprintf("log %s: no recovery message in %d lines (%d lines held invalid UTF-8 and were searched with it replaced)", l.File, res.Lines, res.InvalidUTF8))
+			}
+			continue
+		}
+		v := p.Classify(c.Name)
+		fails, why := FailsDuringRecovery(classifyInput{Container: c, Verdict: v})
+		if !fails {
+			p.Note(fmt.Sprintf("log %s shows %d recovery messages, but container %s's liveness probe does not fail during recovery (%s): no loop", l.File, len(res.Matches), c.Name, why))
+			continue
+		}
+		interrupted, recovering, refused := res.Of(recoverylog.Interrupted), res.Of(recoverylog.Recovering), res.Of(recoverylog.Refused)
+		restarts := 0
+		if st != nil {
+			restarts = int(st.RestartCount)
+		}
+		mech := []string{fmt.Sprintf("container %s's liveness probe fails during recovery: %s", c.Name, why)}
+		first := res.Matches
+		if len(interrupted) > 0 {
+			first = interrupted
+			mech = append(mech, fmt.Sprintf("%s:%d: %s", l.File, interrupted[0].Line, interrupted[0].Text),
+				fmt.Sprintf("%d times the server found its previous recovery cut short (%s): it was killed while it recovered", len(interrupted), interrupted[0].Pattern.Source))
+		}
+		if len(recovering) > 0 {
+			mech = append(mech, fmt.Sprintf("%d crash-recovery lines (%s:%d: %s)", len(recovering), l.File, recovering[0].Line, recovering[0].Text))
+		}
+		if len(refused) > 0 {
+			mech = append(mech, fmt.Sprintf("%d connections refused while recovering (%s:%d: %s)", len(refused), l.File, refused[0].Line, refused[0].Text))
+		}
+		for _, e := range probeRefused {
+			mech = append(mech, fmt.Sprintf("its probes were refused by the recovering server: Unhealthy x%d %q", e.Count, shorten(e.Message)))
+		}
+		sev, msg := finding.Warning, fmt.Sprintf("%s recovers from a crash at its starts (%d restarts) under a liveness probe that fails during recovery: a kill loop is likely", serverName(res, v), restarts)
+		if len(interrupted) > 0 || len(probeRefused) > 0 {
+			sev = finding.Error
+			msg = fmt.Sprintf("%s is killed while it recovers, by a liveness probe that fails during recovery: the loop is confirmed (%d restarts)", serverName(res, v), restarts)
+			mech = append(mech, "every kill restarts the recovery from scratch, and the probe fails again by design: the recovery never completes")
+		}
+		line := 0
+		if len(first) > 0 {
+			line = first[0].Line
+		}
+		f := finding.Finding{Severity: sev, Container: c.Name, File: l.File, Line: line, Column: 1, Message: msg, Mechanism: mech,
+			Evidence: map[string]any{"interrupted": len(interrupted), "recoveries": len(recovering), "refused": len(refused), "probeRefused": len(probeRefused), "invalidUTF8Lines": res.InvalidUTF8}}
+		if line == 0 {
+			f.File, f.Path = "", pod.StatusPath(c.Name)
+		}
+		p.Report(f)
+	}
+	for _, l := range p.Obs.Clients {
+		res := recoverylog.Scan(l.Data)
+		refused := res.Of(recoverylog.Refused)
+		if len(refused) == 0 {
+			continue
+		}
+		mech := []string{fmt.Sprintf("%s:%d: %s", l.File, refused[0].Line, refused[0].Text),
+			fmt.Sprintf("%d lines of client %s say the server refused it because it was starting up or recovering (%s)", len(refused), l.Container, refused[0].Pattern.Source)}
+		if t0, t1 := refused[0].Time, refused[len(refused)-1].Time; !t0.IsZero() {
+			mech = append(mech, fmt.Sprintf("from %s to %s: whatever error the client showed its users then (a 401, a 500) is this server's recovery, not its own fault", clock(t0), clock(t1)))
+		}
+		p.Report(finding.Finding{Severity: finding.Warning, Container: l.Container, File: l.File, Line: refused[0].Line, Column: 1,
+			Message:   fmt.Sprintf("client %s was refused %d times by a %s that was recovering: its errors are this pod's restarts", l.Container, len(refused), refused[0].Pattern.Server),
+			Mechanism: mech, Evidence: map[string]any{"refused": len(refused), "client": l.Container}})
+	}
+}
+
+// refusedProbes are Unhealthy events of the container whose probe output
+// is a server's refusal during recovery.
+func refusedProbes(obs *observe.Observation, container string) []observe.Event {
+	var out []observe.Event
+	for _, e := range obs.EventsOf(container, "Unhealthy") {
+		if pt := recoverylog.MatchText(e.Message); pt != nil && pt.Kind == recoverylog.Refused {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func serverName(res recoverylog.Result, v classify.Verdict) string {
+	if v.Server != nil {
+		return v.Server.Name
+	}
+	if s := res.Servers(); len(s) > 0 {
+		return s[0]
+	}
+	return "the server"
+}
+
+func shorten(s string) string {
+	r := []rune(strings.Join(strings.Fields(s), " "))
+	if len(r) > 160 {
+		return string(r[:157]) + "..."
+	}
+	return string(r)
+}

@@ -1,0 +1,163 @@
+package simprobe
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"backfire.dev/backfire/internal/model/probesim"
+	"backfire.dev/backfire/internal/testutil"
+	"backfire.dev/backfire/internal/testutil/browser"
+)
+
+// seed003 simulates the registry database of examples/ through the seed's
+// latency trace (a 30 s spike beyond 1 s) and a 10-minute recovery.
+func seed003(t *testing.T) *Report {
+	t.Helper()
+	root := testutil.RepoRoot(t)
+	data, err := os.ReadFile(filepath.Join(root, "examples", "registry-database.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	traceData, err := os.ReadFile(filepath.Join(root, "examples", "simulate", "registry-database-latency.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := probesim.ParseTrace("registry-database-latency.txt", traceData)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Simulate("registry-database.yaml", data, Options{Latency: tr, Recovery: 600, Hours: 24})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+func TestSeed003EndlessLoopAndTheFix(t *testing.T) {
+	rep := seed003(t)
+	as := rep.AsWritten
+	if rep.Container != "database" || rep.Server != "PostgreSQL" || !as.Liveness.FailsDuringRecovery || !as.Liveness.Query {
+		t.Fatalf("read %+v, liveness %+v", rep, as.Liveness)
+	}
+	if as.Result.Restarts < 200 || as.Result.LoopEnds || !as.NeverEnds || as.Budget != 330 || as.Result.RecoveriesCompleted != 0 {
+		t.Errorf("as written: %d restarts, loop ends %v, never ends %v (budget %d)", as.Result.Restarts, as.Result.LoopEnds, as.NeverEnds, as.Budget)
+	}
+	if rep.Fix == nil || rep.Fix.Rule != "BF101" || rep.Fixed == nil {
+		t.Fatalf("no BF101 fix: %+v", rep.Fix)
+	}
+	fx := rep.Fixed
+	if fx.Liveness.Handler != "tcpSocket :5432" || fx.Liveness.FailsDuringRecovery || fx.Liveness.Timeout.N != 3 || fx.Liveness.Failure.N != 6 {
+		t.Errorf("fixed liveness %+v", fx.Liveness)
+	}
+	if fx.Result.Restarts != 0 || len(fx.Result.Kills) != 0 {
+		t.Errorf("with the fix: %d restarts", fx.Result.Restarts)
+	}
+
+	var text bytes.Buffer
+	if err := rep.Text(&text); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"with the BF101 fix", "never: 0 of", "a recovery longer than 330 s", "no kill: the probe never fires", "assumed: "} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, text.String())
+		}
+	}
+	var js bytes.Buffer
+	if err := rep.JSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Schema string
+		Runs   []struct {
+			Restarts int
+			LoopEnds bool
+			Kills    []struct{ InRecovery bool }
+		}
+		Fix struct{ Rule string }
+	}
+	if err := json.Unmarshal(js.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Schema != Schema || len(doc.Runs) != 2 || doc.Runs[0].Restarts != as.Result.Restarts || doc.Runs[1].Restarts != 0 || doc.Fix.Rule != "BF101" || len(doc.Runs[0].Kills) != len(as.Result.Kills) {
+		t.Errorf("json %+v", doc)
+	}
+	// Deterministic: the same input, the same bytes.
+	var again bytes.Buffer
+	if err := seed003(t).JSON(&again); err != nil || !bytes.Equal(again.Bytes(), js.Bytes()) {
+		t.Error("two runs of the same input differ")
+	}
+}
+
+// The HTML page as a person sees it: the summary table with both runs, and
+// the chart drawn (not a blank page).
+func TestHTMLInTheBrowser(t *testing.T) {
+	rep := seed003(t)
+	page, err := rep.HTML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "probe.html")
+	if err := os.WriteFile(file, page, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := browser.Open(t, file)
+	if n := p.Count("figure.chart svg"); n != 1 {
+		t.Errorf("%d charts, want 1", n)
+	}
+	if n := p.Count("table#summary tr"); n != 7 {
+		t.Errorf("%d summary rows, want 7", n)
+	}
+	text := p.Text()
+	for _, want := range []string{"as written", "with the BF101 fix", "restarts per day", "never: 0 of", "Restarts (cumulative)", "Liveness probe answers, as written"} {
+		if !strings.Contains(text, want) && !strings.Contains(string(page), want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	browser.NotBlank(t, p.Screenshot())
+}
+
+func TestSVGHasTheRunsAndTheTimeout(t *testing.T) {
+	svg, err := seed003(t).SVG()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"<svg", "Restarts (cumulative)", "as written", "with the BF101 fix", "timeoutSeconds 1", "hours"} {
+		if !bytes.Contains(svg, []byte(want)) {
+			t.Errorf("SVG lacks %q", want)
+		}
+	}
+}
+
+func TestNoProbesAndUnknownContainer(t *testing.T) {
+	q, _ := probesim.ParseQuantiles("p50=40ms,p99=1.2s")
+	opts := Options{Latency: q, Recovery: 90, Hours: 1}
+	noProbe := []byte("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  template:\n    spec:\n      containers: [{name: web, image: nginx}]\n")
+	if _, err := Simulate("web.yaml", noProbe, opts); err == nil || !strings.Contains(err.Error(), "no workload with a liveness or startup probe") {
+		t.Errorf("no probes: %v", err)
+	}
+	opts.Container = "sidecar"
+	if _, err := Simulate("web.yaml", noProbe, opts); err == nil || !strings.Contains(err.Error(), `no workload has a container named "sidecar"`) {
+		t.Errorf("unknown container: %v", err)
+	}
+	if _, err := Simulate("bad.yaml", []byte("kind: [\n"), opts); err == nil {
+		t.Error("broken YAML accepted")
+	}
+}
+
+// A web server with a healthy httpGet probe and quantile latency: no
+// database, no fix to compare, and few or no restarts.
+func TestQuantilesOnAWebServer(t *testing.T) {
+	q, _ := probesim.ParseQuantiles("p50=40ms,p99=300ms")
+	web := []byte("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  template:\n    spec:\n      containers:\n      - name: web\n        image: nginx\n        livenessProbe: {httpGet: {path: /healthz, port: 8080}, timeoutSeconds: 1}\n")
+	rep, err := Simulate("web.yaml", web, Options{Latency: q, Recovery: 90, Hours: 24})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.AsWritten.Result.Restarts != 0 {
+		t.Errorf("%d restarts with p99 300 ms under a 1 s timeout", rep.AsWritten.Result.Restarts)
+	}
+}
