@@ -17,6 +17,7 @@ import (
 	"backfire.dev/backfire/internal/load"
 	"backfire.dev/backfire/internal/model/rollout"
 	"backfire.dev/backfire/internal/report"
+	"backfire.dev/backfire/internal/result"
 	"backfire.dev/backfire/internal/rules"
 	"backfire.dev/backfire/internal/scan"
 	"backfire.dev/backfire/internal/source"
@@ -145,7 +146,7 @@ func runScan(cmd *cobra.Command, args []string, fl *scanFlags) error {
 }
 
 // exitCode applies the contract: input errors win over findings.
-func exitCode(res *scan.Result, failOn finding.Severity) int {
+func exitCode(res *result.Result, failOn finding.Severity) int {
 	if len(res.Errors) > 0 {
 		return exitUsage
 	}

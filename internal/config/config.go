@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"sigs.k8s.io/yaml"
 )
@@ -55,6 +56,17 @@ func (c *Config) RollbackWeight() int { return orDefault(c.Thresholds.RollbackWe
 // StartupBudgetSeconds returns the BF101 startup budget threshold.
 func (c *Config) StartupBudgetSeconds() int {
 	return orDefault(c.Thresholds.StartupBudgetSeconds, 600)
+}
+
+// SeverityOf returns the severity override for rule id, matching the ID
+// in any case as the rest of the configuration does ("bf102: error").
+func (c *Config) SeverityOf(id string) (string, bool) {
+	for k, v := range c.Severity {
+		if strings.EqualFold(k, id) {
+			return v, true
+		}
+	}
+	return "", false
 }
 
 // FewReplicas returns the BF104 replica threshold.

@@ -4,11 +4,11 @@ import (
 	"encoding/json"
 	"io"
 
-	"backfire.dev/backfire/internal/scan"
+	"backfire.dev/backfire/internal/result"
 )
 
 // JSON writes the result as one JSON document (schema backfire/v1).
-func JSON(w io.Writer, r *scan.Result) error {
+func JSON(w io.Writer, r *result.Result) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)

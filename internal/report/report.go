@@ -3,7 +3,7 @@
 package report
 
 import (
-	"backfire.dev/backfire/internal/scan"
+	"backfire.dev/backfire/internal/result"
 )
 
 // Formats lists the output formats of `backfire scan --format`.
@@ -20,7 +20,7 @@ type Document struct {
 	Summary  any    `json:"summary"`
 }
 
-func jsonDocument(r *scan.Result) Document {
+func jsonDocument(r *result.Result) Document {
 	d := Document{Schema: SchemaVersion, Findings: r.Findings, Errors: r.Errors, Summary: r.Summary}
 	if r.Findings == nil {
 		d.Findings = []any{}

@@ -7,7 +7,7 @@ import (
 
 	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/load"
-	"backfire.dev/backfire/internal/scan"
+	"backfire.dev/backfire/internal/result"
 )
 
 // TextOptions tune the text report.
@@ -31,7 +31,7 @@ func (p palette) severity(s finding.Severity) string {
 }
 
 // Text writes findings grouped by object, each with its mechanism and fix.
-func Text(w io.Writer, r *scan.Result, opts TextOptions) error {
+func Text(w io.Writer, r *result.Result, opts TextOptions) error {
 	var p palette
 	if opts.Color {
 		p = palette{bold: "\x1b[1m", dim: "\x1b[2m", reset: "\x1b[0m"}

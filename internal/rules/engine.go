@@ -18,14 +18,21 @@ import (
 	"backfire.dev/backfire/internal/object"
 )
 
-// Result is what the engine found.
+// Result is what the engine found, in object order; the pipeline locates
+// and sorts it.
 type Result struct {
-	Findings []finding.Finding
-	// Suppressed counts findings silenced by the ignore annotation.
-	Suppressed int
+	Findings []Reported
+	// Suppressed are the findings the ignore annotation silenced.
+	Suppressed []Suppressed
 	// Errors are rules that failed on an object: a bug in the rule, reported
 	// at the object so that one bad rule cannot take the scan down.
 	Errors []load.Error
+}
+
+// Suppressed is a finding silenced by the object's ignore annotation.
+type Suppressed struct {
+	Reported
+	Reason string // the annotation's text after '#'
 }
 
 // Enabled returns the rules of the catalog that run under the options'
@@ -45,8 +52,9 @@ func Enabled(catalog []*Rule, opts *Options) ([]*Rule, error) {
 		if !known(id) {
 			return nil, fmt.Errorf("%s: unknown rule %q in severity", cfgName(opts), id)
 		}
-		if _, err := finding.ParseSeverity(s); err != nil {
-			return nil, fmt.Errorf("%s: %s: %w", cfgName(opts), id, err)
+		// "none" orders --fail-on; it is no severity a finding can have.
+		if sev, err := finding.ParseSeverity(s); err != nil || sev == finding.None {
+			return nil, fmt.Errorf("%s: severity of %s: %q is not error, warning or info", cfgName(opts), id, s)
 		}
 	}
 	var out []*Rule
@@ -71,7 +79,7 @@ func containsFold(list []string, s string) bool {
 }
 
 // Run applies the rules to every object of the index and returns the
-// findings sorted by file, line and rule. Rules are pure functions of an
+// findings in object order. Rules are pure functions of an
 // object and the index, so objects are checked on all cores.
 func Run(ix *index.Index, rules []*Rule, opts *Options) Result {
 	objs := ix.Objects()
@@ -96,39 +104,54 @@ func Run(ix *index.Index, rules []*Rule, opts *Options) Result {
 	var res Result
 	for _, r := range perObject {
 		res.Findings = append(res.Findings, r.Findings...)
-		res.Suppressed += r.Suppressed
+		res.Suppressed = append(res.Suppressed, r.Suppressed...)
 		res.Errors = append(res.Errors, r.Errors...)
 	}
-	Sort(res.Findings)
 	return res
 }
 
-// check applies the rules to one object.
+// check applies the rules to one object; rules that read the others'
+// findings run last.
 func check(o *object.Object, ix *index.Index, rules []*Rule, opts *Options) Result {
 	var res Result
 	verdicts := map[*corev1.Container]classify.Verdict{}
-	for _, r := range rules {
-		if !r.reads(o.Kind) {
-			continue
-		}
-		p := &Pass{Rule: r, Object: o, Index: ix, Options: opts, verdicts: verdicts}
+	reported := map[string]bool{}
+	run := func(r *Rule) {
+		p := &Pass{Rule: r, Object: o, Index: ix, Options: opts, verdicts: verdicts, reported: reported}
 		if err := runSafely(p); err != nil {
 			res.Errors = append(res.Errors, *err)
-			continue
+			return
 		}
 		if len(p.findings) == 0 {
-			continue
+			return
 		}
-		if ignored(o, r.ID) {
-			res.Suppressed += len(p.findings)
-			continue
+		reported[r.ID] = true
+		if ok, reason := Ignored(o, r.ID); ok {
+			for _, f := range p.findings {
+				res.Suppressed = append(res.Suppressed, Suppressed{Reported: f, Reason: reason})
+			}
+			return
 		}
+		override, hasOverride := opts.Config.SeverityOf(r.ID)
 		for _, f := range p.findings {
-			if s, ok := opts.Config.Severity[r.ID]; ok {
-				f.Severity, _ = finding.ParseSeverity(s)
+			if sev, err := finding.ParseSeverity(override); hasOverride && err == nil && sev != finding.None {
+				f.Severity = sev
 			}
 			res.Findings = append(res.Findings, f)
 		}
+	}
+	var last []*Rule
+	for _, r := range rules {
+		switch {
+		case !r.reads(o.Kind):
+		case r.ReadsFindings:
+			last = append(last, r)
+		default:
+			run(r)
+		}
+	}
+	for _, r := range last {
+		run(r)
 	}
 	return res
 }

@@ -44,8 +44,8 @@ func TestRunIsolatesPanicsAndSuppresses(t *testing.T) {
 	if len(res.Errors) != 1 || !strings.Contains(res.Errors[0].Message, "internal error: rule BF901 failed on Pod a") || res.Errors[0].Line != 1 {
 		t.Errorf("errors %v", res.Errors)
 	}
-	if len(res.Findings) != 1 || res.Findings[0].Object.Name != "b" || res.Suppressed != 1 {
-		t.Errorf("findings %v, suppressed %d: want only b, with a's suppressed", res.Findings, res.Suppressed)
+	if len(res.Findings) != 1 || res.Findings[0].Object.Name != "b" || len(res.Suppressed) != 1 {
+		t.Errorf("findings %v, suppressed %v: want only b, with a's suppressed", res.Findings, res.Suppressed)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"backfire.dev/backfire/internal/index"
 	"backfire.dev/backfire/internal/load"
 	"backfire.dev/backfire/internal/object"
+	"backfire.dev/backfire/internal/result"
 	"backfire.dev/backfire/internal/rules"
 	"backfire.dev/backfire/internal/source"
 )
@@ -32,23 +33,12 @@ type Options struct {
 	Catalog []*rules.Rule
 }
 
-// Summary counts what was read and found.
-type Summary struct {
-	Files      int            `json:"files"`
-	Documents  int            `json:"documents"`
-	Objects    int            `json:"objects"`
-	Skipped    int            `json:"skipped"`
-	Findings   map[string]int `json:"findings"`
-	Suppressed int            `json:"suppressed"`
-}
-
-// Result is everything a reporter needs.
-type Result struct {
-	Findings []finding.Finding
-	Errors   []load.Error
-	Summary  Summary
-	Objects  []*object.Object
-}
+// Summary and Result are the reporters' contract, package result; the
+// aliases keep callers of scan.Run reading them from here.
+type (
+	Summary = result.Summary
+	Result  = result.Result
+)
 
 // Run scans the inputs. Input problems are collected in Result.Errors; the
 // returned error is for problems with the options themselves.
@@ -85,13 +75,16 @@ func Run(opts Options) (*Result, error) {
 
 	ix := index.Build(res.Objects)
 	out := rules.Run(ix, enabled, &opts.Rules)
-	res.Findings = out.Findings
 	res.Errors = append(res.Errors, out.Errors...)
-	res.Summary.Suppressed = out.Suppressed
-	res.Summary.Findings = map[string]int{"error": 0, "warning": 0, "info": 0}
-	for _, f := range res.Findings {
-		res.Summary.Findings[f.Severity.String()]++
+	res.Findings = make([]finding.Finding, 0, len(out.Findings))
+	for _, r := range out.Findings {
+		res.Findings = append(res.Findings, locate(r))
 	}
+	rules.Sort(res.Findings)
+	for _, s := range out.Suppressed {
+		res.Suppressed = append(res.Suppressed, result.Suppressed{Finding: locate(s.Reported), Reason: s.Reason})
+	}
+	res.Count()
 	return res, nil
 }
 
