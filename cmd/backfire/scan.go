@@ -135,6 +135,18 @@ func runScan(cmd *cobra.Command, args []string, fl *scanFlags) error {
 	switch fl.format {
 	case "json":
 		err = report.JSON(out, res)
+	case "sarif":
+		err = report.SARIF(out, res, report.SARIFOptions{BaseDir: ".", Version: versionString()})
+	case "github":
+		// Errors are annotations too; stderr keeps the plain lines.
+		report.Errors(cmd.ErrOrStderr(), res.Errors)
+		err = report.GitHub(out, res)
+	case "short":
+		report.Errors(cmd.ErrOrStderr(), res.Errors)
+		err = report.Short(out, res)
+	case "html":
+		report.Errors(cmd.ErrOrStderr(), res.Errors)
+		err = report.HTML(out, res, report.HTMLOptions{ReadFile: os.ReadFile})
 	default:
 		report.Errors(cmd.ErrOrStderr(), res.Errors)
 		err = report.Text(out, res, report.TextOptions{Color: useColor(fl.color, out)})

@@ -93,6 +93,10 @@ type Finding struct {
 	// that do not touch it (see ComputeFingerprint): --diff and SARIF's
 	// partialFingerprints match findings by it.
 	Fingerprint string `json:"fingerprint,omitempty"`
+	// OutputLine says Line and Column are a position in generated output
+	// (a template's rendered text), not in File as written; formats that
+	// quote File's lines must not quote that one.
+	OutputLine bool `json:"-"`
 }
 
 // ComputeFingerprint hashes what names the finding and not where it sits:

@@ -29,6 +29,9 @@ type Result struct {
 	// Suppressed are the findings an ignore annotation silenced, with the
 	// annotation's reason, for --show-suppressed.
 	Suppressed []Suppressed
+	// Rules are the rules that ran, in ID order, for formats that
+	// describe them (SARIF's tool.driver.rules).
+	Rules []Rule
 	// Objects are the decoded objects, for callers that inspect them
 	// (tests, the simulators); reporters do not need them.
 	Objects []*object.Object
@@ -48,4 +51,14 @@ func (r *Result) Count() {
 		r.Summary.Findings[f.Severity.String()]++
 	}
 	r.Summary.Suppressed = len(r.Suppressed)
+}
+
+// Rule describes a rule of the catalog to a reporter.
+type Rule struct {
+	ID       string
+	Slug     string
+	Summary  string
+	Severity finding.Severity
+	// Doc is the rule's documentation page (docs/rules/ID.md), Markdown.
+	Doc string
 }

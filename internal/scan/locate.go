@@ -21,6 +21,8 @@ func locate(r rules.Reported) finding.Finding {
 		tr := doc.Trace(doc, f.Path, pos)
 		if tr.File != "" {
 			f.File, f.Line, f.Column = tr.File, tr.Line, tr.Column
+		} else {
+			f.OutputLine = true
 		}
 		f.ValuesSource = tr.Values
 	}

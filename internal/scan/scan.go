@@ -58,6 +58,9 @@ func Run(opts Options) (*Result, error) {
 	}
 	inputs, errs := source.Discover(opts.Paths)
 	res := &Result{Errors: errs}
+	for _, r := range enabled {
+		res.Rules = append(res.Rules, result.Rule{ID: r.ID, Slug: r.Slug, Summary: r.Summary, Severity: r.Severity, Doc: r.Doc()})
+	}
 
 	parsed := readAll(inputs, &opts)
 	for _, f := range opts.Extra {
