@@ -43,18 +43,24 @@ func Enabled(catalog []*Rule, opts *Options) ([]*Rule, error) {
 	known := func(id string) bool {
 		return slices.ContainsFunc(catalog, func(r *Rule) bool { return strings.EqualFold(r.ID, id) })
 	}
-	for _, id := range append(slices.Clone(cfg.Disable), cfg.Enable...) {
-		if !known(id) {
-			return nil, fmt.Errorf("%s: unknown rule %q", cfgName(opts), id)
+	for _, section := range []string{"disable", "enable"} {
+		ids := cfg.Disable
+		if section == "enable" {
+			ids = cfg.Enable
+		}
+		for _, id := range ids {
+			if !known(id) {
+				return nil, fmt.Errorf("%s: unknown rule %q in %s", cfg.At(section, id), id, section)
+			}
 		}
 	}
 	for id, s := range cfg.Severity {
 		if !known(id) {
-			return nil, fmt.Errorf("%s: unknown rule %q in severity", cfgName(opts), id)
+			return nil, fmt.Errorf("%s: unknown rule %q in severity", cfg.At("severity", id), id)
 		}
 		// "none" orders --fail-on; it is no severity a finding can have.
 		if sev, err := finding.ParseSeverity(s); err != nil || sev == finding.None {
-			return nil, fmt.Errorf("%s: severity of %s: %q is not error, warning or info", cfgName(opts), id, s)
+			return nil, fmt.Errorf("%s: severity of %s: %q is not error, warning or info", cfg.At("severity", id), id, s)
 		}
 	}
 	var out []*Rule
@@ -65,13 +71,6 @@ func Enabled(catalog []*Rule, opts *Options) ([]*Rule, error) {
 		}
 	}
 	return out, nil
-}
-
-func cfgName(opts *Options) string {
-	if opts.Config.Path != "" {
-		return opts.Config.Path
-	}
-	return "configuration"
 }
 
 func containsFold(list []string, s string) bool {

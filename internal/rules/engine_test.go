@@ -67,3 +67,21 @@ func TestEnabledAndSeverityOverride(t *testing.T) {
 		}
 	}
 }
+
+// Issue 8: an override written in lower case was validated but not
+// applied, and "none" was accepted and produced findings of no severity.
+func TestSeverityOverrideAnyCaseAndNoneRefused(t *testing.T) {
+	cfg := &config.Config{Severity: map[string]string{"bf900": "error"}}
+	rs, err := Enabled([]*Rule{always}, &Options{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := Run(objects(t, two), rs, &Options{Config: cfg})
+	if len(res.Findings) != 1 || res.Findings[0].Severity != finding.Error {
+		t.Errorf("bf900: error not applied: %v", res.Findings)
+	}
+	none := &config.Config{Severity: map[string]string{"BF900": "none"}}
+	if _, err := Enabled([]*Rule{always}, &Options{Config: none}); err == nil || !strings.Contains(err.Error(), `"none" is not error, warning or info`) {
+		t.Errorf("severity none: %v", err)
+	}
+}

@@ -5,6 +5,7 @@ package scan
 import (
 	"io"
 	"runtime"
+	"slices"
 	"sync"
 
 	"backfire.dev/backfire/internal/catalog"
@@ -57,6 +58,9 @@ func Run(opts Options) (*Result, error) {
 		opts.MaxFileSize = source.DefaultMaxFileSize
 	}
 	inputs, errs := source.Discover(opts.Paths)
+	inputs = slices.DeleteFunc(inputs, func(in source.Input) bool {
+		return in.Kind != source.Stdin && opts.Rules.Config.Ignored(in.Path)
+	})
 	res := &Result{Errors: errs}
 	for _, r := range enabled {
 		res.Rules = append(res.Rules, result.Rule{ID: r.ID, Slug: r.Slug, Summary: r.Summary, Severity: r.Severity, Doc: r.Doc()})
