@@ -56,7 +56,7 @@ func TestTextGroupsByObjectAndShowsTheFixCommand(t *testing.T) {
 
 func TestJSONHasEmptyListsNotNull(t *testing.T) {
 	var b bytes.Buffer
-	JSON(&b, &result.Result{Summary: result.Summary{Findings: map[string]int{"error": 0, "warning": 0, "info": 0}}})
+	JSON(&b, &result.Result{Summary: result.Summary{Findings: map[string]int{"error": 0, "warning": 0, "info": 0}}}, JSONOptions{})
 	if !strings.Contains(b.String(), `"findings": []`) || !strings.Contains(b.String(), `"errors": []`) {
 		t.Errorf("%s", b.String())
 	}

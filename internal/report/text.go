@@ -13,6 +13,9 @@ import (
 // TextOptions tune the text report.
 type TextOptions struct {
 	Color bool
+	// ShowSuppressed lists the findings an annotation silenced, with the
+	// annotation's reason.
+	ShowSuppressed bool
 }
 
 type palette struct{ bold, dim, reset string }
@@ -74,6 +77,17 @@ func Text(w io.Writer, r *result.Result, opts TextOptions) error {
 		}
 	}
 	if len(r.Findings) > 0 {
+		b.WriteString("\n")
+	}
+	if opts.ShowSuppressed && len(r.Suppressed) > 0 {
+		fmt.Fprintf(b, "%sSuppressed by annotation%s\n", p.bold, p.reset)
+		for _, f := range r.Suppressed {
+			reason := f.Reason
+			if reason == "" {
+				reason = "no reason given"
+			}
+			fmt.Fprintf(b, "  %s:%d:%d  %s %s  %s: %s\n", f.File, f.Line, f.Column, f.Rule, f.Slug, f.Object, reason)
+		}
 		b.WriteString("\n")
 	}
 	s := r.Summary

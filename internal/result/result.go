@@ -62,3 +62,21 @@ type Rule struct {
 	// Doc is the rule's documentation page (docs/rules/ID.md), Markdown.
 	Doc string
 }
+
+// DropKnown removes the findings whose fingerprint is among known (the
+// findings of the same scan at a base revision), leaving those a change
+// introduced, and counts again.
+func (r *Result) DropKnown(known []finding.Finding) {
+	seen := make(map[string]bool, len(known))
+	for _, f := range known {
+		seen[f.Fingerprint] = true
+	}
+	kept := r.Findings[:0]
+	for _, f := range r.Findings {
+		if !seen[f.Fingerprint] {
+			kept = append(kept, f)
+		}
+	}
+	r.Findings = kept
+	r.Count()
+}

@@ -125,7 +125,13 @@ func check(o *object.Object, ix *index.Index, rules []*Rule, opts *Options) Resu
 			return
 		}
 		reported[r.ID] = true
-		if ok, reason := Ignored(o, r.ID); ok {
+		ok, reason := Ignored(o, r.ID)
+		if ok && r.ReadsFindings {
+			// "all" cannot silence the rule that checks "all" itself.
+			ids, _, _ := IgnoreList(o)
+			ok = containsFold(ids, r.ID)
+		}
+		if ok {
 			for _, f := range p.findings {
 				res.Suppressed = append(res.Suppressed, Suppressed{Reported: f, Reason: reason})
 			}

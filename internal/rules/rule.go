@@ -83,6 +83,9 @@ func (p *Pass) Classify(c *corev1.Container) classify.Verdict {
 // ReadsFindings may ask: the others run in no particular order.
 func (p *Pass) Reported(id string) bool { return p.reported[strings.ToUpper(id)] }
 
+// ReportedAny says whether any rule reported on the object in this scan.
+func (p *Pass) ReportedAny() bool { return len(p.reported) > 0 }
+
 // Config returns the scan's configuration.
 func (p *Pass) Config() *config.Config { return p.Options.Config }
 
