@@ -14,6 +14,7 @@ import (
 	"backfire.dev/backfire/docs"
 	"backfire.dev/backfire/internal/classify"
 	"backfire.dev/backfire/internal/config"
+	"backfire.dev/backfire/internal/evidence"
 	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/index"
 	"backfire.dev/backfire/internal/load"
@@ -110,10 +111,12 @@ type Report struct {
 	Container string
 	// Severity overrides the rule's default when the evidence warrants it
 	// (a database-like container makes BF102 an error).
-	Severity    finding.Severity
-	Message     string
-	Mechanism   []string
-	Evidence    map[string]any
+	Severity  finding.Severity
+	Message   string
+	Mechanism []string
+	// Evidence is the rule's evidence struct (its family's evidence.go),
+	// the numbers the mechanism was computed from.
+	Evidence    any
 	Assumptions []string
 	Fix         *finding.Fix
 }
@@ -144,7 +147,7 @@ func (p *Pass) Report(r Report) {
 		Object:    p.Object.Ref,
 		Container: r.Container,
 		File:      at.Doc.File,
-		Message:   r.Message, Mechanism: r.Mechanism, Evidence: r.Evidence,
+		Message:   r.Message, Mechanism: r.Mechanism, Evidence: evidence.Map(r.Evidence),
 		Assumptions: r.Assumptions, Fix: r.Fix,
 	}
 	if f.Fix != nil && at != p.Object {

@@ -166,9 +166,9 @@ func bf402Blind(ro *v1alpha1.Rollout, b analysisBlock, blindOnes []metricCheck, 
 	for _, mc := range blindOnes {
 		names = append(names, mc.kindName+": "+mc.metric.Name)
 	}
-	var windowEv any
+	var windowEv *int32
 	if window > 0 {
-		windowEv = window
+		windowEv = &window
 	}
 	as := append(slices.Clone(res.notes), missingAssumptions(res.missing)...)
 	return rules.Report{
@@ -177,20 +177,20 @@ func bf402Blind(ro *v1alpha1.Rollout, b analysisBlock, blindOnes []metricCheck, 
 		Message: fmt.Sprintf("%s: %s cannot tell the canary from the stable, so during a rollback it judges the broken version, which still serves %s of traffic, and fails the run %s",
 			lead, metricName, share, first.failsAfter.when()),
 		Mechanism: mech,
-		Evidence: map[string]any{
-			"template":                first.kindName,
-			"metric":                  first.metric.Name,
-			"provider":                first.query.provider,
-			"failureLimit":            first.failsAfter.limit,
-			"intervalSeconds":         first.failsAfter.interval.Seconds(),
-			"initialDelaySeconds":     first.failsAfter.delay.Seconds(),
-			"timeToAbortSeconds":      first.failsAfter.seconds,
-			"startStep":               b.step,
-			"brokenTrafficShare":      share,
-			"blindMetrics":            names,
-			"rollbackWindowRevisions": windowEv,
-			"rolloutsVersion":         ctl.version,
-			"appliesTo":               "every release; a rollback within rollbackWindow skips the analysis from " + rollout.RollbackWindowSkipsAnalysis.Since,
+		Evidence: BF402Evidence{
+			Template:                first.kindName,
+			Metric:                  first.metric.Name,
+			Provider:                first.query.provider,
+			FailureLimit:            first.failsAfter.limit,
+			IntervalSeconds:         first.failsAfter.interval.Seconds(),
+			InitialDelaySeconds:     first.failsAfter.delay.Seconds(),
+			TimeToAbortSeconds:      first.failsAfter.seconds,
+			StartStep:               b.step,
+			BrokenTrafficShare:      share,
+			BlindMetrics:            names,
+			RollbackWindowRevisions: windowEv,
+			RolloutsVersion:         ctl.version,
+			AppliesTo:               "every release; a rollback within rollbackWindow skips the analysis from " + rollout.RollbackWindowSkipsAnalysis.Since,
 		},
 		Assumptions: ctl.assumptions(as...),
 		Fix:         bf402Fix(b, first, ro.Spec.Strategy.Canary.CanaryService),
@@ -284,10 +284,10 @@ func bf402Unchecked(b analysisBlock, res resolution, unknowns []metricCheck, sha
 			"A metric that cannot tell canary from stable then judges the broken version and aborts the rollback.",
 			"Not checked: " + strings.Join(what, "; ") + ".",
 		},
-		Evidence: map[string]any{
-			"unchecked":       what,
-			"startStep":       b.step,
-			"rolloutsVersion": ctl.version,
+		Evidence: BF402UncheckedEvidence{
+			Unchecked:       what,
+			StartStep:       b.step,
+			RolloutsVersion: ctl.version,
 		},
 		Assumptions: ctl.assumptions(res.notes...),
 		Fix: &finding.Fix{

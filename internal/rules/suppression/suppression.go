@@ -84,7 +84,17 @@ func runBF501(p *rules.Pass) {
 		Path:      field.NewPath("metadata", "annotations").Key(rules.IgnoreAnnotation),
 		Message:   msg,
 		Mechanism: mech,
-		Evidence:  map[string]any{"annotation": value, "unused": slices.Clip(unused)},
+		Evidence:  BF501Evidence{Annotation: value, Unused: slices.Clip(unused)},
 		Fix:       &finding.Fix{Description: desc, Type: finding.StrategicMergePatch, Patch: patch},
 	})
+}
+
+// Evidence lists the evidence type of BF501, for the schema and doc
+// generator (go generate ./internal/catalog).
+var Evidence = map[string][]any{"BF501": {BF501Evidence{}}}
+
+// BF501Evidence: an ignore annotation entry that matched nothing.
+type BF501Evidence struct {
+	Annotation string   `json:"annotation" doc:"the annotation's value"`
+	Unused     []string `json:"unused" doc:"the entries that suppressed no finding"`
 }
