@@ -13,6 +13,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Map returns the evidence as the finding's map, keyed by JSON name, with
@@ -35,8 +36,9 @@ func Map(v any) map[string]any {
 	if rv.Kind() != reflect.Struct {
 		panic(fmt.Sprintf("evidence: %T is not a struct", v))
 	}
-	out := map[string]any{}
-	for _, f := range fields(rv.Type()) {
+	fs := cachedFields(rv.Type())
+	out := make(map[string]any, len(fs))
+	for _, f := range fs {
 		fv := rv.FieldByIndex(f.index)
 		if f.omitEmpty && isEmpty(fv) {
 			continue
@@ -68,6 +70,18 @@ type field struct {
 	omitEmpty bool
 	doc       string
 	typ       reflect.Type
+}
+
+// fieldCache holds each evidence type's fields: Map runs once per finding.
+var fieldCache sync.Map // reflect.Type -> []field
+
+func cachedFields(t reflect.Type) []field {
+	if fs, ok := fieldCache.Load(t); ok {
+		return fs.([]field)
+	}
+	fs := fields(t)
+	fieldCache.Store(t, fs)
+	return fs
 }
 
 func fields(t reflect.Type) []field {

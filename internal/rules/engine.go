@@ -114,7 +114,7 @@ func Run(ix *index.Index, rules []*Rule, opts *Options) Result {
 func check(o *object.Object, ix *index.Index, rules []*Rule, opts *Options) Result {
 	var res Result
 	verdicts := map[*corev1.Container]classify.Verdict{}
-	reported := map[string]bool{}
+	var reported map[string]bool // rule IDs that reported here, made on the first
 	run := func(r *Rule) {
 		p := &Pass{Rule: r, Object: o, Index: ix, Options: opts, verdicts: verdicts, reported: reported}
 		if err := runSafely(p); err != nil {
@@ -123,6 +123,9 @@ func check(o *object.Object, ix *index.Index, rules []*Rule, opts *Options) Resu
 		}
 		if len(p.findings) == 0 {
 			return
+		}
+		if reported == nil {
+			reported = map[string]bool{}
 		}
 		reported[r.ID] = true
 		ok, reason := Ignored(o, r.ID)
