@@ -97,6 +97,15 @@ type Finding struct {
 	// (a template's rendered text), not in File as written; formats that
 	// quote File's lines must not quote that one.
 	OutputLine bool `json:"-"`
+	// ValuesAt is where ValuesSource's key is written (file, line and the
+	// key's column), when the values file could be read.
+	ValuesAt *Place `json:"-"`
+}
+
+// Place is a position in a file.
+type Place struct {
+	File         string
+	Line, Column int
 }
 
 // ComputeFingerprint hashes what names the finding and not where it sits:

@@ -25,7 +25,7 @@ func TestShortIsOneLinePerFindingAtTheEditedPlace(t *testing.T) {
 	}
 	for _, want := range []string{
 		"examples/registry-database.yaml:52:9: error BF101 liveness probe exec [/docker-healthcheck.sh] needs PostgreSQL",
-		"testdata/corpus/harbor-helm/values.yaml:1074:1: error BF102 liveness probe exec [/docker-healthcheck.sh] must answer within 1 s",
+		"testdata/corpus/harbor-helm/values.yaml:1074:7: error BF102 liveness probe exec [/docker-healthcheck.sh] must answer within 1 s",
 		"testdata/corpus/rollouts-demo/examples/istio-subset/rollout.yaml:31:7: error BF402 ",
 	} {
 		found := false

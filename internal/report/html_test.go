@@ -48,7 +48,7 @@ func TestHTMLReportInTheBrowser(t *testing.T) {
 		"examples/registry-database.yaml:52:9",
 		"livenessProbe:",
 		"fix", "kubectl patch statefulset registry-database -n registry",
-		"testdata/corpus/harbor-helm/values.yaml:1074:1",
+		"testdata/corpus/harbor-helm/values.yaml:1074:7",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("page text lacks %q", want)

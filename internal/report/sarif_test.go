@@ -141,8 +141,8 @@ func TestSARIFOfTheCorpusValidatesAndPointsAtTheLinesUsersEdit(t *testing.T) {
 		"BF101 examples/registry-database.yaml:52:9":                                  "error",
 		"BF102 examples/registry-database.yaml:58:11":                                 "error",
 		"BF401 examples/order-front-api.yaml:44:9":                                    "error",
-		"BF102 testdata/corpus/harbor-helm/values.yaml:1074:1":                        "error",
-		"BF101 testdata/corpus/harbor-helm/values.yaml:1071:1":                        "error",
+		"BF102 testdata/corpus/harbor-helm/values.yaml:1074:7":                        "error",
+		"BF101 testdata/corpus/harbor-helm/values.yaml:1071:5":                        "error",
 		"BF402 testdata/corpus/rollouts-demo/examples/istio-subset/rollout.yaml:31:7": "error",
 	}
 	got := map[string]sarifResult{}
@@ -160,7 +160,7 @@ func TestSARIFOfTheCorpusValidatesAndPointsAtTheLinesUsersEdit(t *testing.T) {
 		}
 	}
 	// The chart finding names the template that prints the value.
-	if r := got["BF102 testdata/corpus/harbor-helm/values.yaml:1074:1"]; len(r.RelatedLocations) != 1 ||
+	if r := got["BF102 testdata/corpus/harbor-helm/values.yaml:1074:7"]; len(r.RelatedLocations) != 1 ||
 		r.RelatedLocations[0].PhysicalLocation.ArtifactLocation.URI != "testdata/corpus/harbor-helm/templates/database/database-ss.yaml" {
 		t.Errorf("chart finding's related locations %+v", r.RelatedLocations)
 	}

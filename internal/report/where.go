@@ -22,9 +22,13 @@ type Where struct {
 
 // EditAt returns where to change a finding: for a field of a rendered Helm
 // chart whose value a values file set, that key in the values file (the
-// template only copies it); otherwise the finding's own file, line and
+// template only copies it; column 1 when the file could not be read);
+// otherwise the finding's own file, line and
 // column (a plain file, the Kustomize patch or base, the template).
 func EditAt(f finding.Finding) Where {
+	if v := f.ValuesAt; v != nil {
+		return Where{File: v.File, Line: v.Line, Column: max(v.Column, 1)}
+	}
 	if m := valuesAt.FindStringSubmatch(f.ValuesSource); m != nil {
 		if line, err := strconv.Atoi(m[2]); err == nil && line > 0 {
 			return Where{File: m[1], Line: line, Column: 1}

@@ -84,12 +84,13 @@ func Run(opts Options) (*Result, error) {
 	out := rules.Run(ix, enabled, &opts.Rules)
 	res.Errors = append(res.Errors, out.Errors...)
 	res.Findings = make([]finding.Finding, 0, len(out.Findings))
+	files := sourceLines{}
 	for _, r := range out.Findings {
-		res.Findings = append(res.Findings, locate(r))
+		res.Findings = append(res.Findings, locate(r, files))
 	}
 	rules.Sort(res.Findings)
 	for _, s := range out.Suppressed {
-		res.Suppressed = append(res.Suppressed, result.Suppressed{Finding: locate(s.Reported), Reason: s.Reason})
+		res.Suppressed = append(res.Suppressed, result.Suppressed{Finding: locate(s.Reported, files), Reason: s.Reason})
 	}
 	res.Count()
 	return res, nil
