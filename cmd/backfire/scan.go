@@ -70,7 +70,7 @@ everything else is still scanned).`,
 	f.StringVar(&fl.helm.Namespace, "namespace", helm.DefaultNamespace, "namespace Helm charts are rendered into; with --cluster, the namespace to scan when set (else the context's)")
 	f.StringVar(&fl.helm.KubeVersion, "kube-version", helm.DefaultKubeVersion, "Kubernetes version charts see in .Capabilities")
 	f.StringArrayVar(&fl.helm.APIVersions, "api-versions", nil, "extra API version charts see in .Capabilities (repeatable)")
-	f.BoolVar(&fl.showSuppressed, "show-suppressed", false, "list the findings an ignore annotation silenced, with its reason (text and json)")
+	f.BoolVar(&fl.showSuppressed, "show-suppressed", false, "list the findings an ignore annotation silenced, with its reason (text, json and sarif)")
 	f.StringVar(&fl.diffBase, "diff", "", "report only findings introduced since git revision `BASE` (matched by fingerprint)")
 	fl.cluster.register(cmd)
 	return cmd
@@ -147,7 +147,7 @@ func runScan(cmd *cobra.Command, args []string, fl *scanFlags) error {
 	case "json":
 		err = report.JSON(out, res, report.JSONOptions{ShowSuppressed: fl.showSuppressed})
 	case "sarif":
-		err = report.SARIF(out, res, report.SARIFOptions{BaseDir: ".", Version: versionString()})
+		err = report.SARIF(out, res, report.SARIFOptions{BaseDir: ".", Version: versionString(), ShowSuppressed: fl.showSuppressed})
 	case "github":
 		// Errors are annotations too; stderr keeps the plain lines.
 		report.Errors(cmd.ErrOrStderr(), res.Errors)

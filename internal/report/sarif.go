@@ -20,6 +20,9 @@ type SARIFOptions struct {
 	BaseDir string
 	// Version is backfire's version, for tool.driver.version.
 	Version string
+	// ShowSuppressed adds the findings an annotation silenced, as results
+	// with an inSource suppression that carries the annotation's reason.
+	ShowSuppressed bool
 }
 
 // SrcRoot is the uriBaseId of every result's location: GitHub code
@@ -70,7 +73,7 @@ func SARIF(w io.Writer, r *result.Result, opts SARIFOptions) error {
 	}
 
 	results := make([]*sarif.Result, 0, len(r.Findings))
-	for _, f := range r.Findings {
+	newResult := func(f finding.Finding) *sarif.Result {
 		addRule(result.Rule{ID: f.Rule, Slug: f.Slug, Severity: f.Severity})
 		at := EditAt(f)
 		res := sarif.NewRuleResult(f.Rule).
@@ -100,7 +103,23 @@ func SARIF(w io.Writer, r *result.Result, opts SARIFOptions) error {
 			props["fix"] = f.Fix
 		}
 		res.Properties = props
-		results = append(results, res)
+		return res
+	}
+	for _, f := range r.Findings {
+		results = append(results, newResult(f))
+	}
+	if opts.ShowSuppressed {
+		for _, s := range r.Suppressed {
+			res := newResult(s.Finding)
+			// Every member is set: the schema allows no nulls, and the
+			// library writes unset ones as null.
+			res.AddSuppression(sarif.NewSuppression("inSource").
+				WithStatus("accepted").
+				WithGuid(guid(s.Fingerprint)).
+				WithJustifcation(firstNonEmpty(s.Reason, "backfire.dev/ignore annotation, no reason given")).
+				WithLocation(location(EditAt(s.Finding), opts.BaseDir)))
+			results = append(results, res)
+		}
 	}
 	run.WithResults(results)
 
@@ -119,6 +138,17 @@ func SARIF(w io.Writer, r *result.Result, opts SARIFOptions) error {
 	}
 	log.AddRun(run)
 	return log.PrettyWrite(w)
+}
+
+// guid spells a 32-digit hex fingerprint as a GUID, as SARIF wants a
+// suppression's guid (RFC 4122 form: version 5, name-based, and the
+// variant bits set), so it is stable across runs like the fingerprint.
+func guid(fp string) string {
+	b := []byte(fmt.Sprintf("%032s", fp))[:32]
+	b[12] = '5'
+	v := strings.IndexByte("0123456789abcdef", b[16])
+	b[16] = "89ab"[max(v, 0)&3]
+	return string(b[0:8]) + "-" + string(b[8:12]) + "-" + string(b[12:16]) + "-" + string(b[16:20]) + "-" + string(b[20:32])
 }
 
 func sarifLevel(s finding.Severity) string {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"backfire.dev/backfire/internal/result"
 	"backfire.dev/backfire/internal/testutil"
 )
 
@@ -183,5 +184,32 @@ func TestSARIFSchemaRejectsLineZero(t *testing.T) {
 	}
 	if validateSARIF(t, schema, []byte(bad)) == nil {
 		t.Fatal("schema accepted startLine 0")
+	}
+}
+
+// With ShowSuppressed, silenced findings are results with an inSource
+// suppression and the annotation's reason, and the log still validates.
+func TestSARIFSuppressedResults(t *testing.T) {
+	schema := sarifSchema(t)
+	r := sample()
+	sup := r.Findings[0]
+	sup.Rule, sup.Fingerprint = "BF104", "0123456789abcdef0123456789abcdef"
+	r.Suppressed = []result.Suppressed{{Finding: sup, Reason: "answers from memory"}}
+	var b bytes.Buffer
+	if err := SARIF(&b, r, SARIFOptions{ShowSuppressed: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := validateSARIF(t, schema, b.Bytes()); err != nil {
+		t.Fatalf("log with suppressions does not validate: %v", err)
+	}
+	for _, want := range []string{`"kind": "inSource"`, `"justification": "answers from memory"`, `"guid": "01234567-89ab-5def-8123-456789abcdef"`, `"status": "accepted"`} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("log lacks %s", want)
+		}
+	}
+	b.Reset()
+	SARIF(&b, r, SARIFOptions{})
+	if strings.Contains(b.String(), "inSource") {
+		t.Error("suppressed results without ShowSuppressed")
 	}
 }
