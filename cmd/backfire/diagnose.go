@@ -144,7 +144,7 @@ func runDiagnose(cmd *cobra.Command, args []string, fl *diagnoseFlags) error {
 		for _, n := range res.Notes {
 			fmt.Fprintf(cmd.ErrOrStderr(), "backfire: note: %s\n", n)
 		}
-		err = report.JSON(out, res.Result)
+		err = report.JSON(out, res.Result, report.JSONOptions{})
 	default:
 		report.Errors(cmd.ErrOrStderr(), res.Errors)
 		writeObserved(out, res)

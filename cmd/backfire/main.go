@@ -7,6 +7,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
 )
 
 // Exit codes of the command-line contract.
@@ -22,11 +26,35 @@ type exitError struct{ code int }
 func (e exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	os.Exit(runAs(filepath.Base(os.Args[0]), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return runAs("backfire", args, stdin, stdout, stderr)
+}
+
+// KubectlPlugin is the name that makes the binary a kubectl plugin: kubectl
+// runs any executable named kubectl-NAME on the PATH for "kubectl NAME".
+const KubectlPlugin = "kubectl-backfire"
+
+// commandName is how help and usage name the command: "kubectl backfire"
+// when the binary was started as the plugin.
+func commandName(argv0 string) string {
+	name := strings.TrimSuffix(strings.ToLower(argv0), ".exe")
+	if name == KubectlPlugin {
+		return "kubectl backfire"
+	}
+	return "backfire"
+}
+
+func runAs(argv0 string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	cmd := newRootCommand()
+	if name := commandName(argv0); name != "backfire" {
+		cmd.Use = name
+		// Cobra would print "kubectl backfire" as two words of a path; the
+		// annotation tells it the whole is the command's name.
+		cmd.Annotations = map[string]string{cobra.CommandDisplayNameAnnotation: name}
+	}
 	cmd.SetArgs(args)
 	cmd.SetIn(stdin)
 	cmd.SetOut(stdout)

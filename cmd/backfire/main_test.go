@@ -8,9 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"k8s.io/kube-openapi/pkg/validation/spec"
-	"k8s.io/kube-openapi/pkg/validation/strfmt"
-	"k8s.io/kube-openapi/pkg/validation/validate"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"backfire.dev/backfire/docs"
 	"backfire.dev/backfire/internal/testutil"
@@ -27,18 +25,39 @@ func examples(t *testing.T) string { return filepath.Join(testutil.RepoRoot(t), 
 
 func validateSchema(t *testing.T, out string) map[string]any {
 	t.Helper()
-	var schema spec.Schema
-	if err := json.Unmarshal(docs.SchemaV1, &schema); err != nil {
-		t.Fatal(err)
-	}
 	var doc map[string]any
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatalf("output is not JSON: %v\n%s", err, out)
 	}
-	if err := validate.AgainstSchema(&schema, doc, strfmt.Default); err != nil {
+	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := outputSchema(t).Validate(inst); err != nil {
 		t.Fatalf("output does not validate against docs/schema/backfire-v1.json: %v", err)
 	}
 	return doc
+}
+
+// outputSchema compiles docs/schema/backfire-v1.json (draft-04: its
+// per-rule evidence shapes are $refs to its definitions).
+func outputSchema(t *testing.T) *jsonschema.Schema {
+	t.Helper()
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(docs.SchemaV1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft4)
+	const url = "https://backfire.test/backfire-v1.json"
+	if err := c.AddResource(url, doc); err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Compile(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 func TestScanExamplesJSONValidatesAgainstSchema(t *testing.T) {
@@ -53,15 +72,28 @@ func TestScanExamplesJSONValidatesAgainstSchema(t *testing.T) {
 }
 
 func TestSchemaRejectsWrongOutput(t *testing.T) {
-	// The schema must be able to fail: a finding without a line is invalid.
-	var schema spec.Schema
-	if err := json.Unmarshal(docs.SchemaV1, &schema); err != nil {
-		t.Fatal(err)
-	}
+	// The schema must be able to fail: a finding without a line is invalid,
+	// and so is evidence of another shape than its rule's.
+	schema := outputSchema(t)
 	bad := map[string]any{"schema": "backfire/v1", "errors": []any{}, "summary": map[string]any{},
 		"findings": []any{map[string]any{"rule": "BF102"}}}
-	if validate.AgainstSchema(&schema, bad, strfmt.Default) == nil {
+	if schema.Validate(bad) == nil {
 		t.Fatal("schema accepted an invalid document")
+	}
+	out, _, _ := execute(t, "", "scan", "--format", "json", examples(t))
+	validateSchema(t, out)
+	for _, wrong := range []string{`"canaryPodsAtMin": 2`, `"timeToKillSeconds": 21`} {
+		broken := strings.Replace(out, wrong, strings.SplitN(wrong, ":", 2)[0]+`: {"atMin": 2}`, 1)
+		if broken == out {
+			t.Fatalf("examples output has no %s", wrong)
+		}
+		inst, err := jsonschema.UnmarshalJSON(strings.NewReader(broken))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if schema.Validate(inst) == nil {
+			t.Errorf("schema accepted an object for %s", wrong)
+		}
 	}
 }
 

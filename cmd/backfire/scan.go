@@ -12,11 +12,13 @@ import (
 
 	"backfire.dev/backfire/internal/config"
 	"backfire.dev/backfire/internal/finding"
+	"backfire.dev/backfire/internal/gitbase"
 	"backfire.dev/backfire/internal/helm"
 	"backfire.dev/backfire/internal/kustomize"
 	"backfire.dev/backfire/internal/load"
 	"backfire.dev/backfire/internal/model/rollout"
 	"backfire.dev/backfire/internal/report"
+	"backfire.dev/backfire/internal/result"
 	"backfire.dev/backfire/internal/rules"
 	"backfire.dev/backfire/internal/scan"
 	"backfire.dev/backfire/internal/source"
@@ -29,6 +31,8 @@ type scanFlags struct {
 	rolloutsVersion string
 	color           string
 	maxFileSize     int64
+	showSuppressed  bool
+	diffBase        string
 	helm            helm.Options
 	cluster         clusterFlags
 }
@@ -66,6 +70,8 @@ everything else is still scanned).`,
 	f.StringVar(&fl.helm.Namespace, "namespace", helm.DefaultNamespace, "namespace Helm charts are rendered into; with --cluster, the namespace to scan when set (else the context's)")
 	f.StringVar(&fl.helm.KubeVersion, "kube-version", helm.DefaultKubeVersion, "Kubernetes version charts see in .Capabilities")
 	f.StringArrayVar(&fl.helm.APIVersions, "api-versions", nil, "extra API version charts see in .Capabilities (repeatable)")
+	f.BoolVar(&fl.showSuppressed, "show-suppressed", false, "list the findings an ignore annotation silenced, with its reason (text, json and sarif)")
+	f.StringVar(&fl.diffBase, "diff", "", "report only findings introduced since git revision `BASE` (matched by fingerprint)")
 	fl.cluster.register(cmd)
 	return cmd
 }
@@ -116,7 +122,7 @@ func runScan(cmd *cobra.Command, args []string, fl *scanFlags) error {
 		}
 	}
 
-	res, err := scan.Run(scan.Options{
+	opts := scan.Options{
 		Paths:       args,
 		Extra:       live,
 		Stdin:       cmd.InOrStdin(),
@@ -124,19 +130,37 @@ func runScan(cmd *cobra.Command, args []string, fl *scanFlags) error {
 		Charts:      charts,
 		Kustomize:   kustomize.New(),
 		Rules:       rules.Options{Config: cfg, RolloutsVersion: rv},
-	})
+	}
+	res, err := scan.Run(opts)
 	if err != nil {
 		return usageError(cmd, "%v", err)
 	}
 	res.Errors = append(res.Errors, liveErrs...)
+	if fl.diffBase != "" {
+		if err := dropBaseFindings(res, opts, fl.diffBase); err != nil {
+			return usageError(cmd, "%v", err)
+		}
+	}
 
 	out := cmd.OutOrStdout()
 	switch fl.format {
 	case "json":
-		err = report.JSON(out, res)
+		err = report.JSON(out, res, report.JSONOptions{ShowSuppressed: fl.showSuppressed})
+	case "sarif":
+		err = report.SARIF(out, res, report.SARIFOptions{BaseDir: ".", Version: versionString(), ShowSuppressed: fl.showSuppressed})
+	case "github":
+		// Errors are annotations too; stderr keeps the plain lines.
+		report.Errors(cmd.ErrOrStderr(), res.Errors)
+		err = report.GitHub(out, res)
+	case "short":
+		report.Errors(cmd.ErrOrStderr(), res.Errors)
+		err = report.Short(out, res)
+	case "html":
+		report.Errors(cmd.ErrOrStderr(), res.Errors)
+		err = report.HTML(out, res, report.HTMLOptions{ReadFile: os.ReadFile})
 	default:
 		report.Errors(cmd.ErrOrStderr(), res.Errors)
-		err = report.Text(out, res, report.TextOptions{Color: useColor(fl.color, out)})
+		err = report.Text(out, res, report.TextOptions{Color: useColor(fl.color, out), ShowSuppressed: fl.showSuppressed})
 	}
 	if err != nil {
 		return err
@@ -144,8 +168,38 @@ func runScan(cmd *cobra.Command, args []string, fl *scanFlags) error {
 	return exitError{exitCode(res, failOn)}
 }
 
+// dropBaseFindings scans the same paths at git revision base and keeps
+// only the findings whose fingerprint is new. Standard input and a live
+// cluster have no base: their findings all count as new. Input errors of
+// the base are not reported: only the change's own inputs are.
+func dropBaseFindings(res *result.Result, opts scan.Options, base string) error {
+	tree, err := gitbase.Checkout(base)
+	if err != nil {
+		return err
+	}
+	defer tree.Close()
+	var paths []string
+	for _, p := range opts.Paths {
+		if bp, ok := tree.Path(p); ok {
+			if _, err := os.Stat(bp); err == nil {
+				paths = append(paths, bp)
+			}
+		}
+	}
+	if len(paths) == 0 {
+		return nil // everything is new
+	}
+	opts.Paths, opts.Extra, opts.Stdin = paths, nil, nil
+	baseRes, err := scan.Run(opts)
+	if err != nil {
+		return err
+	}
+	res.DropKnown(baseRes.Findings)
+	return nil
+}
+
 // exitCode applies the contract: input errors win over findings.
-func exitCode(res *scan.Result, failOn finding.Severity) int {
+func exitCode(res *result.Result, failOn finding.Severity) int {
 	if len(res.Errors) > 0 {
 		return exitUsage
 	}

@@ -12,11 +12,12 @@ import (
 	"backfire.dev/backfire/internal/rules/resources"
 	"backfire.dev/backfire/internal/rules/restarts"
 	"backfire.dev/backfire/internal/rules/rollouts"
+	"backfire.dev/backfire/internal/rules/suppression"
 )
 
 var all = func() []*rules.Rule {
 	var rs []*rules.Rule
-	for _, family := range [][]*rules.Rule{probes.Rules, resources.Rules, rollouts.Rules, restarts.Rules} {
+	for _, family := range [][]*rules.Rule{probes.Rules, resources.Rules, rollouts.Rules, restarts.Rules, suppression.Rules} {
 		rs = append(rs, family...)
 	}
 	slices.SortFunc(rs, func(a, b *rules.Rule) int { return strings.Compare(a.ID, b.ID) })

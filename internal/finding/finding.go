@@ -2,6 +2,8 @@
 package finding
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -87,6 +89,38 @@ type Finding struct {
 	// Path and where it is set, for objects rendered from a Helm chart:
 	// "values.yaml:1074 database.internal.livenessProbe.timeoutSeconds".
 	ValuesSource string `json:"valuesSource,omitempty"`
+	// Fingerprint identifies the finding across runs and across edits
+	// that do not touch it (see ComputeFingerprint): --diff and SARIF's
+	// partialFingerprints match findings by it.
+	Fingerprint string `json:"fingerprint,omitempty"`
+	// OutputLine says Line and Column are a position in generated output
+	// (a template's rendered text), not in File as written; formats that
+	// quote File's lines must not quote that one.
+	OutputLine bool `json:"-"`
+	// ValuesAt is where ValuesSource's key is written (file, line and the
+	// key's column), when the values file could be read.
+	ValuesAt *Place `json:"-"`
+}
+
+// Place is a position in a file.
+type Place struct {
+	File         string
+	Line, Column int
+}
+
+// ComputeFingerprint hashes what names the finding and not where it sits:
+// the rule, the object's kind, namespace and name, the container and the
+// field path. Lines, files and messages are left out, so adding a document
+// above it, moving it to another file or a rule rewording its message
+// keeps the fingerprint; the API version is left out so that moving to a
+// newer version of the same kind does too.
+func (f *Finding) ComputeFingerprint() string {
+	h := sha256.New()
+	for _, s := range []string{f.Rule, f.Object.Kind, f.Object.Namespace, f.Object.Name, f.Container, f.Path} {
+		h.Write([]byte(s))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
 }
 
 // Fix is a change that removes the finding.

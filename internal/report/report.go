@@ -3,11 +3,11 @@
 package report
 
 import (
-	"backfire.dev/backfire/internal/scan"
+	"backfire.dev/backfire/internal/result"
 )
 
 // Formats lists the output formats of `backfire scan --format`.
-var Formats = []string{"text", "json"}
+var Formats = []string{"text", "json", "sarif", "github", "short", "html"}
 
 // SchemaVersion names the JSON output schema.
 const SchemaVersion = "backfire/v1"
@@ -18,10 +18,21 @@ type Document struct {
 	Findings any    `json:"findings"`
 	Errors   any    `json:"errors"`
 	Summary  any    `json:"summary"`
+	// Suppressed lists the findings an annotation silenced, with its
+	// reason, when asked for (--show-suppressed).
+	Suppressed []result.Suppressed `json:"suppressed,omitempty"`
 }
 
-func jsonDocument(r *scan.Result) Document {
+// JSONOptions tune the JSON report.
+type JSONOptions struct {
+	ShowSuppressed bool
+}
+
+func jsonDocument(r *result.Result, opts JSONOptions) Document {
 	d := Document{Schema: SchemaVersion, Findings: r.Findings, Errors: r.Errors, Summary: r.Summary}
+	if opts.ShowSuppressed {
+		d.Suppressed = r.Suppressed
+	}
 	if r.Findings == nil {
 		d.Findings = []any{}
 	}

@@ -8,11 +8,11 @@ import (
 
 	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/object"
-	"backfire.dev/backfire/internal/scan"
+	"backfire.dev/backfire/internal/result"
 )
 
-func result() *scan.Result {
-	return &scan.Result{
+func sample() *result.Result {
+	return &result.Result{
 		Findings: []finding.Finding{{
 			Rule: "BF102", Slug: "liveness-default-timeout", Severity: finding.Error,
 			Object: object.Ref{APIVersion: "apps/v1", Kind: "StatefulSet", Namespace: "db", Name: "pg"},
@@ -24,13 +24,13 @@ func result() *scan.Result {
 			File:   "a.yaml", Line: 30, Column: 1, Message: "m2", Mechanism: []string{},
 			Fix: &finding.Fix{Description: "d2", Type: finding.StrategicMergePatch, Patch: json.RawMessage(`{"spec":{}}`)},
 		}},
-		Summary: scan.Summary{Objects: 2, Files: 1, Findings: map[string]int{"error": 1, "warning": 1}},
+		Summary: result.Summary{Objects: 2, Files: 1, Findings: map[string]int{"error": 1, "warning": 1}},
 	}
 }
 
 func TestTextGroupsByObjectAndShowsTheFixCommand(t *testing.T) {
 	var b bytes.Buffer
-	Text(&b, result(), TextOptions{})
+	Text(&b, sample(), TextOptions{})
 	out := b.String()
 	for _, want := range []string{
 		"StatefulSet db/pg  a.yaml\n  7:3     error   BF102 liveness-default-timeout",
@@ -48,7 +48,7 @@ func TestTextGroupsByObjectAndShowsTheFixCommand(t *testing.T) {
 		t.Error("colour codes without Color")
 	}
 	b.Reset()
-	Text(&b, result(), TextOptions{Color: true})
+	Text(&b, sample(), TextOptions{Color: true})
 	if !strings.Contains(b.String(), "\x1b[1;31merror") || !strings.Contains(b.String(), "\x1b[1;33mwarning") {
 		t.Errorf("no severity colours: %q", b.String())
 	}
@@ -56,7 +56,7 @@ func TestTextGroupsByObjectAndShowsTheFixCommand(t *testing.T) {
 
 func TestJSONHasEmptyListsNotNull(t *testing.T) {
 	var b bytes.Buffer
-	JSON(&b, &scan.Result{Summary: scan.Summary{Findings: map[string]int{"error": 0, "warning": 0, "info": 0}}})
+	JSON(&b, &result.Result{Summary: result.Summary{Findings: map[string]int{"error": 0, "warning": 0, "info": 0}}}, JSONOptions{})
 	if !strings.Contains(b.String(), `"findings": []`) || !strings.Contains(b.String(), `"errors": []`) {
 		t.Errorf("%s", b.String())
 	}

@@ -7,12 +7,15 @@ import (
 
 	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/load"
-	"backfire.dev/backfire/internal/scan"
+	"backfire.dev/backfire/internal/result"
 )
 
 // TextOptions tune the text report.
 type TextOptions struct {
 	Color bool
+	// ShowSuppressed lists the findings an annotation silenced, with the
+	// annotation's reason.
+	ShowSuppressed bool
 }
 
 type palette struct{ bold, dim, reset string }
@@ -31,7 +34,7 @@ func (p palette) severity(s finding.Severity) string {
 }
 
 // Text writes findings grouped by object, each with its mechanism and fix.
-func Text(w io.Writer, r *scan.Result, opts TextOptions) error {
+func Text(w io.Writer, r *result.Result, opts TextOptions) error {
 	var p palette
 	if opts.Color {
 		p = palette{bold: "\x1b[1m", dim: "\x1b[2m", reset: "\x1b[0m"}
@@ -74,6 +77,17 @@ func Text(w io.Writer, r *scan.Result, opts TextOptions) error {
 		}
 	}
 	if len(r.Findings) > 0 {
+		b.WriteString("\n")
+	}
+	if opts.ShowSuppressed && len(r.Suppressed) > 0 {
+		fmt.Fprintf(b, "%sSuppressed by annotation%s\n", p.bold, p.reset)
+		for _, f := range r.Suppressed {
+			reason := f.Reason
+			if reason == "" {
+				reason = "no reason given"
+			}
+			fmt.Fprintf(b, "  %s:%d:%d  %s %s  %s: %s\n", f.File, f.Line, f.Column, f.Rule, f.Slug, f.Object, reason)
+		}
 		b.WriteString("\n")
 	}
 	s := r.Summary

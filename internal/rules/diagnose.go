@@ -56,11 +56,22 @@ func (p *DiagnosePass) Report(f finding.Finding) {
 	p.findings = append(p.findings, f)
 }
 
+// DiagnoseResult is what the diagnose rules said about one pod. Unlike a
+// scan's findings, these are placed by the rules themselves (a log line, an
+// event), so they come out located.
+type DiagnoseResult struct {
+	Findings []finding.Finding
+	Errors   []load.Error
+	// Notes say where a diagnose rule found no evidence either way.
+	Notes      []string
+	Suppressed int
+}
+
 // RunDiagnose applies the diagnose rules among rs to one observed pod.
 // Disabled rules, the ignore annotation and severity overrides apply as in
 // a scan; a rule that panics is an error at the pod.
-func RunDiagnose(rs []*Rule, obs *observe.Observation, opts *Options) Result {
-	var res Result
+func RunDiagnose(rs []*Rule, obs *observe.Observation, opts *Options) DiagnoseResult {
+	var res DiagnoseResult
 	for _, r := range rs {
 		if r.Diagnose == nil {
 			continue
@@ -73,13 +84,14 @@ func RunDiagnose(rs []*Rule, obs *observe.Observation, opts *Options) Result {
 		for _, n := range p.notes {
 			res.Notes = append(res.Notes, fmt.Sprintf("%s %s: %s", r.ID, obs.Pod.Ref, n))
 		}
-		if len(p.findings) > 0 && ignored(obs.Pod.Object, r.ID) {
+		if ok, _ := Ignored(obs.Pod.Object, r.ID); ok && len(p.findings) > 0 {
 			res.Suppressed += len(p.findings)
 			continue
 		}
+		override, hasOverride := opts.Config.SeverityOf(r.ID)
 		for _, f := range p.findings {
-			if s, ok := opts.Config.Severity[r.ID]; ok {
-				f.Severity, _ = finding.ParseSeverity(s)
+			if sev, err := finding.ParseSeverity(override); hasOverride && err == nil && sev != finding.None {
+				f.Severity = sev
 			}
 			res.Findings = append(res.Findings, f)
 		}

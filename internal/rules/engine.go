@@ -18,16 +18,21 @@ import (
 	"backfire.dev/backfire/internal/object"
 )
 
-// Result is what the engine found.
+// Result is what the engine found, in object order; the pipeline locates
+// and sorts it.
 type Result struct {
-	Findings []finding.Finding
-	// Suppressed counts findings silenced by the ignore annotation.
-	Suppressed int
+	Findings []Reported
+	// Suppressed are the findings the ignore annotation silenced.
+	Suppressed []Suppressed
 	// Errors are rules that failed on an object: a bug in the rule, reported
 	// at the object so that one bad rule cannot take the scan down.
 	Errors []load.Error
-	// Notes say where a diagnose rule found no evidence either way.
-	Notes []string
+}
+
+// Suppressed is a finding silenced by the object's ignore annotation.
+type Suppressed struct {
+	Reported
+	Reason string // the annotation's text after '#'
 }
 
 // Enabled returns the rules of the catalog that run under the options'
@@ -38,17 +43,24 @@ func Enabled(catalog []*Rule, opts *Options) ([]*Rule, error) {
 	known := func(id string) bool {
 		return slices.ContainsFunc(catalog, func(r *Rule) bool { return strings.EqualFold(r.ID, id) })
 	}
-	for _, id := range append(slices.Clone(cfg.Disable), cfg.Enable...) {
-		if !known(id) {
-			return nil, fmt.Errorf("%s: unknown rule %q", cfgName(opts), id)
+	for _, section := range []string{"disable", "enable"} {
+		ids := cfg.Disable
+		if section == "enable" {
+			ids = cfg.Enable
+		}
+		for _, id := range ids {
+			if !known(id) {
+				return nil, fmt.Errorf("%s: unknown rule %q in %s", cfg.At(section, id), id, section)
+			}
 		}
 	}
 	for id, s := range cfg.Severity {
 		if !known(id) {
-			return nil, fmt.Errorf("%s: unknown rule %q in severity", cfgName(opts), id)
+			return nil, fmt.Errorf("%s: unknown rule %q in severity", cfg.At("severity", id), id)
 		}
-		if _, err := finding.ParseSeverity(s); err != nil {
-			return nil, fmt.Errorf("%s: %s: %w", cfgName(opts), id, err)
+		// "none" orders --fail-on; it is no severity a finding can have.
+		if sev, err := finding.ParseSeverity(s); err != nil || sev == finding.None {
+			return nil, fmt.Errorf("%s: severity of %s: %q is not error, warning or info", cfg.At("severity", id), id, s)
 		}
 	}
 	var out []*Rule
@@ -61,19 +73,12 @@ func Enabled(catalog []*Rule, opts *Options) ([]*Rule, error) {
 	return out, nil
 }
 
-func cfgName(opts *Options) string {
-	if opts.Config.Path != "" {
-		return opts.Config.Path
-	}
-	return "configuration"
-}
-
 func containsFold(list []string, s string) bool {
 	return slices.ContainsFunc(list, func(x string) bool { return strings.EqualFold(x, s) })
 }
 
 // Run applies the rules to every object of the index and returns the
-// findings sorted by file, line and rule. Rules are pure functions of an
+// findings in object order. Rules are pure functions of an
 // object and the index, so objects are checked on all cores.
 func Run(ix *index.Index, rules []*Rule, opts *Options) Result {
 	objs := ix.Objects()
@@ -98,39 +103,64 @@ func Run(ix *index.Index, rules []*Rule, opts *Options) Result {
 	var res Result
 	for _, r := range perObject {
 		res.Findings = append(res.Findings, r.Findings...)
-		res.Suppressed += r.Suppressed
+		res.Suppressed = append(res.Suppressed, r.Suppressed...)
 		res.Errors = append(res.Errors, r.Errors...)
 	}
-	Sort(res.Findings)
 	return res
 }
 
-// check applies the rules to one object.
+// check applies the rules to one object; rules that read the others'
+// findings run last.
 func check(o *object.Object, ix *index.Index, rules []*Rule, opts *Options) Result {
 	var res Result
 	verdicts := map[*corev1.Container]classify.Verdict{}
-	for _, r := range rules {
-		if r.Run == nil || !r.reads(o.Kind) {
-			continue // a diagnose rule, or a kind the rule does not read
-		}
-		p := &Pass{Rule: r, Object: o, Index: ix, Options: opts, verdicts: verdicts}
+	var reported map[string]bool // rule IDs that reported here, made on the first
+	run := func(r *Rule) {
+		p := &Pass{Rule: r, Object: o, Index: ix, Options: opts, verdicts: verdicts, reported: reported}
 		if err := runSafely(p); err != nil {
 			res.Errors = append(res.Errors, *err)
-			continue
+			return
 		}
 		if len(p.findings) == 0 {
-			continue
+			return
 		}
-		if ignored(o, r.ID) {
-			res.Suppressed += len(p.findings)
-			continue
+		if reported == nil {
+			reported = map[string]bool{}
 		}
+		reported[r.ID] = true
+		ok, reason := Ignored(o, r.ID)
+		if ok && r.ReadsFindings {
+			// "all" cannot silence the rule that checks "all" itself.
+			ids, _, _ := IgnoreList(o)
+			ok = containsFold(ids, r.ID)
+		}
+		if ok {
+			for _, f := range p.findings {
+				res.Suppressed = append(res.Suppressed, Suppressed{Reported: f, Reason: reason})
+			}
+			return
+		}
+		override, hasOverride := opts.Config.SeverityOf(r.ID)
 		for _, f := range p.findings {
-			if s, ok := opts.Config.Severity[r.ID]; ok {
-				f.Severity, _ = finding.ParseSeverity(s)
+			if sev, err := finding.ParseSeverity(override); hasOverride && err == nil && sev != finding.None {
+				f.Severity = sev
 			}
 			res.Findings = append(res.Findings, f)
 		}
+	}
+	var last []*Rule
+	for _, r := range rules {
+		switch {
+		case r.Run == nil || !r.reads(o.Kind):
+			// a diagnose rule, or a kind the rule does not read
+		case r.ReadsFindings:
+			last = append(last, r)
+		default:
+			run(r)
+		}
+	}
+	for _, r := range last {
+		run(r)
 	}
 	return res
 }

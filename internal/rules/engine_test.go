@@ -44,8 +44,8 @@ func TestRunIsolatesPanicsAndSuppresses(t *testing.T) {
 	if len(res.Errors) != 1 || !strings.Contains(res.Errors[0].Message, "internal error: rule BF901 failed on Pod a") || res.Errors[0].Line != 1 {
 		t.Errorf("errors %v", res.Errors)
 	}
-	if len(res.Findings) != 1 || res.Findings[0].Object.Name != "b" || res.Suppressed != 1 {
-		t.Errorf("findings %v, suppressed %d: want only b, with a's suppressed", res.Findings, res.Suppressed)
+	if len(res.Findings) != 1 || res.Findings[0].Object.Name != "b" || len(res.Suppressed) != 1 {
+		t.Errorf("findings %v, suppressed %v: want only b, with a's suppressed", res.Findings, res.Suppressed)
 	}
 }
 
@@ -65,5 +65,23 @@ func TestEnabledAndSeverityOverride(t *testing.T) {
 		if _, err := Enabled(catalog, &Options{Config: bad}); err == nil {
 			t.Errorf("accepted %+v", bad)
 		}
+	}
+}
+
+// Issue 8: an override written in lower case was validated but not
+// applied, and "none" was accepted and produced findings of no severity.
+func TestSeverityOverrideAnyCaseAndNoneRefused(t *testing.T) {
+	cfg := &config.Config{Severity: map[string]string{"bf900": "error"}}
+	rs, err := Enabled([]*Rule{always}, &Options{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := Run(objects(t, two), rs, &Options{Config: cfg})
+	if len(res.Findings) != 1 || res.Findings[0].Severity != finding.Error {
+		t.Errorf("bf900: error not applied: %v", res.Findings)
+	}
+	none := &config.Config{Severity: map[string]string{"BF900": "none"}}
+	if _, err := Enabled([]*Rule{always}, &Options{Config: none}); err == nil || !strings.Contains(err.Error(), `"none" is not error, warning or info`) {
+		t.Errorf("severity none: %v", err)
 	}
 }

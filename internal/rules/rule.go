@@ -15,8 +15,10 @@ import (
 	"backfire.dev/backfire/docs"
 	"backfire.dev/backfire/internal/classify"
 	"backfire.dev/backfire/internal/config"
+	"backfire.dev/backfire/internal/evidence"
 	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/index"
+	"backfire.dev/backfire/internal/load"
 	"backfire.dev/backfire/internal/object"
 )
 
@@ -30,7 +32,10 @@ type Rule struct {
 	Kinds []string
 	// DefaultOff rules run only when enabled in .backfire.yaml.
 	DefaultOff bool
-	Run        func(*Pass)
+	// ReadsFindings rules run on an object after every other rule and may
+	// ask Pass.Reported what the others found there.
+	ReadsFindings bool
+	Run           func(*Pass)
 	// Diagnose, set instead of Run, makes the rule read what a running pod
 	// did (its status, events and logs) rather than a manifest: backfire
 	// diagnose runs it on each pod, scan never does.
@@ -57,7 +62,10 @@ type Pass struct {
 	Index   *index.Index
 	Options *Options
 
-	findings []finding.Finding
+	findings []Reported
+	// reported holds the IDs of the rules that reported on this object
+	// before suppression, for the rules that run last (ReadsFindings).
+	reported map[string]bool
 	// verdicts caches classifications for every rule run on this object:
 	// several rules ask about the same containers.
 	verdicts map[*corev1.Container]classify.Verdict
@@ -111,6 +119,14 @@ func (p *Pass) RunsOnce() string {
 	return classify.RunsOnce(p.Object.Kind, p.Object.Meta, spec)
 }
 
+// Reported says whether rule id reported on the object in this scan,
+// counting findings an annotation then suppressed. Only rules with
+// ReadsFindings may ask: the others run in no particular order.
+func (p *Pass) Reported(id string) bool { return p.reported[strings.ToUpper(id)] }
+
+// ReportedAny says whether any rule reported on the object in this scan.
+func (p *Pass) ReportedAny() bool { return len(p.reported) > 0 }
+
 // Config returns the scan's configuration.
 func (p *Pass) Config() *config.Config { return p.Options.Config }
 
@@ -135,16 +151,28 @@ type Report struct {
 	Container string
 	// Severity overrides the rule's default when the evidence warrants it
 	// (a database-like container makes BF102 an error).
-	Severity    finding.Severity
-	Message     string
-	Mechanism   []string
-	Evidence    map[string]any
+	Severity  finding.Severity
+	Message   string
+	Mechanism []string
+	// Evidence is the rule's evidence struct (its family's evidence.go),
+	// the numbers the mechanism was computed from.
+	Evidence    any
 	Assumptions []string
 	Fix         *finding.Fix
 }
 
-// Report records a finding; the engine fills in the rule, the object and
-// the source position.
+// Reported is a finding as a rule made it: the field it is about, not yet
+// where that field is written. The pipeline locates it after every rule
+// ran (package scan), so that a rule's goroutine never renders a chart
+// again to trace a value.
+type Reported struct {
+	finding.Finding
+	// At is the document that holds Finding.Path.
+	At *load.Document
+}
+
+// Report records a finding; the engine fills in the rule and the object,
+// the pipeline the source position.
 func (p *Pass) Report(r Report) {
 	at := r.At
 	if at == nil {
@@ -159,9 +187,8 @@ func (p *Pass) Report(r Report) {
 		Object:    p.Object.Ref,
 		Container: r.Container,
 		File:      at.Doc.File,
-		Message:   r.Message, Mechanism: r.Mechanism, Evidence: r.Evidence,
+		Message:   r.Message, Mechanism: r.Mechanism, Evidence: evidence.Map(r.Evidence),
 		Assumptions: r.Assumptions, Fix: r.Fix,
-		Origin: at.Doc.Origin,
 	}
 	if f.Fix != nil && at != p.Object {
 		fx := *f.Fix
@@ -174,37 +201,37 @@ func (p *Pass) Report(r Report) {
 	if r.Path != nil {
 		f.Path = r.Path.String()
 	}
-	pos, _ := at.Doc.Locate(f.Path)
-	f.Line, f.Column = pos.Line, pos.Column
-	if at.Doc.Trace != nil {
-		// A rendered or built object: point at the file the field was
-		// written in where that can be told.
-		tr := at.Doc.Trace(at.Doc, f.Path, pos)
-		if tr.File != "" {
-			f.File, f.Line, f.Column = tr.File, tr.Line, tr.Column
-		}
-		f.ValuesSource = tr.Values
-	}
-	p.findings = append(p.findings, f)
+	p.findings = append(p.findings, Reported{Finding: f, At: at.Doc})
 }
 
 // IgnoreAnnotation lists rule IDs to suppress on an object, with an
 // optional reason after '#': "BF102,BF104 # probe is tcp in prod overlay".
 const IgnoreAnnotation = "backfire.dev/ignore"
 
-// ignored reports whether the object's annotation suppresses the rule.
-func ignored(o *object.Object, id string) bool {
-	v, ok := o.Meta.Annotations[IgnoreAnnotation]
-	if !ok {
-		return false
+// Ignored reports whether the object's ignore annotation suppresses the
+// rule, and the annotation's reason (its text after '#').
+func Ignored(o *object.Object, id string) (ok bool, reason string) {
+	ids, reason, found := IgnoreList(o)
+	if !found {
+		return false, ""
 	}
-	if i := strings.IndexByte(v, '#'); i >= 0 {
-		v = v[:i]
-	}
-	for _, f := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' }) {
+	for _, f := range ids {
 		if strings.EqualFold(f, id) || f == "*" || strings.EqualFold(f, "all") {
-			return true
+			return true, reason
 		}
 	}
-	return false
+	return false, ""
+}
+
+// IgnoreList splits the object's ignore annotation into the rule IDs it
+// names and its reason; found is false when there is no annotation.
+func IgnoreList(o *object.Object) (ids []string, reason string, found bool) {
+	v, ok := o.Meta.Annotations[IgnoreAnnotation]
+	if !ok {
+		return nil, "", false
+	}
+	if i := strings.IndexByte(v, '#'); i >= 0 {
+		v, reason = v[:i], strings.TrimSpace(v[i+1:])
+	}
+	return strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' }), reason, true
 }

@@ -5,6 +5,7 @@ package scan
 import (
 	"io"
 	"runtime"
+	"slices"
 	"sync"
 
 	"backfire.dev/backfire/internal/catalog"
@@ -13,6 +14,7 @@ import (
 	"backfire.dev/backfire/internal/index"
 	"backfire.dev/backfire/internal/load"
 	"backfire.dev/backfire/internal/object"
+	"backfire.dev/backfire/internal/result"
 	"backfire.dev/backfire/internal/rules"
 	"backfire.dev/backfire/internal/source"
 )
@@ -32,23 +34,12 @@ type Options struct {
 	Catalog []*rules.Rule
 }
 
-// Summary counts what was read and found.
-type Summary struct {
-	Files      int            `json:"files"`
-	Documents  int            `json:"documents"`
-	Objects    int            `json:"objects"`
-	Skipped    int            `json:"skipped"`
-	Findings   map[string]int `json:"findings"`
-	Suppressed int            `json:"suppressed"`
-}
-
-// Result is everything a reporter needs.
-type Result struct {
-	Findings []finding.Finding
-	Errors   []load.Error
-	Summary  Summary
-	Objects  []*object.Object
-}
+// Summary and Result are the reporters' contract, package result; the
+// aliases keep callers of scan.Run reading them from here.
+type (
+	Summary = result.Summary
+	Result  = result.Result
+)
 
 // Run scans the inputs. Input problems are collected in Result.Errors; the
 // returned error is for problems with the options themselves.
@@ -67,7 +58,13 @@ func Run(opts Options) (*Result, error) {
 		opts.MaxFileSize = source.DefaultMaxFileSize
 	}
 	inputs, errs := source.Discover(opts.Paths)
+	inputs = slices.DeleteFunc(inputs, func(in source.Input) bool {
+		return in.Kind != source.Stdin && opts.Rules.Config.Ignored(in.Path)
+	})
 	res := &Result{Errors: errs}
+	for _, r := range enabled {
+		res.Rules = append(res.Rules, result.Rule{ID: r.ID, Slug: r.Slug, Summary: r.Summary, Severity: r.Severity, Doc: r.Doc()})
+	}
 
 	parsed := readAll(inputs, &opts)
 	for _, f := range opts.Extra {
@@ -85,13 +82,17 @@ func Run(opts Options) (*Result, error) {
 
 	ix := index.Build(res.Objects)
 	out := rules.Run(ix, enabled, &opts.Rules)
-	res.Findings = out.Findings
 	res.Errors = append(res.Errors, out.Errors...)
-	res.Summary.Suppressed = out.Suppressed
-	res.Summary.Findings = map[string]int{"error": 0, "warning": 0, "info": 0}
-	for _, f := range res.Findings {
-		res.Summary.Findings[f.Severity.String()]++
+	res.Findings = make([]finding.Finding, 0, len(out.Findings))
+	files := sourceLines{}
+	for _, r := range out.Findings {
+		res.Findings = append(res.Findings, locate(r, files))
 	}
+	rules.Sort(res.Findings)
+	for _, s := range out.Suppressed {
+		res.Suppressed = append(res.Suppressed, result.Suppressed{Finding: locate(s.Reported, files), Reason: s.Reason})
+	}
+	res.Count()
 	return res, nil
 }
 

@@ -201,24 +201,25 @@ func (b *bf101) finding() rules.Report {
 			"Adding CPU only makes the first slow minute rarer; once the server is in recovery, the loop does not end on its own.")
 	}
 
-	ev := map[string]any{
-		"timeToKillSeconds":       lt.KillAfterFirstFailure(),
-		"neverHealthyKillSeconds": limit.seconds,
-		"initialDelaySeconds":     lt.InitialDelay.N,
-		"periodSeconds":           lt.Period.N,
-		"timeoutSeconds":          lt.Timeout.N,
-		"failureThreshold":        lt.Failure.N,
-		"gracePeriodSeconds":      lt.Grace.N,
-		"server":                  s.Name,
-		"classification":          v.EvidenceString(),
-		"probeQueries":            q.Evidence,
+	ev := BF101Evidence{
+		TimeToKillSeconds:       lt.KillAfterFirstFailure(),
+		NeverHealthyKillSeconds: limit.seconds,
+		InitialDelaySeconds:     lt.InitialDelay.N,
+		PeriodSeconds:           lt.Period.N,
+		TimeoutSeconds:          lt.Timeout.N,
+		FailureThreshold:        lt.Failure.N,
+		GracePeriodSeconds:      lt.Grace.N,
+		Server:                  s.Name,
+		Classification:          v.EvidenceString(),
+		ProbeQueries:            q.Evidence,
 	}
 	if s.ListensDuringRecovery || b.closed() {
-		ev["listensDuringRecovery"] = s.ListensDuringRecovery // else not known
+		listens := s.ListensDuringRecovery
+		ev.ListensDuringRecovery = &listens // else not known
 	}
 	if st.Present {
-		ev["startupProbe"] = st.Why
-		ev["startupBudgetSeconds"] = st.Budget
+		startupBudget := st.Budget
+		ev.StartupProbe, ev.StartupBudgetSeconds = st.Why, &startupBudget
 	}
 	var assumed []string
 	switch {

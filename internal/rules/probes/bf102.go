@@ -66,25 +66,24 @@ func bf102Finding(t *object.PodTemplate, at *field.Path, c *corev1.Container, tm
 			tm.Failure.N, tm.Failure.Phrase("failureThreshold"), tm.Failure.N, tm.Period.N, tm.FailureWindow(), tm.Failure.N, tm.Period.N, tm.Timeout.N, tm.KillAfterFirstFailure(), tm.Grace.N),
 		"Slow is not dead: the restart turns a slow minute into an outage, and the restarted container is slowest of all while it warms up.",
 	}
-	ev := map[string]any{
-		"handler":               probe.Handler(c.LivenessProbe),
-		"timeoutSeconds":        tm.Timeout.N,
-		"timeoutSet":            tm.Timeout.Set,
-		"periodSeconds":         tm.Period.N,
-		"failureThreshold":      tm.Failure.N,
-		"failureWindowSeconds":  tm.FailureWindow(),
-		"timeToKillSeconds":     tm.KillAfterFirstFailure(),
-		"gracePeriodSeconds":    tm.Grace.N,
-		"initialDelaySeconds":   tm.InitialDelay.N,
-		"neverHealthyKillAfter": tm.NeverHealthyKill(),
-		"probeQueries":          q.Evidence,
+	ev := BF102Evidence{
+		Handler:               probe.Handler(c.LivenessProbe),
+		TimeoutSeconds:        tm.Timeout.N,
+		TimeoutSet:            tm.Timeout.Set,
+		PeriodSeconds:         tm.Period.N,
+		FailureThreshold:      tm.Failure.N,
+		FailureWindowSeconds:  tm.FailureWindow(),
+		TimeToKillSeconds:     tm.KillAfterFirstFailure(),
+		GracePeriodSeconds:    tm.Grace.N,
+		InitialDelaySeconds:   tm.InitialDelay.N,
+		NeverHealthyKillAfter: tm.NeverHealthyKill(),
+		ProbeQueries:          q.Evidence,
 	}
 	sev := finding.None // the rule's warning
 	if v.DatabaseLike {
 		sev = finding.Error
 		mech = append(mech, fmt.Sprintf("Container %s is %s: every restart is a crash that costs a crash recovery, hence an error rather than a warning.", c.Name, classification(v)))
-		ev["server"] = v.Server.Name
-		ev["classification"] = v.EvidenceString()
+		ev.Server, ev.Classification = v.Server.Name, v.EvidenceString()
 	}
 	return rules.Report{
 		At:        t.Owner,

@@ -129,12 +129,12 @@ func bf103Finding(t *object.PodTemplate, at *field.Path, c *corev1.Container, lt
 			fmt.Sprintf("The liveness budget F x P + T = %d s is %s readiness's %d s: the pod is killed %s it is taken out of rotation, so it never gets the rest that readiness exists to give, and comes back cold.", lb, cmp, rb, when),
 			"Readiness is the tool for \"slow\"; liveness should catch only a process that stays stuck well after readiness gave up.",
 		},
-		Evidence: map[string]any{
-			"check":                  probe.Describe(lp),
-			"livenessBudgetSeconds":  lb,
-			"readinessBudgetSeconds": rb,
-			"livenessKillSeconds":    lt.KillAfterFirstFailure(),
-			"readinessRemoveSeconds": rt.KillAfterFirstFailure(),
+		Evidence: BF103Evidence{
+			Check:                  probe.Describe(lp),
+			LivenessBudgetSeconds:  lb,
+			ReadinessBudgetSeconds: rb,
+			LivenessKillSeconds:    lt.KillAfterFirstFailure(),
+			ReadinessRemoveSeconds: rt.KillAfterFirstFailure(),
 		},
 		Fix: &finding.Fix{
 			Description: fmt.Sprintf("Make liveness strictly more tolerant than readiness: failureThreshold %d (%d x %d + %d = %d s against readiness's %d s), or give liveness a cheaper check than readiness (tcpSocket, or a check that the process runs).",

@@ -58,20 +58,20 @@ func bf202Finding(t *object.PodTemplate, ct object.Container, qos corev1.PodQOSC
 	_, requestSet := c.Resources.Requests[corev1.ResourceCPU]
 	tps := timedProbes(c, t.Spec.TerminationGracePeriodSeconds)
 
-	ev := map[string]any{
-		"cpuLimitMilli":       limit,
-		"cpuRequestMilli":     request,
-		"cpuRequestDefaulted": !requestSet,
-		"quotaMs":             ms(quota),
-		"periodMs":            ms(period),
-		"qosClass":            string(qos),
+	ev := BF202Evidence{
+		CPULimitMilli:       limit,
+		CPURequestMilli:     request,
+		CPURequestDefaulted: !requestSet,
+		QuotaMs:             ms(quota),
+		PeriodMs:            ms(period),
+		QOSClass:            string(qos),
 	}
 	var msg string
 	var mech []string
 	sev := finding.Info
 	if v.DatabaseLike {
 		sev = finding.Warning
-		ev["classification"] = fmt.Sprintf("database-like %s (%s)", v.Server.Name, v.EvidenceString())
+		ev.Classification = fmt.Sprintf("database-like %s (%s)", v.Server.Name, v.EvidenceString())
 		msg = fmt.Sprintf("cpu limit %s on %s container %s: a CFS quota of %s of CPU per %s period; once its processes have spent it, every one of them stalls until the period ends, probe answers included",
 			lim, v.Server.Name, c.Name, msStr(quota), msStr(period))
 		mech = []string{
@@ -83,11 +83,9 @@ func bf202Finding(t *object.PodTemplate, ct object.Container, qos corev1.PodQOSC
 	} else {
 		perWorker := quota / time.Duration(wk.N)
 		stall := period - perWorker
-		ev["workers"] = wk.N
-		ev["workersSource"] = wk.Source
-		ev["workerServer"] = wk.Server
-		ev["cpuPerWorkerMs"] = ms(perWorker)
-		ev["stallMs"] = ms(stall)
+		workers, perWorkerMs, stallMs := wk.N, ms(perWorker), ms(stall)
+		ev.Workers, ev.WorkersSource, ev.WorkerServer = &workers, wk.Source, wk.Server
+		ev.CPUPerWorkerMs, ev.StallMs = &perWorkerMs, &stallMs
 		who := fmt.Sprintf("%d workers", wk.N)
 		if wk.Server != "" {
 			who = fmt.Sprintf("%d %s workers", wk.N, wk.Server)

@@ -77,12 +77,12 @@ func bf203Finding(t *object.PodTemplate, ct object.Container, qos corev1.PodQOSC
 		Message: fmt.Sprintf("memory limit %s equals the request of %s container %s: the first spike above it is an OOMKill (exit 137), a crash restart into crash recovery",
 			lim, v.Server.Name, c.Name),
 		Mechanism: mech,
-		Evidence: map[string]any{
-			"memoryLimit":          lim,
-			"memoryRequest":        lim,
-			"memoryRequestDefault": !requestSet,
-			"qosClass":             string(qos),
-			"classification":       fmt.Sprintf("database-like %s (%s)", v.Server.Name, v.EvidenceString()),
+		Evidence: BF203Evidence{
+			MemoryLimit:          lim,
+			MemoryRequest:        lim,
+			MemoryRequestDefault: !requestSet,
+			QOSClass:             string(qos),
+			Classification:       fmt.Sprintf("database-like %s (%s)", v.Server.Name, v.EvidenceString()),
 		},
 		Fix: &finding.Fix{
 			Description: desc,

@@ -161,12 +161,9 @@ func bf301Finding(w *workload, selKeys []string, aff affinityPin) rules.Report {
 	if tolerates {
 		desc += " The control-plane toleration may stay: it allows, it does not require."
 	}
-	ev := map[string]any{"classification": w.classification(), "toleratesControlPlane": tolerates}
-	if len(selKeys) > 0 {
-		ev["nodeSelector"] = selKeys
-	}
+	ev := BF301Evidence{Classification: w.classification(), TolerateControlPlane: tolerates, NodeSelector: selKeys}
 	if aff.pinned {
-		ev["requiredNodeAffinity"] = aff.requires
+		ev.RequiredNodeAffinity = aff.requires
 	}
 	return rules.Report{
 		At:        t.Owner,

@@ -1,6 +1,7 @@
 package restarts
 
 import (
+	"backfire.dev/backfire/internal/evidence"
 	"fmt"
 	"time"
 
@@ -106,22 +107,23 @@ func bf501(p *rules.DiagnosePass) {
 				break
 			}
 		}
-		ev := map[string]any{
-			"restarts":        h.Restarts,
-			"observedSeconds": int(observed.Seconds()),
-			"observedMeasure": what,
+		ev := BF501Evidence{
+			Restarts:        int32(h.Restarts),
+			ObservedSeconds: int(observed.Seconds()),
+			ObservedMeasure: what,
 		}
 		if iv.N > 0 {
-			ev["intervals"] = iv.N
-			ev["meanSeconds"] = int(iv.Mean.Seconds())
+			n, mean := iv.N, int(iv.Mean.Seconds())
+			ev.Intervals, ev.MeanSeconds = &n, &mean
 			if !iv.MeanOnly {
-				ev["minSeconds"], ev["maxSeconds"] = int(iv.Min.Seconds()), int(iv.Max.Seconds())
+				lo, hi := int(iv.Min.Seconds()), int(iv.Max.Seconds())
+				ev.MinSeconds, ev.MaxSeconds = &lo, &hi
 			}
 		}
 		mech := observedLines(h, iv)
 		if match == nil {
 			c0 := cands[0]
-			ev["predictedSeconds"] = c0.Cycle()
+			ev.PredictedSeconds = c0.Cycle()
 			mech = append(mech, predictedLines(c0)...)
 			mech = append(mech, fmt.Sprintf("the %s of %s is outside %d-%d s, the range a %s kill explains: the period is not this probe's arithmetic", what, seconds(observed), c0.Low, c0.High, c0.Probe))
 			earliest := c0.Low - c0.Wait // a run, without the back-off wait
@@ -140,12 +142,10 @@ func bf501(p *rules.DiagnosePass) {
 			p.Report(finding.Finding{Severity: finding.Info, Container: c.Name, Path: path,
 				Message: fmt.Sprintf("%d restarts, %s %s: does not match the %s probe's %s = %d s; the probe is not shown to be the killer",
 					h.Restarts, what, seconds(observed), c0.Probe, c0.Formula, c0.Run),
-				Mechanism: mech, Evidence: ev})
+				Mechanism: mech, Evidence: evidence.Map(ev)})
 			continue
 		}
-		ev["predictedSeconds"] = match.Cycle()
-		ev["formula"] = match.Formula
-		ev["probe"] = match.Probe
+		ev.PredictedSeconds, ev.Formula, ev.Probe = match.Cycle(), match.Formula, match.Probe
 		mech = append(mech, predictedLines(*match)...)
 		if iv.N > 0 && !iv.MeanOnly {
 			in := inRange(h.Starts, match.Low, match.High)
@@ -158,7 +158,7 @@ func bf501(p *rules.DiagnosePass) {
 		p.Report(finding.Finding{Container: c.Name, Path: path,
 			Message: fmt.Sprintf("%d restarts, %s, match the %s probe's %s = %d s = %.1f min: the probe is the killer",
 				h.Restarts, observedPhrase(iv, h), match.Probe, match.Formula, match.Run, float64(match.Run)/60),
-			Mechanism: mech, Evidence: ev})
+			Mechanism: mech, Evidence: evidence.Map(ev)})
 	}
 }
 

@@ -1,6 +1,7 @@
 package restarts
 
 import (
+	"backfire.dev/backfire/internal/evidence"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -111,7 +112,7 @@ func bf502(p *rules.DiagnosePass) {
 		p.Report(finding.Finding{Severity: sev, Container: c.Name,
 			Path:    pod.StatusPath(c.Name) + "." + statusField(where) + ".terminated.exitCode",
 			Message: r.Message, Mechanism: mech,
-			Evidence: map[string]any{"exitCode": t.ExitCode, "reason": t.Reason, "signal": r.SignalNum, "oomKilled": r.OOM}})
+			Evidence: evidence.Map(BF502Evidence{ExitCode: t.ExitCode, Reason: t.Reason, Signal: r.SignalNum, OOMKilled: r.OOM})})
 	}
 }
 

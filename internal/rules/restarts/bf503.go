@@ -1,6 +1,7 @@
 package restarts
 
 import (
+	"backfire.dev/backfire/internal/evidence"
 	"fmt"
 	"strings"
 
@@ -30,13 +31,15 @@ func FailsDuringRecovery(c classifyInput) (bool, string) {
 	}
 	v := c.Verdict
 	q := classify.Probe("Pod", c.Container, lp, v)
-	if q.Queries {
-		return true, q.Evidence
+	if !q.FailsDuringRecovery(v) {
+		return false, q.Evidence
 	}
-	if lp.TCPSocket != nil && v.Server != nil && v.Server.PortClosedDuringRecovery {
-		return true, "tcpSocket fails while " + v.Server.Name + " recovers: it " + v.Server.Recovery
+	if !q.Queries && v.Server != nil {
+		// It only connects: it fails because this server keeps its port
+		// closed while it recovers (see docs/servers.md).
+		return true, q.Evidence + "; it fails while " + v.Server.Name + " recovers: it " + v.Server.Recovery
 	}
-	return false, q.Evidence
+	return true, q.Evidence
 }
 
 type classifyInput struct {
@@ -109,7 +112,7 @@ func bf503(p *rules.DiagnosePass) {
 			line = first[0].Line
 		}
 		f := finding.Finding{Severity: sev, Container: c.Name, File: l.File, Line: line, Column: 1, Message: msg, Mechanism: mech,
-			Evidence: map[string]any{"interrupted": len(interrupted), "recoveries": len(recovering), "refused": len(refused), "probeRefused": len(probeRefused), "invalidUTF8Lines": res.InvalidUTF8}}
+			Evidence: evidence.Map(BF503Evidence{Interrupted: len(interrupted), Recoveries: len(recovering), Refused: len(refused), ProbeRefused: len(probeRefused), InvalidUTF8Lines: res.InvalidUTF8})}
 		if line == 0 {
 			f.File, f.Path = "", pod.StatusPath(c.Name)
 		}
@@ -128,7 +131,7 @@ func bf503(p *rules.DiagnosePass) {
 		}
 		p.Report(finding.Finding{Severity: finding.Warning, Container: l.Container, File: l.File, Line: refused[0].Line, Column: 1,
 			Message:   fmt.Sprintf("client %s was refused %d times by a %s that was recovering: its errors are this pod's restarts", l.Container, len(refused), refused[0].Pattern.Server),
-			Mechanism: mech, Evidence: map[string]any{"refused": len(refused), "client": l.Container}})
+			Mechanism: mech, Evidence: evidence.Map(BF503ClientEvidence{Refused: len(refused), Client: l.Container})})
 	}
 }
 

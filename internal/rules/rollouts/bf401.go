@@ -226,41 +226,38 @@ func bf401Mechanism(ro *v1alpha1.Rollout, rr replicaRange, bands []rollout.Band,
 	return lines
 }
 
-func bf401Evidence(ro *v1alpha1.Rollout, rr replicaRange, bands []rollout.Band, at int, ctl controller) map[string]any {
+func bf401Evidence(ro *v1alpha1.Rollout, rr replicaRange, bands []rollout.Band, at int, ctl controller) BF401Evidence {
 	c := ro.Spec.Strategy.Canary
 	w, _ := rollout.Backtrack(ro)
-	ev := map[string]any{
-		"backtrackWeight":         w,
-		"backtrackStep":           at,
-		"maxTrafficWeight":        rollout.MaxTrafficWeight(ro),
-		"rollbackWindowRevisions": ro.Spec.RollbackWindow.Revisions,
-		"minPodsPerReplicaSet":    c.MinPodsPerReplicaSet,
-		"firstStepWeight":         c.Steps[0].SetWeight,
-		"rolloutsVersion":         ctl.version,
-		"appliesTo":               rollout.RollbackWindowWeightJump.String(),
+	ev := BF401Evidence{
+		BacktrackWeight:         w,
+		BacktrackStep:           at,
+		MaxTrafficWeight:        rollout.MaxTrafficWeight(ro),
+		RollbackWindowRevisions: ro.Spec.RollbackWindow.Revisions,
+		MinPodsPerReplicaSet:    c.MinPodsPerReplicaSet,
+		FirstStepWeight:         c.Steps[0].SetWeight,
+		RolloutsVersion:         ctl.version,
+		AppliesTo:               rollout.RollbackWindowWeightJump.String(),
 	}
 	if !rr.scaled() {
 		j := bands[0].Worst
-		ev["replicas"], ev["replicasSet"] = j.Replicas, rr.set
-		ev["canaryPods"], ev["neededPods"] = j.CanaryPods, j.Needed
+		set := rr.set
+		ev.Replicas, ev.ReplicasSet = &j.Replicas, &set
+		ev.CanaryPods, ev.NeededPods = &j.CanaryPods, &j.Needed
 		return ev
 	}
-	type band struct {
-		From       int32 `json:"replicasFrom"`
-		To         int32 `json:"replicasTo"`
-		CanaryPods int32 `json:"canaryPods"`
-		Short      bool  `json:"short"`
-	}
-	var bs []band
 	for _, b := range bands {
-		bs = append(bs, band{b.From, b.To, b.CanaryPods, b.Short})
+		ev.Bands = append(ev.Bands, BF401Band{b.From, b.To, b.CanaryPods, b.Short})
 	}
-	ev["replicasMin"], ev["replicasMax"], ev["scaledBy"] = rr.min, rr.max, rr.scaledBy
-	ev["canaryPods"] = map[string]int32{"atMin": bands[0].CanaryPods, "atMax": bands[len(bands)-1].CanaryPods}
-	ev["bands"] = bs
+	lo, hi := rr.min, rr.max
+	atMin, atMax := bands[0].CanaryPods, bands[len(bands)-1].CanaryPods
+	ev.ReplicasMin, ev.ReplicasMax, ev.ScaledBy = &lo, &hi, rr.scaledBy
+	// One JSON type per key: the range's canary counts have keys of their
+	// own rather than turning canaryPods into an object.
+	ev.CanaryPodsAtMin, ev.CanaryPodsAtMax = &atMin, &atMax
 	if rr.running > 0 {
 		j := rollout.RollbackJump(ro, rr.running, ctl.version)
-		ev["running"] = map[string]int32{"replicas": rr.running, "canaryPods": j.CanaryPods, "neededPods": j.Needed}
+		ev.Running = &BF401Running{Replicas: rr.running, CanaryPods: j.CanaryPods, NeededPods: j.Needed}
 	}
 	return ev
 }

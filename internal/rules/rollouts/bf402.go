@@ -167,9 +167,9 @@ func bf402Blind(ro *v1alpha1.Rollout, b analysis.Block, blindOnes []metricCheck,
 	for _, mc := range blindOnes {
 		names = append(names, mc.KindName+": "+mc.Metric.Metric.Name)
 	}
-	var windowEv any
+	var windowEv *int32
 	if window > 0 {
-		windowEv = window
+		windowEv = &window
 	}
 	as := append(slices.Clone(res.Notes), missingAssumptions(res.Missing)...)
 	return rules.Report{
@@ -178,20 +178,20 @@ func bf402Blind(ro *v1alpha1.Rollout, b analysis.Block, blindOnes []metricCheck,
 		Message: fmt.Sprintf("%s: %s cannot tell the canary from the stable, so during a rollback it judges the broken version, which still serves %s of traffic, and fails the run %s",
 			lead, metricName, share, first.failsAfter.When()),
 		Mechanism: mech,
-		Evidence: map[string]any{
-			"template":                first.KindName,
-			"metric":                  first.Metric.Metric.Name,
-			"provider":                first.query.Provider,
-			"failureLimit":            first.failsAfter.Limit,
-			"intervalSeconds":         first.failsAfter.Interval.Seconds(),
-			"initialDelaySeconds":     first.failsAfter.Delay.Seconds(),
-			"timeToAbortSeconds":      first.failsAfter.Seconds,
-			"startStep":               b.Step,
-			"brokenTrafficShare":      share,
-			"blindMetrics":            names,
-			"rollbackWindowRevisions": windowEv,
-			"rolloutsVersion":         ctl.version,
-			"appliesTo":               "every release; a rollback within rollbackWindow skips the analysis from " + rollout.RollbackWindowSkipsAnalysis.Since,
+		Evidence: BF402Evidence{
+			Template:                first.KindName,
+			Metric:                  first.Metric.Metric.Name,
+			Provider:                first.query.Provider,
+			FailureLimit:            first.failsAfter.Limit,
+			IntervalSeconds:         first.failsAfter.Interval.Seconds(),
+			InitialDelaySeconds:     first.failsAfter.Delay.Seconds(),
+			TimeToAbortSeconds:      first.failsAfter.Seconds,
+			StartStep:               b.Step,
+			BrokenTrafficShare:      share,
+			BlindMetrics:            names,
+			RollbackWindowRevisions: windowEv,
+			RolloutsVersion:         ctl.version,
+			AppliesTo:               "every release; a rollback within rollbackWindow skips the analysis from " + rollout.RollbackWindowSkipsAnalysis.Since,
 		},
 		Assumptions: ctl.assumptions(as...),
 		Fix:         bf402Fix(b, first, ro.Spec.Strategy.Canary.CanaryService),
@@ -285,10 +285,10 @@ func bf402Unchecked(b analysis.Block, res analysis.Resolution, unknowns []metric
 			"A metric that cannot tell canary from stable then judges the broken version and aborts the rollback.",
 			"Not checked: " + strings.Join(what, "; ") + ".",
 		},
-		Evidence: map[string]any{
-			"unchecked":       what,
-			"startStep":       b.Step,
-			"rolloutsVersion": ctl.version,
+		Evidence: BF402UncheckedEvidence{
+			Unchecked:       what,
+			StartStep:       b.Step,
+			RolloutsVersion: ctl.version,
 		},
 		Assumptions: ctl.assumptions(res.Notes...),
 		Fix: &finding.Fix{

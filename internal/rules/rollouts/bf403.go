@@ -74,14 +74,14 @@ func runBF403(p *rules.Pass) {
 			fmt.Sprintf("That rollback is outside the window: %s, instead of the fast path the window promised.", rerun),
 			fmt.Sprintf("Applies to Argo Rollouts %s (rollbackWindow arrived in v1.4.0); computed for %s, line numbers from the %s source.", rollout.RollbackWindow.Since+" through "+rollout.DefaultVersion, ctl.version, l.Release),
 		},
-		Evidence: map[string]any{
-			"rollbackWindowRevisions":  revisions,
-			"revisionHistoryLimit":     limit,
-			"revisionHistoryLimitSet":  set,
-			"revisionsLostFromWindow":  revisions - limit,
-			"rolloutsVersion":          ctl.version,
-			"appliesTo":                rollout.RollbackWindow.Since + " through " + rollout.DefaultVersion,
-			"suggestedHistoryLimitMin": revisions + 1,
+		Evidence: BF403Evidence{
+			RollbackWindowRevisions:  revisions,
+			RevisionHistoryLimit:     limit,
+			RevisionHistoryLimitSet:  set,
+			RevisionsLostFromWindow:  revisions - limit,
+			RolloutsVersion:          ctl.version,
+			AppliesTo:                rollout.RollbackWindow.Since + " through " + rollout.DefaultVersion,
+			SuggestedHistoryLimitMin: revisions + 1,
 		},
 		Assumptions: ctl.assumptions(),
 		Fix: &finding.Fix{

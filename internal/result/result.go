@@ -1,0 +1,82 @@
+// Package result is the contract between the scan pipeline and the
+// reporters: what was read, what was found, and what was silenced. It is
+// plain data; reporters read it and import nothing of the pipeline.
+package result
+
+import (
+	"backfire.dev/backfire/internal/finding"
+	"backfire.dev/backfire/internal/load"
+	"backfire.dev/backfire/internal/object"
+)
+
+// Summary counts what was read and found.
+type Summary struct {
+	Files      int            `json:"files"`
+	Documents  int            `json:"documents"`
+	Objects    int            `json:"objects"`
+	Skipped    int            `json:"skipped"`
+	Findings   map[string]int `json:"findings"`
+	Suppressed int            `json:"suppressed"`
+}
+
+// Result is everything a reporter needs.
+type Result struct {
+	// Findings are located (file, line, column of the field the user
+	// edits) and fingerprinted, sorted by file, line, column and rule.
+	Findings []finding.Finding
+	Errors   []load.Error
+	Summary  Summary
+	// Suppressed are the findings an ignore annotation silenced, with the
+	// annotation's reason, for --show-suppressed.
+	Suppressed []Suppressed
+	// Rules are the rules that ran, in ID order, for formats that
+	// describe them (SARIF's tool.driver.rules).
+	Rules []Rule
+	// Objects are the decoded objects, for callers that inspect them
+	// (tests, the simulators); reporters do not need them.
+	Objects []*object.Object
+}
+
+// Suppressed is a finding silenced by the object's ignore annotation.
+type Suppressed struct {
+	finding.Finding
+	// Reason is the annotation's text after '#', or "".
+	Reason string `json:"reason,omitempty"`
+}
+
+// Count fills Summary.Findings from the findings' severities.
+func (r *Result) Count() {
+	r.Summary.Findings = map[string]int{"error": 0, "warning": 0, "info": 0}
+	for _, f := range r.Findings {
+		r.Summary.Findings[f.Severity.String()]++
+	}
+	r.Summary.Suppressed = len(r.Suppressed)
+}
+
+// Rule describes a rule of the catalog to a reporter.
+type Rule struct {
+	ID       string
+	Slug     string
+	Summary  string
+	Severity finding.Severity
+	// Doc is the rule's documentation page (docs/rules/ID.md), Markdown.
+	Doc string
+}
+
+// DropKnown removes the findings whose fingerprint is among known (the
+// findings of the same scan at a base revision), leaving those a change
+// introduced, and counts again.
+func (r *Result) DropKnown(known []finding.Finding) {
+	seen := make(map[string]bool, len(known))
+	for _, f := range known {
+		seen[f.Fingerprint] = true
+	}
+	kept := r.Findings[:0]
+	for _, f := range r.Findings {
+		if !seen[f.Fingerprint] {
+			kept = append(kept, f)
+		}
+	}
+	r.Findings = kept
+	r.Count()
+}

@@ -1,0 +1,65 @@
+package probes
+
+// Evidence lists the evidence type(s) of each rule of the family, for the
+// schema and doc generator (go generate ./internal/catalog).
+var Evidence = map[string][]any{
+	"BF101": {BF101Evidence{}},
+	"BF102": {BF102Evidence{}},
+	"BF103": {BF103Evidence{}},
+	"BF104": {BF104Evidence{}},
+}
+
+// BF101Evidence: the liveness probe that kills a database in recovery.
+type BF101Evidence struct {
+	TimeToKillSeconds       int    `json:"timeToKillSeconds" doc:"seconds from the first slow answer to the kill: (failureThreshold-1) x periodSeconds + timeoutSeconds"`
+	NeverHealthyKillSeconds int    `json:"neverHealthyKillSeconds" doc:"seconds after a start at which a container that never answers is killed: the longest recovery that can finish"`
+	InitialDelaySeconds     int    `json:"initialDelaySeconds" doc:"the liveness probe's initialDelaySeconds (default 0)"`
+	PeriodSeconds           int    `json:"periodSeconds" doc:"the liveness probe's periodSeconds (default 10)"`
+	TimeoutSeconds          int    `json:"timeoutSeconds" doc:"the liveness probe's timeoutSeconds (default 1)"`
+	FailureThreshold        int    `json:"failureThreshold" doc:"the liveness probe's failureThreshold (default 3)"`
+	GracePeriodSeconds      int    `json:"gracePeriodSeconds" doc:"terminationGracePeriodSeconds: SIGKILL at most this long after SIGTERM (default 30)"`
+	Server                  string `json:"server" doc:"the database or server the container was classified as"`
+	Classification          string `json:"classification" doc:"what the classification rests on: image, env, command"`
+	ProbeQueries            string `json:"probeQueries" doc:"why the probe needs the server to answer a query"`
+	StartupProbe            string `json:"startupProbe,omitempty" doc:"the startupProbe, when there is one, and why it does not cover a recovery"`
+	StartupBudgetSeconds    *int   `json:"startupBudgetSeconds,omitempty" doc:"seconds the startupProbe holds liveness back, when there is one"`
+	ListensDuringRecovery   *bool  `json:"listensDuringRecovery,omitempty" doc:"whether the server keeps its port open while it recovers, where the server table knows it"`
+}
+
+// BF102Evidence: a liveness probe's 1 s timeout.
+type BF102Evidence struct {
+	Handler               string `json:"handler" doc:"the probe's handler: exec, httpGet or grpc"`
+	TimeoutSeconds        int    `json:"timeoutSeconds" doc:"the liveness probe's timeoutSeconds (1, or unset: the default 1)"`
+	TimeoutSet            bool   `json:"timeoutSet" doc:"whether timeoutSeconds is written in the manifest"`
+	PeriodSeconds         int    `json:"periodSeconds" doc:"the liveness probe's periodSeconds"`
+	FailureThreshold      int    `json:"failureThreshold" doc:"the liveness probe's failureThreshold"`
+	FailureWindowSeconds  int    `json:"failureWindowSeconds" doc:"failureThreshold x periodSeconds: seconds of slow answers that restart the container"`
+	TimeToKillSeconds     int    `json:"timeToKillSeconds" doc:"seconds from the first slow answer to the kill"`
+	GracePeriodSeconds    int    `json:"gracePeriodSeconds" doc:"terminationGracePeriodSeconds"`
+	InitialDelaySeconds   int    `json:"initialDelaySeconds" doc:"the liveness probe's initialDelaySeconds"`
+	NeverHealthyKillAfter int    `json:"neverHealthyKillAfter" doc:"seconds after a start at which a container that never answers is killed"`
+	ProbeQueries          string `json:"probeQueries" doc:"what the probe runs against the server, when it queries one"`
+	Server                string `json:"server,omitempty" doc:"the database-like server, when the container is one (then the finding is an error)"`
+	Classification        string `json:"classification,omitempty" doc:"what that classification rests on"`
+}
+
+// BF103Evidence: liveness as strict as readiness, on the same check.
+type BF103Evidence struct {
+	Check                  string `json:"check" doc:"the check both probes run"`
+	LivenessBudgetSeconds  int    `json:"livenessBudgetSeconds" doc:"failureThreshold x periodSeconds + timeoutSeconds of liveness"`
+	ReadinessBudgetSeconds int    `json:"readinessBudgetSeconds" doc:"the same for readiness"`
+	LivenessKillSeconds    int    `json:"livenessKillSeconds" doc:"seconds from the first failure to the kill"`
+	ReadinessRemoveSeconds int    `json:"readinessRemoveSeconds" doc:"seconds from the first failure to the removal from the endpoints"`
+}
+
+// BF104Evidence: a readiness probe that drops a pod on one slow answer.
+type BF104Evidence struct {
+	FailureThreshold int  `json:"failureThreshold" doc:"the readiness probe's failureThreshold (1)"`
+	SuccessThreshold int  `json:"successThreshold" doc:"the readiness probe's successThreshold"`
+	PeriodSeconds    int  `json:"periodSeconds" doc:"the readiness probe's periodSeconds"`
+	TimeoutSeconds   int  `json:"timeoutSeconds" doc:"the readiness probe's timeoutSeconds"`
+	ReturnSeconds    int  `json:"returnSeconds" doc:"successThreshold x periodSeconds: seconds out of the endpoints for one slow answer"`
+	Pods             int  `json:"pods" doc:"the fewest pods that serve behind the Service (or in the first canary step)"`
+	PodsMax          int  `json:"podsMax" doc:"the most pods, for an autoscaled workload"`
+	Canary           bool `json:"canary" doc:"whether pods counts the canary pods of the first traffic-routed step"`
+}

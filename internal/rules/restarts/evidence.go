@@ -1,0 +1,46 @@
+package restarts
+
+// Evidence lists the evidence type(s) of each rule of the family, for the
+// schema and doc generator (go generate ./internal/catalog).
+var Evidence = map[string][]any{
+	"BF501": {BF501Evidence{}},
+	"BF502": {BF502Evidence{}},
+	"BF503": {BF503Evidence{}, BF503ClientEvidence{}},
+}
+
+// BF501Evidence: restart times against the probe's arithmetic.
+type BF501Evidence struct {
+	Restarts         int32  `json:"restarts" doc:"the container's restart count"`
+	ObservedSeconds  int    `json:"observedSeconds" doc:"the observed period: the median interval between restarts, or the last run"`
+	ObservedMeasure  string `json:"observedMeasure" doc:"what observedSeconds measures (median interval, mean interval, last run)"`
+	Intervals        *int   `json:"intervals,omitempty" doc:"how many intervals between restarts were measured"`
+	MeanSeconds      *int   `json:"meanSeconds,omitempty" doc:"the mean interval"`
+	MinSeconds       *int   `json:"minSeconds,omitempty" doc:"the shortest interval, where individual restart times are known"`
+	MaxSeconds       *int   `json:"maxSeconds,omitempty" doc:"the longest interval, where individual restart times are known"`
+	PredictedSeconds int    `json:"predictedSeconds" doc:"the cycle the probe's arithmetic predicts: D + F x P, plus the restart back-off"`
+	Formula          string `json:"formula,omitempty" doc:"the arithmetic of the matching probe (300 + 3 x 10), when the period matches"`
+	Probe            string `json:"probe,omitempty" doc:"the probe whose arithmetic matches: liveness or startup"`
+}
+
+// BF502Evidence: what an exit code shows.
+type BF502Evidence struct {
+	ExitCode  int32  `json:"exitCode" doc:"the container's last exit code"`
+	Reason    string `json:"reason" doc:"the reason the kubelet recorded (OOMKilled, Error, Completed)"`
+	Signal    int    `json:"signal" doc:"the signal number when the code is 128 + n, else 0"`
+	OOMKilled bool   `json:"oomKilled" doc:"whether the kernel's OOM killer stopped it (reason OOMKilled)"`
+}
+
+// BF503Evidence: recovery messages in the server's own log.
+type BF503Evidence struct {
+	Interrupted      int `json:"interrupted" doc:"lines saying a recovery was interrupted by a kill"`
+	Recoveries       int `json:"recoveries" doc:"lines saying a crash recovery started"`
+	Refused          int `json:"refused" doc:"lines of connections refused because the server was starting up or recovering"`
+	ProbeRefused     int `json:"probeRefused" doc:"Unhealthy events whose message is the recovering server's refusal"`
+	InvalidUTF8Lines int `json:"invalidUTF8Lines" doc:"log lines that were not valid UTF-8 (read with replacement characters)"`
+}
+
+// BF503ClientEvidence: a client refused by the recovering server.
+type BF503ClientEvidence struct {
+	Refused int    `json:"refused" doc:"lines of the client's log refused by the recovering server"`
+	Client  string `json:"client" doc:"the client container whose log it is"`
+}

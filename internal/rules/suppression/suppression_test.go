@@ -1,0 +1,88 @@
+package suppression_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"backfire.dev/backfire/internal/catalog"
+	"backfire.dev/backfire/internal/rules"
+	"backfire.dev/backfire/internal/rules/rulestest"
+	"backfire.dev/backfire/internal/rules/suppression"
+)
+
+// BF901 is about the other rules' findings, so its fixtures run the whole
+// catalog: a negative fixture suppresses a finding another rule makes.
+func TestBF901Fixtures(t *testing.T) {
+	r := suppression.BF901
+	for _, kind := range []string{"positive", "negative"} {
+		files, _ := filepath.Glob(filepath.Join("testdata", r.ID, kind, "*.yaml"))
+		if len(files) < 3 {
+			t.Errorf("%d %s fixtures, want at least 3", len(files), kind)
+		}
+		for _, file := range files {
+			t.Run(kind+"/"+strings.TrimSuffix(filepath.Base(file), ".yaml"), func(t *testing.T) {
+				res := rulestest.Scan(t, catalog.All(), nil, file)
+				if len(res.Errors) > 0 {
+					t.Fatalf("fixture does not load: %v", res.Errors)
+				}
+				got := rulestest.Of(res, r.ID)
+				if kind == "positive" && len(got) != 1 {
+					t.Fatalf("%d BF901 findings, want 1", len(got))
+				}
+				if kind == "negative" && len(got) > 0 {
+					t.Fatalf("BF901 fired: %s", got[0].Message)
+				}
+				rulestest.Golden(t, strings.TrimSuffix(file, ".yaml")+".golden", res)
+				for _, f := range got {
+					if f.Line != 7 && f.Line != 6 || f.Path != "metadata.annotations[backfire.dev/ignore]" {
+						t.Errorf("finding at %d:%d %s, want the annotation's line", f.Line, f.Column, f.Path)
+					}
+					checkFix(t, res.Objects[0].Doc.JSON, f.Fix.Patch)
+				}
+			})
+		}
+	}
+}
+
+// checkFix sets the annotation as the patch says and scans again: BF901
+// is silent and nothing that was suppressed comes back.
+func checkFix(t *testing.T, doc, patch []byte) {
+	t.Helper()
+	var obj, p map[string]any
+	if err := json.Unmarshal(doc, &obj); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(patch, &p); err != nil {
+		t.Fatal(err)
+	}
+	v := p["metadata"].(map[string]any)["annotations"].(map[string]any)[rules.IgnoreAnnotation]
+	ann := obj["metadata"].(map[string]any)["annotations"].(map[string]any)
+	if v == nil {
+		delete(ann, rules.IgnoreAnnotation)
+	} else {
+		ann[rules.IgnoreAnnotation] = v
+	}
+	fixed, _ := json.Marshal(obj)
+	before := rulestest.Scan(t, catalog.All(), doc, "-")
+	after := rulestest.Scan(t, catalog.All(), fixed, "-")
+	if n := len(rulestest.Of(after, "BF901")); n != 0 {
+		t.Errorf("BF901 still fires after its fix %s", patch)
+	}
+	if len(after.Findings) != len(before.Findings)-1 || len(after.Suppressed) != len(before.Suppressed) {
+		t.Errorf("fix %s changed more than BF901: %d findings and %d suppressed before, %d and %d after",
+			patch, len(before.Findings), len(before.Suppressed), len(after.Findings), len(after.Suppressed))
+	}
+}
+
+// The suppressed findings keep their reason for --show-suppressed.
+func TestSuppressedFindingsKeepTheirReason(t *testing.T) {
+	res := rulestest.Scan(t, catalog.All(), nil, filepath.Join("testdata", "BF901", "negative", "used.yaml"))
+	if len(res.Suppressed) != 1 || res.Suppressed[0].Rule != "BF102" || res.Suppressed[0].Reason != "the probe answers from memory" || res.Suppressed[0].Line < 1 {
+		t.Fatalf("suppressed %+v", res.Suppressed)
+	}
+	var b bytes.Buffer
+	b.WriteString(res.Suppressed[0].Reason)
+}
