@@ -179,7 +179,7 @@ func TestWarnModeAdmitsWithWarningsTheAPIServerKeeps(t *testing.T) {
 	}
 }
 
-func checkWarnings(t *testing.T, ws []string) {
+func checkWarnings(t testing.TB, ws []string) {
 	t.Helper()
 	total := 0
 	for _, w := range ws {
