@@ -101,8 +101,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.review.ServeHTTP(w, r.WithContext(ctx))
 }
 
-// handle judges one decoded request. A panic anywhere in it becomes an
-// error answer for this request, never a crashed server.
+// handle judges one decoded request. A panic anywhere in it admits the
+// object with a warning, as failurePolicy Ignore would: an internal error
+// of the linter never blocks a change, and never crashes the server.
 func (h *handler) handle(_ context.Context, req admission.Request) (resp admission.Response) {
 	op := string(req.Operation)
 	defer func() {
@@ -110,7 +111,8 @@ func (h *handler) handle(_ context.Context, req admission.Request) (resp admissi
 			h.Metrics.errors.WithLabelValues("internal").Inc()
 			h.Metrics.requests.WithLabelValues(op, "error").Inc()
 			h.Log.Error("internal error judging an admission request", "uid", req.UID, "kind", req.Kind.Kind, "name", req.Name, "panic", v)
-			resp = admission.Errored(http.StatusInternalServerError, fmt.Errorf("backfire: internal error: %v", v))
+			resp = admission.Allowed("not judged: internal error").WithWarnings(
+				FitWarnings([]string{fmt.Sprintf("backfire could not judge this object (internal error: %v); please report it", v)})...)
 		}
 	}()
 	if req.UID == "" || req.Kind.Kind == "" {

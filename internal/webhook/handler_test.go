@@ -168,3 +168,23 @@ func TestBurstBeyondTheLimitGets429(t *testing.T) {
 		t.Errorf("errors{overloaded} = %v", got)
 	}
 }
+
+// A panic while judging admits the object with a warning (as failurePolicy
+// Ignore would) and the server goes on.
+func TestInternalErrorAdmitsWithAWarning(t *testing.T) {
+	m := NewMetrics()
+	var broken *Judge // every call panics
+	srv := httptest.NewServer(NewHandler(HandlerOptions{Judge: broken, Policy: deny, Metrics: m}))
+	defer srv.Close()
+	body := reviewBody(t, request(t, admissionv1.Create, fixture(t, "bad-statefulset.yaml"), nil))
+	for range 2 {
+		resp, ar := post(t, srv.URL, body)
+		if resp.StatusCode != http.StatusOK || ar.Response == nil || !ar.Response.Allowed ||
+			len(ar.Response.Warnings) != 1 || !strings.Contains(ar.Response.Warnings[0], "internal error") {
+			t.Fatalf("status %d, response %+v", resp.StatusCode, ar.Response)
+		}
+	}
+	if got := testutil.ToFloat64(m.errors.WithLabelValues("internal")); got != 2 {
+		t.Errorf("errors{internal} = %v", got)
+	}
+}
