@@ -116,6 +116,10 @@ func runServe(cmd *cobra.Command, fl *serveFlags) error {
 			return usageError(cmd, "--cluster on: %v", err)
 		case err != nil:
 			log.Warn("no cluster access: objects are judged alone, and findings say so", "err", err.Error())
+		default:
+			for _, gap := range cc.Unserved() {
+				log.Info("cluster context: " + gap)
+			}
 		}
 	default:
 		return usageError(cmd, "--cluster: want auto, on or off, not %q", fl.clusterMode)

@@ -122,6 +122,9 @@ func (c *ClusterContext) Gaps() []string {
 	return c.gaps
 }
 
+// Unserved names the context kinds the cluster does not serve.
+func (c *ClusterContext) Unserved() []string { return c.gaps }
+
 // Objects returns the cached objects of a namespace and the cluster-scoped
 // ones. The slice is shared until the next change: callers must not modify
 // it.
