@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -149,6 +150,11 @@ func (c *ClusterContext) Objects(namespace string) []*object.Object {
 			objs = append(objs, o)
 		}
 	}
+	// In a stable order, so that an answer does not depend on map order
+	// (the rules name autoscalers and templates in index order).
+	slices.SortFunc(objs, func(a, b *object.Object) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Name, b.Name))
+	})
 	c.snapshot[namespace] = objs
 	return objs
 }
