@@ -385,3 +385,17 @@ func TestPanickingRuleIsAnErrorForThatRule(t *testing.T) {
 		t.Errorf("response %+v", resp)
 	}
 }
+
+func TestDenyMessageIsBounded(t *testing.T) {
+	var v Verdict
+	for range 25 {
+		v.Findings = append(v.Findings, Judged{Finding: finding.Finding{Rule: "BF101", Severity: finding.Error, Message: "m"}})
+	}
+	msg := deny.Respond(v).Result.Message
+	if n := strings.Count(msg, "BF101 "); n != maxRefusedShown {
+		t.Errorf("%d findings shown, want %d", n, maxRefusedShown)
+	}
+	if !strings.Contains(msg, "and 15 more") {
+		t.Errorf("message does not say how many were left out:\n%s", msg)
+	}
+}

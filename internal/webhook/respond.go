@@ -162,11 +162,19 @@ func clip(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
+// maxRefusedShown bounds the refusal message: each finding takes a few
+// lines with its fix.
+const maxRefusedShown = 10
+
 // denyMessage names each refused finding's rule, field and fix.
 func denyMessage(obj fmt.Stringer, fs []Judged, failOn finding.Severity) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "backfire refused %s: %d finding(s) at or above %s", obj, len(fs), failOn)
-	for _, f := range fs {
+	for i, f := range fs {
+		if i == maxRefusedShown {
+			fmt.Fprintf(&b, "\n... and %d more; run backfire scan on the object for all of them", len(fs)-i)
+			break
+		}
 		fmt.Fprintf(&b, "\n%s %s %s %s: %s", f.Rule, f.Slug, f.Severity, where(f.Finding), f.Message)
 		if f.Fix != nil {
 			fmt.Fprintf(&b, "\n  fix: %s", f.Fix.Description)
