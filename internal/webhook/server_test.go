@@ -8,10 +8,17 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+	"k8s.io/client-go/tools/cache"
+
+	"backfire.dev/backfire/internal/object"
 )
 
 // servedName is the common name of the certificate the server presents.
@@ -115,5 +122,54 @@ func TestServeRefusesBadSettings(t *testing.T) {
 		if err == nil {
 			t.Errorf("%s: served", name)
 		}
+	}
+}
+
+// /readyz waits for the cluster caches; /livez does not.
+func TestReadyzWaitsForTheCaches(t *testing.T) {
+	dir := t.TempDir()
+	selfSigned(t, dir, "ready")
+	var synced atomic.Bool
+	cc := &ClusterContext{
+		factory:     dynamicinformer.NewDynamicSharedInformerFactory(dynamicfake.NewSimpleDynamicClient(runtime.NewScheme()), 0),
+		synced:      []cache.InformerSynced{synced.Load},
+		byNamespace: map[string]map[objectKey]*object.Object{}, snapshot: map[string][]*object.Object{},
+	}
+	port, health := freePort(t), freePort(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- Serve(ctx, ServeOptions{
+			Addr: "127.0.0.1:" + strconv.Itoa(port), HealthAddr: "127.0.0.1:" + strconv.Itoa(health),
+			CertFile: filepath.Join(dir, "tls.crt"), KeyFile: filepath.Join(dir, "tls.key"),
+			Handler: HandlerOptions{Judge: newJudge(t, nil, cc), Policy: deny},
+			Cluster: cc,
+			Ready:   func() { close(ready) },
+		})
+	}()
+	defer func() { cancel(); <-done }()
+	select {
+	case <-ready:
+	case err := <-done:
+		t.Fatal(err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("server did not start")
+	}
+	base := "http://127.0.0.1:" + strconv.Itoa(health)
+	if code, body := get(t, base+"/readyz"); code != http.StatusServiceUnavailable || !strings.Contains(body, "cluster caches") {
+		t.Errorf("/readyz before the sync: %d %s", code, body)
+	}
+	if code, _ := get(t, base+"/livez"); code != http.StatusOK {
+		t.Errorf("/livez before the sync: %d", code)
+	}
+	// Judged before the sync, a finding says the context was incomplete.
+	v := newJudge(t, nil, cc).Judge(request(t, admissionv1.Create, fixture(t, "bad-statefulset.yaml"), nil))
+	if len(v.Findings) == 0 || !strings.Contains(strings.Join(v.Findings[0].Assumptions, " "), "still being read") {
+		t.Errorf("assumptions before the sync: %q", v.Findings[0].Assumptions)
+	}
+	synced.Store(true)
+	if code, body := get(t, base+"/readyz"); code != http.StatusOK {
+		t.Errorf("/readyz after the sync: %d %s", code, body)
 	}
 }
