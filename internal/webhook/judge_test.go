@@ -399,3 +399,17 @@ func TestDenyMessageIsBounded(t *testing.T) {
 		t.Errorf("message does not say how many were left out:\n%s", msg)
 	}
 }
+
+func TestWarningsMostSevereFirst(t *testing.T) {
+	v := newJudge(t, nil, nil).Judge(request(t, admissionv1.Create, fixture(t, "bad-statefulset.yaml"), nil))
+	ws := Policy{Mode: Warn}.Respond(v).Warnings
+	rank := map[string]int{"error": 3, "warning": 2, "info": 1}
+	prev := 4
+	for _, w := range ws {
+		sev := strings.Fields(w)[1]
+		if rank[sev] == 0 || rank[sev] > prev {
+			t.Fatalf("warnings not most severe first: %q", ws)
+		}
+		prev = rank[sev]
+	}
+}

@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -56,9 +57,13 @@ func (p Policy) Blocks(f Judged) bool {
 
 // Respond builds the admission response for a verdict.
 func (p Policy) Respond(v Verdict) admission.Response {
+	// Most severe first: when the API server's limits leave some warnings
+	// out, they are the least severe.
+	findings := slices.Clone(v.Findings)
+	slices.SortStableFunc(findings, func(a, b Judged) int { return cmp.Compare(b.Severity, a.Severity) })
 	var blocking []Judged
 	var warnings []string
-	for _, f := range v.Findings {
+	for _, f := range findings {
 		if p.Blocks(f) {
 			blocking = append(blocking, f)
 			continue
