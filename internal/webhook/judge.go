@@ -70,6 +70,9 @@ type Verdict struct {
 	// Skipped says why the request was not judged (a DELETE, a kind the
 	// rules do not read); empty when it was.
 	Skipped string
+	// Assumed says what context the findings were judged without (each
+	// finding carries it among its assumptions too).
+	Assumed []string
 }
 
 // Judge judges the object of an admission request. On an UPDATE the new
@@ -116,6 +119,9 @@ func (j *Judge) Judge(req *admissionv1.AdmissionRequest) Verdict {
 		gaps = j.context.Gaps()
 	} else {
 		gaps = []string{NoClusterGap}
+	}
+	if len(found.Findings) > 0 {
+		v.Assumed = gaps
 	}
 	for _, f := range found.Findings {
 		if len(gaps) > 0 {

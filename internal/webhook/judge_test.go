@@ -333,6 +333,12 @@ func TestCrossObjectContext(t *testing.T) {
 			t.Errorf("%s without cluster access does not say so: %q", f.Rule, f.Assumptions)
 		}
 	}
+	if msg := (Policy{Mode: Deny, FailOn: finding.Warning}).Respond(alone).Result.Message; !strings.Contains(msg, "\nassumed: "+NoClusterGap) {
+		t.Errorf("the refusal does not say what was assumed:\n%s", msg)
+	}
+	if ws := deny.Respond(with).Warnings; hasSubstring(ws, "backfire assumed") {
+		t.Errorf("with the cluster's context, warnings still assume: %q", ws)
+	}
 	for _, f := range with.Findings {
 		if slices.Contains(f.Assumptions, NoClusterGap) {
 			t.Errorf("%s with the cluster's context claims it had none", f.Rule)
@@ -403,9 +409,13 @@ func TestDenyMessageIsBounded(t *testing.T) {
 func TestWarningsMostSevereFirst(t *testing.T) {
 	v := newJudge(t, nil, nil).Judge(request(t, admissionv1.Create, fixture(t, "bad-statefulset.yaml"), nil))
 	ws := Policy{Mode: Warn}.Respond(v).Warnings
+	// Without a cluster, what was assumed comes first.
+	if len(ws) == 0 || ws[0] != "backfire assumed: "+NoClusterGap {
+		t.Fatalf("first warning %q, want the assumption", ws)
+	}
 	rank := map[string]int{"error": 3, "warning": 2, "info": 1}
 	prev := 4
-	for _, w := range ws {
+	for _, w := range ws[1:] {
 		sev := strings.Fields(w)[1]
 		if rank[sev] == 0 || rank[sev] > prev {
 			t.Fatalf("warnings not most severe first: %q", ws)

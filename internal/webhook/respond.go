@@ -62,7 +62,15 @@ func (p Policy) Respond(v Verdict) admission.Response {
 	findings := slices.Clone(v.Findings)
 	slices.SortStableFunc(findings, func(a, b Judged) int { return cmp.Compare(b.Severity, a.Severity) })
 	var blocking []Judged
+	// What could not be checked and what was assumed come first: they
+	// qualify every finding after them.
 	var warnings []string
+	for _, e := range append(slices.Clip(v.Errors), v.RuleErrors...) {
+		warnings = append(warnings, "backfire could not check "+v.Object.String()+": "+e.Message)
+	}
+	for _, a := range v.Assumed {
+		warnings = append(warnings, "backfire assumed: "+a)
+	}
 	for _, f := range findings {
 		if p.Blocks(f) {
 			blocking = append(blocking, f)
@@ -70,12 +78,9 @@ func (p Policy) Respond(v Verdict) admission.Response {
 		}
 		warnings = append(warnings, warningFor(f))
 	}
-	for _, e := range append(slices.Clip(v.Errors), v.RuleErrors...) {
-		warnings = append(warnings, "backfire could not check "+v.Object.String()+": "+e.Message)
-	}
 	warnings = FitWarnings(warnings)
 	if len(blocking) > 0 {
-		return admission.Denied(denyMessage(v.Object, blocking, p.FailOn)).WithWarnings(warnings...)
+		return admission.Denied(denyMessage(v.Object, blocking, p.FailOn, v.Assumed)).WithWarnings(warnings...)
 	}
 	msg := "no findings"
 	switch {
@@ -172,7 +177,7 @@ func clip(s string, n int) string {
 const maxRefusedShown = 10
 
 // denyMessage names each refused finding's rule, field and fix.
-func denyMessage(obj fmt.Stringer, fs []Judged, failOn finding.Severity) string {
+func denyMessage(obj fmt.Stringer, fs []Judged, failOn finding.Severity, assumed []string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "backfire refused %s: %d finding(s) at or above %s", obj, len(fs), failOn)
 	for i, f := range fs {
@@ -187,6 +192,9 @@ func denyMessage(obj fmt.Stringer, fs []Judged, failOn finding.Severity) string 
 				fmt.Fprintf(&b, "\n  strategic merge patch: %s", f.Fix.Patch)
 			}
 		}
+	}
+	for _, a := range assumed {
+		fmt.Fprintf(&b, "\nassumed: %s", a)
 	}
 	b.WriteString("\nsuppress one rule on this object with the annotation backfire.dev/ignore: \"RULE # reason\"; backfire explain RULE tells more")
 	return b.String()
