@@ -1,0 +1,194 @@
+// Package webhook judges objects sent to a Kubernetes validating admission
+// webhook with the same rules as a scan, and answers the API server: warnings
+// in warn mode, a refusal in deny mode. Cross-object context (the
+// AnalysisTemplates of a Rollout, its autoscaler) comes from informer caches
+// of the cluster when the webhook can read it.
+package webhook
+
+import (
+	"fmt"
+
+	admissionv1 "k8s.io/api/admission/v1"
+
+	"backfire.dev/backfire/internal/catalog"
+	"backfire.dev/backfire/internal/config"
+	"backfire.dev/backfire/internal/finding"
+	"backfire.dev/backfire/internal/index"
+	"backfire.dev/backfire/internal/load"
+	"backfire.dev/backfire/internal/object"
+	"backfire.dev/backfire/internal/rules"
+)
+
+// Context supplies the objects of the cluster that the rules may consult
+// for an admitted object: its namespace's objects and the cluster-scoped
+// ones. Implementations must be safe for concurrent use.
+type Context interface {
+	Objects(namespace string) []*object.Object
+	// Gaps says what the context lacks (no cluster access, a kind the
+	// cluster does not serve); empty when it is complete.
+	Gaps() []string
+}
+
+// Judge runs the enabled rules on admitted objects.
+type Judge struct {
+	rules   []*rules.Rule
+	opts    rules.Options
+	context Context
+}
+
+// NewJudge prepares the rules as a scan would: the catalog (nil means the
+// whole one), minus what the configuration disables.
+func NewJudge(cat []*rules.Rule, opts rules.Options, ctx Context) (*Judge, error) {
+	if cat == nil {
+		cat = catalog.All()
+	}
+	if opts.Config == nil {
+		opts.Config = &config.Config{}
+	}
+	enabled, err := rules.Enabled(cat, &opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Judge{rules: enabled, opts: opts, context: ctx}, nil
+}
+
+// Judged is one finding on the admitted object.
+type Judged struct {
+	finding.Finding
+	// Preexisting is true on an UPDATE when the old object had the same
+	// finding (rule, container and field): it is reported, never denied.
+	Preexisting bool
+}
+
+// Verdict is what the rules say about one admission request.
+type Verdict struct {
+	Object   object.Ref
+	Findings []Judged
+	// Errors are objects that could not be decoded, and RuleErrors rules
+	// that failed (a panic): both are reported as warnings and never deny.
+	Errors, RuleErrors []load.Error
+	// Skipped says why the request was not judged (a DELETE, a kind the
+	// rules do not read); empty when it was.
+	Skipped string
+	// Assumed says what context the findings were judged without (each
+	// finding carries it among its assumptions too).
+	Assumed []string
+}
+
+// Judge judges the object of an admission request. On an UPDATE the new
+// object is judged and the old one only tells which findings were there
+// before.
+func (j *Judge) Judge(req *admissionv1.AdmissionRequest) Verdict {
+	v := Verdict{Object: object.Ref{
+		APIVersion: apiVersion(req.Kind.Group, req.Kind.Version), Kind: req.Kind.Kind,
+		Namespace: req.Namespace, Name: req.Name,
+	}}
+	if req.Operation == admissionv1.Delete || req.Operation == admissionv1.Connect {
+		v.Skipped = string(req.Operation) + " is not judged"
+		return v
+	}
+	if len(req.Object.Raw) == 0 {
+		v.Skipped = "the request carries no object"
+		return v
+	}
+	name := sourceName(req)
+	o, errs := decode(name, req.Object.Raw, req.Namespace)
+	v.Errors = errs
+	if o == nil {
+		return v
+	}
+	v.Object = o.Ref
+	// ConfigMaps are decoded only as context (the scripts probes run), not
+	// judged themselves.
+	if o.Typed == nil || o.Kind == "ConfigMap" {
+		v.Skipped = o.Kind + " is not a kind the rules read"
+		return v
+	}
+	found := j.run(o)
+	v.RuleErrors = found.Errors
+
+	var before map[string]bool
+	if req.Operation == admissionv1.Update && len(req.OldObject.Raw) > 0 {
+		if old, _ := decode(name+" (before the update)", req.OldObject.Raw, req.Namespace); old != nil && old.Typed != nil {
+			before = map[string]bool{}
+			for _, r := range j.run(old).Findings {
+				before[sameFinding(r.Finding)] = true
+			}
+		}
+	}
+	var gaps []string
+	if j.context != nil {
+		gaps = j.context.Gaps()
+	} else {
+		gaps = []string{NoClusterGap}
+	}
+	if len(found.Findings) > 0 {
+		v.Assumed = gaps
+	}
+	for _, r := range found.Findings {
+		f := r.Finding
+		if len(gaps) > 0 {
+			f.Assumptions = append(f.Assumptions, gaps...)
+		}
+		v.Findings = append(v.Findings, Judged{Finding: f, Preexisting: before[sameFinding(f)]})
+	}
+	return v
+}
+
+// NoClusterGap is the assumption findings carry when the webhook runs
+// without cluster access.
+const NoClusterGap = "the webhook has no cluster access: the object was judged alone, without the AnalysisTemplates, autoscalers, Services and workloadRef Deployments of the cluster"
+
+func (j *Judge) run(o *object.Object) rules.Result {
+	objs := []*object.Object{o}
+	if j.context != nil {
+		for _, c := range j.context.Objects(o.Namespace) {
+			if c.Kind == o.Kind && c.Namespace == o.Namespace && c.Name == o.Name {
+				continue // the cluster's copy is the old version of the admitted object
+			}
+			objs = append(objs, c)
+		}
+	}
+	return rules.RunObject(o, index.Build(objs), j.rules, &j.opts)
+}
+
+// sameFinding identifies a finding across two versions of an object.
+func sameFinding(f finding.Finding) string {
+	return f.Rule + "\x00" + f.Container + "\x00" + f.Path
+}
+
+// decode parses the raw object of a request. The API server sends JSON,
+// which is YAML; positions are those of the JSON, which only tests read.
+func decode(name string, raw []byte, namespace string) (*object.Object, []load.Error) {
+	f := load.Parse(name, raw)
+	errs := f.Errors
+	if len(f.Documents) != 1 {
+		if len(errs) == 0 {
+			errs = append(errs, load.Error{File: name, Message: fmt.Sprintf("expected one object, found %d documents", len(f.Documents))})
+		}
+		return nil, errs
+	}
+	o, err := object.Decode(f.Documents[0])
+	if err != nil {
+		return nil, append(errs, *err)
+	}
+	if o.Namespace == "" {
+		// On a CREATE the object may leave its namespace to the request.
+		o.Namespace = namespace
+	}
+	return o, errs
+}
+
+func sourceName(req *admissionv1.AdmissionRequest) string {
+	if req.Namespace == "" {
+		return fmt.Sprintf("admission:%s/%s", req.Kind.Kind, req.Name)
+	}
+	return fmt.Sprintf("admission:%s/%s/%s", req.Namespace, req.Kind.Kind, req.Name)
+}
+
+func apiVersion(group, version string) string {
+	if group == "" {
+		return version
+	}
+	return group + "/" + version
+}
