@@ -41,3 +41,15 @@ func At(path string, value any) json.RawMessage {
 	}
 	return b
 }
+
+// ContainerField names a field of one container of the template the way
+// finding.Fix.Placeholders does: "spec.template.spec.containers[db].resources.requests.cpu".
+func ContainerField(t *object.PodTemplate, container, field string) string {
+	list := "containers"
+	for _, ic := range t.Spec.InitContainers {
+		if ic.Name == container {
+			list = "initContainers"
+		}
+	}
+	return t.SpecPath.String() + "." + list + "[" + container + "]." + field
+}

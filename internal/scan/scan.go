@@ -10,6 +10,7 @@ import (
 	"backfire.dev/backfire/internal/catalog"
 	"backfire.dev/backfire/internal/config"
 	"backfire.dev/backfire/internal/finding"
+	"backfire.dev/backfire/internal/fix"
 	"backfire.dev/backfire/internal/index"
 	"backfire.dev/backfire/internal/load"
 	"backfire.dev/backfire/internal/object"
@@ -86,6 +87,8 @@ func Run(opts Options) (*Result, error) {
 	ix := index.Build(res.Objects)
 	out := rules.Run(ix, enabled, &opts.Rules)
 	res.Findings = out.Findings
+	// Fixes on one object are composed; each finding proposes its part.
+	fix.Agree(res.Findings)
 	res.Errors = append(res.Errors, out.Errors...)
 	res.Summary.Suppressed = out.Suppressed
 	res.Summary.Findings = map[string]int{"error": 0, "warning": 0, "info": 0}
