@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -155,6 +156,9 @@ func (e *editor) lineEnd(off int) int {
 
 func (e *editor) mapping(n *yaml.Node, patch map[string]any, path string) error {
 	var inserts []string
+	// A new probe handler takes the place of the one it replaces.
+	var replaced *yaml.Node
+	handler := ""
 	for _, k := range orderedKeys(patch) {
 		v := patch[k]
 		p := join(path, k)
@@ -162,18 +166,36 @@ func (e *editor) mapping(n *yaml.Node, patch map[string]any, path string) error 
 		switch {
 		case v == nil:
 			if key != nil {
-				start, end, err := e.entry(key)
-				if err != nil {
+				if err := e.delete(key); err != nil {
 					return err
 				}
-				e.edits = append(e.edits, edit{start: start, end: end})
+				if slices.Contains(probeHandlers, k) && replaced == nil {
+					replaced = key
+				}
 			}
 		case key == nil:
+			if !hasLeaf(v) {
+				continue // only deletions of what is not there
+			}
+			if slices.Contains(probeHandlers, k) {
+				handler = k
+				continue
+			}
 			inserts = append(inserts, k)
 		default:
 			if err := e.set(key, val, v, p); err != nil {
 				return err
 			}
+		}
+	}
+	if handler != "" {
+		if replaced == nil {
+			inserts = append([]string{handler}, inserts...)
+		} else {
+			start, _, _ := e.entry(replaced)
+			var b strings.Builder
+			e.entryText(&b, replaced.Column-1, handler, strip(patch[handler]), join(path, handler))
+			e.edits = append(e.edits, edit{start: start, end: start, text: b.String()})
 		}
 	}
 	if len(inserts) == 0 {
@@ -206,7 +228,15 @@ func (e *editor) set(key, val *yaml.Node, v any, path string) error {
 	switch x := v.(type) {
 	case map[string]any:
 		if val.Kind == yaml.MappingNode && len(val.Content) > 0 {
+			if empties(val, x) {
+				// Nothing would be left: the key goes too, rather than
+				// stay behind as null.
+				return e.delete(key)
+			}
 			return e.mapping(val, x, path)
+		}
+		if !hasLeaf(x) {
+			return nil // only deletions, and nothing there to delete
 		}
 		return e.replace(key, x, path)
 	case []any:
@@ -215,6 +245,9 @@ func (e *editor) set(key, val *yaml.Node, v any, path string) error {
 		}
 		if val.Kind == yaml.SequenceNode && equalNode(val, x) {
 			return nil
+		}
+		if val.Kind == yaml.SequenceNode && val.Style&yaml.FlowStyle == 0 && prefixOf(val, x) {
+			return e.dropItems(key, val, len(x))
 		}
 		return e.replace(key, x, path)
 	}
@@ -296,6 +329,85 @@ func (e *editor) namedItems(seq *yaml.Node, items []any, path string) error {
 	if len(missing) > 0 {
 		return fmt.Errorf("line %d: no item named %v in the list", seq.Line, missing)
 	}
+	return nil
+}
+
+func (e *editor) delete(key *yaml.Node) error {
+	start, end, err := e.entry(key)
+	if err != nil {
+		return err
+	}
+	e.edits = append(e.edits, edit{start: start, end: end})
+	return nil
+}
+
+// empties reports whether patch deletes every key of mapping n, directly
+// or by emptying it in turn, and adds none.
+func empties(n *yaml.Node, patch map[string]any) bool {
+	for k, v := range patch {
+		if _, child := pair(n, k); child == nil && hasLeaf(v) {
+			return false
+		}
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		v, ok := patch[n.Content[i].Value]
+		if !ok {
+			return false
+		}
+		if v == nil {
+			continue
+		}
+		pm, isMap := v.(map[string]any)
+		child := n.Content[i+1]
+		if !isMap || child.Kind != yaml.MappingNode || !empties(child, pm) {
+			return false
+		}
+	}
+	return true
+}
+
+// hasLeaf reports whether v sets any value (not only deletions).
+func hasLeaf(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return false
+	case map[string]any:
+		for _, c := range x {
+			if hasLeaf(c) {
+				return true
+			}
+		}
+		return false
+	}
+	return true
+}
+
+// prefixOf reports whether list is the first items of seq, unchanged.
+func prefixOf(seq *yaml.Node, list []any) bool {
+	if len(list) >= len(seq.Content) {
+		return false
+	}
+	for i, v := range list {
+		if !equalNode(seq.Content[i], v) {
+			return false
+		}
+	}
+	return true
+}
+
+// dropItems deletes the items of seq from index keep on, leaving the
+// items before it byte for byte.
+func (e *editor) dropItems(key, seq *yaml.Node, keep int) error {
+	_, end, err := e.entry(key)
+	if err != nil {
+		return err
+	}
+	first := seq.Content[keep]
+	start := e.lines[first.Line-1]
+	if strings.TrimSpace(string(e.data[start:e.offset(first.Line, first.Column)])) != "-" {
+		return fmt.Errorf("line %d: list item shares its line; edit it by hand", first.Line)
+	}
+	e.edits = append(e.edits, edit{start: start, end: end})
 	return nil
 }
 

@@ -31,6 +31,9 @@ type Options struct {
 	Rules rules.Options
 	// Catalog is the rule set to run; nil means the whole catalog.
 	Catalog []*rules.Rule
+	// Overlay holds new contents for files by path, read instead of the
+	// disk: backfire fix rescans what it would write before writing it.
+	Overlay map[string][]byte
 }
 
 // Summary counts what was read and found.
@@ -182,6 +185,8 @@ func read(in source.Input, opts *Options) []load.File {
 			return fail("no standard input")
 		}
 		data, err = source.ReadStdin(opts.Stdin, opts.MaxFileSize)
+	} else if o, ok := opts.Overlay[in.Path]; ok {
+		data = o
 	} else {
 		data, err = source.ReadFile(in.Path, opts.MaxFileSize)
 	}

@@ -1,0 +1,397 @@
+// Package apply turns a scan's findings into edits of the files they were
+// read from: the fixes on each object composed (package fix), written into
+// the YAML in place, and proven by a rescan of the new contents before
+// anything is written.
+package apply
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/pmezard/go-difflib/difflib"
+
+	"backfire.dev/backfire/internal/finding"
+	"backfire.dev/backfire/internal/fix"
+	"backfire.dev/backfire/internal/load"
+	"backfire.dev/backfire/internal/object"
+	"backfire.dev/backfire/internal/scan"
+	"backfire.dev/backfire/internal/source"
+)
+
+// Options configure a run.
+type Options struct {
+	Scan scan.Options
+	// Rules limits the fixes to these rule IDs; empty means every rule.
+	Rules []string
+}
+
+// File is one file and what fix makes of it.
+type File struct {
+	Path     string
+	Old, New []byte
+	// Rules lists the rules whose fixes changed the file.
+	Rules []string
+}
+
+// Left is a finding that is not fixed, and why.
+type Left struct {
+	Finding finding.Finding
+	Reason  string
+}
+
+// Placeholder is a value written into a file that a human must size.
+type Placeholder struct {
+	File, Field, Value string
+}
+
+// Result is the plan: new contents, proven, not yet written.
+type Result struct {
+	Files        []*File
+	Fixed        []finding.Finding
+	Left         []Left
+	Placeholders []Placeholder
+	// Notes say where the composition's precedence settled a conflict.
+	Notes []string
+	// Introduced are findings the rescan reports that the first scan did
+	// not: the fix made something worse. Plan refuses such a fix.
+	Introduced []finding.Finding
+	// Errors are input problems of the scan.
+	Errors []load.Error
+}
+
+// key identifies a finding across scans: line numbers move, rule, object
+// and container do not.
+type key struct {
+	rule      string
+	object    object.Ref
+	container string
+}
+
+func keyOf(f finding.Finding) key { return key{f.Rule, f.Object, f.Container} }
+
+// Plan scans, composes the fixes, edits the files in memory, and proves
+// the edits: the rescan of the new contents must not report the fixed
+// findings, and applying the fixes again must change nothing.
+func Plan(opts Options) (*Result, error) {
+	res, err := scan.Run(opts.Scan)
+	if err != nil {
+		return nil, err
+	}
+	out := &Result{Errors: res.Errors}
+	var chosen []finding.Finding
+	for _, f := range res.Findings {
+		if len(opts.Rules) > 0 && !slices.ContainsFunc(opts.Rules, func(r string) bool { return strings.EqualFold(r, f.Rule) }) {
+			continue
+		}
+		chosen = append(chosen, f)
+	}
+
+	files := map[string]*File{}
+	var edits []planned
+	inChange := make([]bool, len(chosen))
+	for _, c := range fix.Compose(chosen) {
+		for _, i := range c.Findings {
+			inChange[i] = true
+		}
+		o := objectOf(res.Objects, c.Target)
+		why := ""
+		switch {
+		case o == nil:
+			why = "the object the fix applies to (" + c.Target.String() + ") is not in the input"
+		case o.Doc.Origin != "":
+			why = "the object is " + o.Doc.Origin + "; fix edits plain YAML files: apply the patch to its source"
+		case o.Doc.File == "<stdin>":
+			why = "read from standard input: there is no file to write back"
+		}
+		if why != "" {
+			for _, i := range c.Findings {
+				out.Left = append(out.Left, Left{chosen[i], why})
+			}
+			continue
+		}
+		pos, _ := o.Doc.Locate("")
+		edits = append(edits, planned{change: c, file: o.Doc.File, pos: pos})
+	}
+	for i, f := range chosen {
+		if !inChange[i] {
+			why := "no patch to apply"
+			if f.Fix != nil {
+				why = "a change to make by hand: " + f.Fix.Description
+			}
+			out.Left = append(out.Left, Left{f, why})
+		}
+	}
+
+	// Edit each file from its last object up, so that an edit never moves
+	// the position of an object still to be edited.
+	sort.SliceStable(edits, func(a, b int) bool {
+		if edits[a].file != edits[b].file {
+			return edits[a].file < edits[b].file
+		}
+		return edits[a].pos.Line > edits[b].pos.Line
+	})
+	var applied []planned
+	for _, e := range edits {
+		f, ok := files[e.file]
+		if !ok {
+			data, err := source.ReadFile(e.file, opts.Scan.MaxFileSize)
+			if err != nil {
+				out.leave(chosen, e.change, err.Error())
+				continue
+			}
+			f = &File{Path: e.file, Old: data, New: data}
+			files[e.file] = f
+		}
+		next, err := fix.Edit(f.New, e.pos, e.change.Patch, e.change.Placeholders)
+		if err != nil {
+			out.leave(chosen, e.change, fmt.Sprintf("%s: %v", e.file, err))
+			continue
+		}
+		f.New = next
+		for _, i := range e.change.Findings {
+			if !slices.Contains(f.Rules, chosen[i].Rule) {
+				f.Rules = append(f.Rules, chosen[i].Rule)
+			}
+		}
+		out.Notes = append(out.Notes, e.change.Notes...)
+		applied = append(applied, e)
+	}
+	for _, p := range sortedKeys(files) {
+		if f := files[p]; !bytes.Equal(f.Old, f.New) {
+			sort.Strings(f.Rules)
+			out.Files = append(out.Files, f)
+		}
+	}
+	if len(out.Files) == 0 {
+		return out, nil
+	}
+	return out, out.prove(opts, res, chosen, applied)
+}
+
+type planned struct {
+	change fix.Change
+	file   string
+	pos    load.Position
+}
+
+func (r *Result) leave(fs []finding.Finding, c fix.Change, why string) {
+	for _, i := range c.Findings {
+		r.Left = append(r.Left, Left{fs[i], why})
+	}
+}
+
+// prove rescans the new contents: the fixed findings must be gone, no
+// new finding may appear, the new files must parse, and the fixes applied
+// again must change nothing.
+func (r *Result) prove(opts Options, before *scan.Result, chosen []finding.Finding, applied []planned) error {
+	overlay := map[string][]byte{}
+	for _, f := range r.Files {
+		overlay[f.Path] = f.New
+	}
+	so := opts.Scan
+	so.Overlay = overlay
+	so.Stdin = nil
+	after, err := scan.Run(so)
+	if err != nil {
+		return err
+	}
+	for _, e := range after.Errors {
+		if _, ok := overlay[e.File]; ok {
+			return fmt.Errorf("the fixed file does not load, nothing written: %v", e)
+		}
+	}
+	still := map[key]finding.Finding{}
+	for _, f := range after.Findings {
+		still[keyOf(f)] = f
+	}
+	was := map[key]bool{}
+	for _, f := range before.Findings {
+		was[keyOf(f)] = true
+	}
+	for _, f := range after.Findings {
+		if !was[keyOf(f)] {
+			r.Introduced = append(r.Introduced, f)
+		}
+	}
+	if len(r.Introduced) > 0 {
+		f := r.Introduced[0]
+		return fmt.Errorf("the fix would introduce %s on %s (%s), nothing written", f.Rule, f.Object, f.Message)
+	}
+	for _, e := range applied {
+		for _, i := range e.change.Findings {
+			f := chosen[i]
+			if g, ok := still[keyOf(f)]; ok {
+				r.Left = append(r.Left, Left{f, "still reported after the composed fix: " + g.Message})
+				continue
+			}
+			r.Fixed = append(r.Fixed, f)
+		}
+		for _, p := range e.change.Placeholders {
+			if v, ok := valueAt(e.change.Patch, p); ok {
+				r.Placeholders = append(r.Placeholders, Placeholder{File: e.file, Field: p, Value: v})
+			}
+		}
+	}
+
+	// Idempotence: the same fixes on the new contents change nothing.
+	for _, e := range applied {
+		o := objectOf(after.Objects, e.change.Target)
+		if o == nil {
+			return fmt.Errorf("%s: %s is gone after the fix", e.file, e.change.Target)
+		}
+		pos, _ := o.Doc.Locate("")
+		again, err := fix.Edit(overlay[e.file], pos, e.change.Patch, e.change.Placeholders)
+		if err != nil {
+			return fmt.Errorf("%s: applying the fix again: %v", e.file, err)
+		}
+		if !bytes.Equal(again, overlay[e.file]) {
+			return fmt.Errorf("%s:%d: applying the fix a second time changes the file again; nothing written", e.file, firstDiffLine(again, overlay[e.file]))
+		}
+	}
+	return nil
+}
+
+func objectOf(objs []*object.Object, ref object.Ref) *object.Object {
+	for _, o := range objs {
+		if o.Ref == ref {
+			return o
+		}
+	}
+	return nil
+}
+
+// valueAt reads a dotted placeholder path from a patch.
+func valueAt(patch map[string]any, path string) (string, bool) {
+	var v any = patch
+	for _, seg := range strings.Split(path, ".") {
+		name := ""
+		if i := strings.IndexByte(seg, '['); i >= 0 && strings.HasSuffix(seg, "]") {
+			seg, name = seg[:i], seg[i+1:len(seg)-1]
+		}
+		m, ok := v.(map[string]any)
+		if !ok {
+			return "", false
+		}
+		v = m[seg]
+		if name != "" {
+			l, _ := v.([]any)
+			v = nil
+			for _, it := range l {
+				if im, ok := it.(map[string]any); ok && im["name"] == name {
+					v = im
+				}
+			}
+		}
+	}
+	if v == nil {
+		return "", false
+	}
+	return fmt.Sprint(v), true
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// Diff writes a unified diff of every changed file.
+func (r *Result) Diff(w io.Writer) error {
+	for _, f := range r.Files {
+		d := difflib.UnifiedDiff{
+			A: difflib.SplitLines(string(f.Old)), B: difflib.SplitLines(string(f.New)),
+			FromFile: "a/" + filepath.ToSlash(f.Path), ToFile: "b/" + filepath.ToSlash(f.Path),
+			Context: 3,
+		}
+		if err := difflib.WriteUnifiedDiff(w, d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Write writes every changed file, each through a temporary file renamed
+// over it, so that no file is ever left half-written. A file that is read
+// only, a symbolic link, or changed since it was read is not written; the
+// errors say which, and the other files are still written.
+func (r *Result) Write() []error {
+	var errs []error
+	for _, f := range r.Files {
+		if err := writeFile(f); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
+}
+
+func writeFile(f *File) error {
+	info, err := os.Lstat(f.Path)
+	if err != nil {
+		return err
+	}
+	if info.Mode()&os.ModeSymlink != 0 {
+		return fmt.Errorf("%s: a symbolic link; fix does not write through links: run it on the file the link points to", f.Path)
+	}
+	if !info.Mode().IsRegular() {
+		return fmt.Errorf("%s: not a regular file", f.Path)
+	}
+	if info.Mode().Perm()&0o200 == 0 {
+		return fmt.Errorf("%s: read-only (mode %v); not written", f.Path, info.Mode().Perm())
+	}
+	now, err := os.ReadFile(f.Path)
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(now, f.Old) {
+		return fmt.Errorf("%s: changed since it was scanned; not written: run fix again", f.Path)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(f.Path), "."+filepath.Base(f.Path)+".backfire-*")
+	if err != nil {
+		return fmt.Errorf("%s: %v", f.Path, err)
+	}
+	done := false
+	defer func() {
+		if !done {
+			os.Remove(tmp.Name())
+		}
+	}()
+	if _, err := tmp.Write(f.New); err != nil {
+		tmp.Close()
+		return fmt.Errorf("%s: %v", f.Path, err)
+	}
+	if err := tmp.Chmod(info.Mode().Perm()); err != nil {
+		tmp.Close()
+		return fmt.Errorf("%s: %v", f.Path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("%s: %v", f.Path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("%s: %v", f.Path, err)
+	}
+	if err := os.Rename(tmp.Name(), f.Path); err != nil {
+		return fmt.Errorf("%s: %v", f.Path, err)
+	}
+	done = true
+	return nil
+}
+
+func firstDiffLine(a, b []byte) int {
+	line := 1
+	for i := 0; i < len(a) && i < len(b) && a[i] == b[i]; i++ {
+		if a[i] == '\n' {
+			line++
+		}
+	}
+	return line
+}
