@@ -155,6 +155,9 @@ func (e *editor) lineEnd(off int) int {
 }
 
 func (e *editor) mapping(n *yaml.Node, patch map[string]any, path string) error {
+	if n.Style&yaml.FlowStyle != 0 && reshapes(n, patch) {
+		return e.flow(n, patch)
+	}
 	var inserts []string
 	// A new probe handler takes the place of the one it replaces.
 	var replaced *yaml.Node
@@ -332,6 +335,112 @@ func (e *editor) namedItems(seq *yaml.Node, items []any, path string) error {
 	return nil
 }
 
+// reshapes reports whether patch deletes or adds a key of mapping n.
+func reshapes(n *yaml.Node, patch map[string]any) bool {
+	for k, v := range patch {
+		_, val := pair(n, k)
+		if (v == nil) != (val == nil) && (val != nil || hasLeaf(v)) {
+			return true
+		}
+	}
+	return false
+}
+
+// flow rewrites a flow-style mapping ({cpu: "1", memory: 2Gi}) whose keys
+// change as a whole, in flow style, keeping the order and quoting of the
+// keys it keeps.
+func (e *editor) flow(n *yaml.Node, patch map[string]any) error {
+	start := e.offset(n.Line, n.Column)
+	end, ok := flowEnd(e.data, start)
+	if !ok {
+		return fmt.Errorf("line %d: unterminated flow mapping", n.Line)
+	}
+	c := deepCopy(n)
+	if err := patchNode(c, patch); err != nil {
+		return err
+	}
+	b, err := yaml.Marshal(c)
+	if err != nil {
+		return err
+	}
+	e.edits = append(e.edits, edit{start: start, end: end, text: strings.TrimSuffix(string(b), "\n")})
+	return nil
+}
+
+// patchNode merges patch into the mapping node n.
+func patchNode(n *yaml.Node, patch map[string]any) error {
+	for _, k := range orderedKeys(patch) {
+		v := patch[k]
+		idx := -1
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == k {
+				idx = i
+			}
+		}
+		switch {
+		case v == nil:
+			if idx >= 0 {
+				n.Content = append(n.Content[:idx], n.Content[idx+2:]...)
+			}
+		case idx >= 0 && n.Content[idx+1].Kind == yaml.MappingNode:
+			if m, ok := v.(map[string]any); ok {
+				if err := patchNode(n.Content[idx+1], m); err != nil {
+					return err
+				}
+				continue
+			}
+			fallthrough
+		default:
+			var val yaml.Node
+			if err := val.Encode(strip(v)); err != nil {
+				return err
+			}
+			val.Style = yaml.FlowStyle
+			if idx >= 0 {
+				n.Content[idx+1] = &val
+			} else if hasLeaf(v) {
+				n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: k}, &val)
+			}
+		}
+	}
+	return nil
+}
+
+func deepCopy(n *yaml.Node) *yaml.Node {
+	c := *n
+	c.Content = make([]*yaml.Node, len(n.Content))
+	for i, ch := range n.Content {
+		c.Content[i] = deepCopy(ch)
+	}
+	return &c
+}
+
+// flowEnd returns the offset just past the flow collection at start.
+func flowEnd(b []byte, start int) (int, bool) {
+	depth := 0
+	for i := start; i < len(b); i++ {
+		switch b[i] {
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				return i + 1, true
+			}
+		case '"':
+			for i++; i < len(b) && b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
+		case '\'':
+			for i++; i < len(b) && b[i] != '\''; i++ {
+			}
+		}
+	}
+	return 0, false
+}
+
 func (e *editor) delete(key *yaml.Node) error {
 	start, end, err := e.entry(key)
 	if err != nil {
@@ -492,11 +601,30 @@ func (e *editor) itemText(b *strings.Builder, indent int, v any, path string) {
 	b.WriteString(pad + "- " + s[indent+2:])
 }
 
-// apply returns the data with the edits made, last first.
+// apply returns the data with the edits made, last first, so that an
+// edit never moves the offsets of those still to be made. At one offset a
+// deletion goes first; of two insertions, the one planned first (an inner
+// mapping's, whose end is reached before its parent's) must end up first,
+// so it is inserted last.
 func (e *editor) apply() []byte {
-	sort.SliceStable(e.edits, func(i, j int) bool { return e.edits[i].start > e.edits[j].start })
+	order := make([]int, len(e.edits))
+	for i := range order {
+		order[i] = i
+	}
+	sort.Slice(order, func(a, b int) bool {
+		ea, eb := e.edits[order[a]], e.edits[order[b]]
+		if ea.start != eb.start {
+			return ea.start > eb.start
+		}
+		// A deletion at an offset goes before the insertions there.
+		if (ea.end > ea.start) != (eb.end > eb.start) {
+			return ea.end > ea.start
+		}
+		return order[a] > order[b]
+	})
 	out := append([]byte(nil), e.data...)
-	for _, ed := range e.edits {
+	for _, i := range order {
+		ed := e.edits[i]
 		out = append(out[:ed.start], append([]byte(ed.text), out[ed.end:]...)...)
 	}
 	return out
