@@ -79,6 +79,9 @@ func keyOf(f finding.Finding) key { return key{f.Rule, f.Object, f.Container} }
 // the edits: the rescan of the new contents must not report the fixed
 // findings, and applying the fixes again must change nothing.
 func Plan(opts Options) (*Result, error) {
+	if opts.Scan.MaxFileSize <= 0 {
+		opts.Scan.MaxFileSize = source.DefaultMaxFileSize
+	}
 	res, err := scan.Run(opts.Scan)
 	if err != nil {
 		return nil, err
