@@ -25,6 +25,8 @@ type fixFlags struct {
 	configPath      string
 	rolloutsVersion string
 	maxFileSize     int64
+	valuesOut       string
+	helm            helm.Options
 }
 
 func newFixCommand() *cobra.Command {
@@ -54,6 +56,11 @@ Exit codes: 0 every finding fixed; 1 findings left (listed with the reason);
 	f.StringVar(&fl.configPath, "config", "", "configuration file (default: .backfire.yaml found from the working directory up)")
 	f.StringVar(&fl.rolloutsVersion, "rollouts-version", rollout.DefaultVersion, "Argo Rollouts controller version the Argo rules assume")
 	f.Int64Var(&fl.maxFileSize, "max-file-size", source.DefaultMaxFileSize, "largest input file read, in bytes")
+	f.StringVar(&fl.valuesOut, "values-out", "", "write the fixes of Helm chart objects to this values file (edited in place when it exists; pass it last with --values), keeping the chart untouched")
+	f.StringArrayVar(&fl.helm.ValueFiles, "values", nil, "Helm values file for charts (repeatable, merged in order)")
+	f.StringArrayVar(&fl.helm.Set, "set", nil, "Helm value for charts, key=value (repeatable)")
+	f.StringVar(&fl.helm.ReleaseName, "release-name", helm.DefaultReleaseName, "Helm release name charts are rendered with")
+	f.StringVar(&fl.helm.Namespace, "namespace", helm.DefaultNamespace, "namespace Helm charts are rendered into")
 	return cmd
 }
 
@@ -79,8 +86,7 @@ func runFix(cmd *cobra.Command, args []string, fl *fixFlags) error {
 	if err != nil {
 		return usageError(cmd, "%v", err)
 	}
-	charts, err := helm.New(helm.Options{})
-	if err != nil {
+	if _, err := helm.New(fl.helm); err != nil {
 		return usageError(cmd, "%v", err)
 	}
 	var ids []string
@@ -92,11 +98,12 @@ func runFix(cmd *cobra.Command, args []string, fl *fixFlags) error {
 			Paths:       args,
 			Stdin:       cmd.InOrStdin(),
 			MaxFileSize: fl.maxFileSize,
-			Charts:      charts,
 			Kustomize:   kustomize.New(),
 			Rules:       rules.Options{Config: cfg, RolloutsVersion: rv},
 		},
-		Rules: ids,
+		Rules:     ids,
+		Helm:      &fl.helm,
+		ValuesOut: fl.valuesOut,
 	})
 	stderr, out := cmd.ErrOrStderr(), cmd.OutOrStdout()
 	if plan != nil {

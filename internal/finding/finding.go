@@ -104,6 +104,9 @@ type Fix struct {
 	// "name": "spec.template.spec.containers[db].resources.requests.cpu".
 	// backfire fix marks them with a YAML comment.
 	Placeholders []string `json:"placeholders,omitempty"`
+	// Own is the rule's own patch when Patch was composed with the fixes
+	// of other findings on the object (see fix.Agree); not in the output.
+	Own json.RawMessage `json:"-"`
 }
 
 // Fix types.

@@ -41,6 +41,7 @@ func Agree(fs []finding.Finding) {
 				continue
 			}
 			fx := *f.Fix
+			fx.Own = f.Fix.Patch
 			fx.Patch = b
 			var others []string
 			for _, r := range rulesIn {

@@ -66,7 +66,7 @@ func Compose(fs []finding.Finding) []Change {
 		if _, ok := byTarget[t]; !ok {
 			order = append(order, t)
 		}
-		byTarget[t] = append(byTarget[t], part{i: i, patch: p, owns: replacesHandler(p)})
+		byTarget[t] = append(byTarget[t], part{i: i, patch: p, owns: ReplacesHandler(p)})
 	}
 	out := make([]Change, 0, len(order))
 	for _, t := range order {
@@ -109,8 +109,9 @@ var probeHandlers = []string{"exec", "httpGet", "tcpSocket", "grpc"}
 
 func isProbe(key string) bool { return strings.HasSuffix(key, "Probe") }
 
-// replacesHandler reports whether a patch deletes a probe handler anywhere.
-func replacesHandler(v any) bool {
+// ReplacesHandler reports whether a patch deletes a probe handler anywhere:
+// such a fix owns the probe (see Compose).
+func ReplacesHandler(v any) bool {
 	switch x := v.(type) {
 	case map[string]any:
 		for k, c := range x {
@@ -123,13 +124,13 @@ func replacesHandler(v any) bool {
 					}
 				}
 			}
-			if replacesHandler(c) {
+			if ReplacesHandler(c) {
 				return true
 			}
 		}
 	case []any:
 		for _, c := range x {
-			if replacesHandler(c) {
+			if ReplacesHandler(c) {
 				return true
 			}
 		}

@@ -18,6 +18,7 @@ import (
 
 	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/fix"
+	"backfire.dev/backfire/internal/helm"
 	"backfire.dev/backfire/internal/load"
 	"backfire.dev/backfire/internal/object"
 	"backfire.dev/backfire/internal/scan"
@@ -29,6 +30,13 @@ type Options struct {
 	Scan scan.Options
 	// Rules limits the fixes to these rule IDs; empty means every rule.
 	Rules []string
+	// Helm, when set, renders charts (it replaces Scan.Charts), so that
+	// the rescan can render them again with the new values.
+	Helm *helm.Options
+	// ValuesOut is the values file the fixes of objects rendered from a
+	// Helm chart go to, keeping the chart untouched; when it exists it is
+	// read as the last --values file and edited in place.
+	ValuesOut string
 }
 
 // File is one file and what fix makes of it.
@@ -82,6 +90,24 @@ func Plan(opts Options) (*Result, error) {
 	if opts.Scan.MaxFileSize <= 0 {
 		opts.Scan.MaxFileSize = source.DefaultMaxFileSize
 	}
+	var valuesOld []byte
+	if opts.ValuesOut != "" {
+		if opts.Helm == nil {
+			return nil, fmt.Errorf("--values-out needs the chart options")
+		}
+		if data, err := os.ReadFile(opts.ValuesOut); err == nil {
+			valuesOld = data
+		} else if !os.IsNotExist(err) {
+			return nil, err
+		}
+	}
+	if opts.Helm != nil {
+		r, err := charts(opts, valuesOld != nil, "")
+		if err != nil {
+			return nil, err
+		}
+		opts.Scan.Charts = r
+	}
 	res, err := scan.Run(opts.Scan)
 	if err != nil {
 		return nil, err
@@ -97,6 +123,7 @@ func Plan(opts Options) (*Result, error) {
 
 	files := map[string]*File{}
 	var edits []planned
+	values := &valuesPlan{set: map[string]any{}}
 	inChange := make([]bool, len(chosen))
 	for _, c := range fix.Compose(chosen) {
 		for _, i := range c.Findings {
@@ -107,8 +134,13 @@ func Plan(opts Options) (*Result, error) {
 		switch {
 		case o == nil:
 			why = "the object the fix applies to (" + c.Target.String() + ") is not in the input"
+		case o.Doc.Origin != "" && opts.ValuesOut != "" && o.Doc.Trace != nil && strings.HasPrefix(o.Doc.Origin, "rendered from chart"):
+			why = planValues(o, c, chosen, values, out)
+			if why == "" {
+				continue
+			}
 		case o.Doc.Origin != "":
-			why = "the object is " + o.Doc.Origin + "; fix edits plain YAML files: apply the patch to its source"
+			why = "the object is " + o.Doc.Origin + "; fix edits plain YAML files (and a chart's values with --values-out): apply the patch to its source"
 		case o.Doc.File == "<stdin>":
 			why = "read from standard input: there is no file to write back"
 		}
@@ -165,6 +197,14 @@ func Plan(opts Options) (*Result, error) {
 		out.Notes = append(out.Notes, e.change.Notes...)
 		applied = append(applied, e)
 	}
+	if len(values.set) > 0 {
+		f, err := values.file(opts.ValuesOut, valuesOld)
+		if err != nil {
+			return nil, err
+		}
+		files[opts.ValuesOut] = f
+		applied = append(applied, values.changes...)
+	}
 	for _, p := range sortedKeys(files) {
 		if f := files[p]; !bytes.Equal(f.Old, f.New) {
 			sort.Strings(f.Rules)
@@ -181,6 +221,11 @@ type planned struct {
 	change fix.Change
 	file   string
 	pos    load.Position
+	// values is set for a change made through a chart's values; missing
+	// lists the fields of its patch that no values key reaches.
+	values  map[string]any
+	missing []string
+	rules   []string
 }
 
 func (r *Result) leave(fs []finding.Finding, c fix.Change, why string) {
@@ -200,6 +245,27 @@ func (r *Result) prove(opts Options, before *scan.Result, chosen []finding.Findi
 	so := opts.Scan
 	so.Overlay = overlay
 	so.Stdin = nil
+	if opts.ValuesOut != "" {
+		if nv, ok := overlay[opts.ValuesOut]; ok {
+			// Helm reads values files from disk: the new values go to a
+			// temporary file for the rescan.
+			tmp, err := os.CreateTemp("", "backfire-values-*.yaml")
+			if err != nil {
+				return err
+			}
+			defer os.Remove(tmp.Name())
+			if _, err := tmp.Write(nv); err != nil {
+				tmp.Close()
+				return err
+			}
+			tmp.Close()
+			r, err := charts(opts, false, tmp.Name())
+			if err != nil {
+				return fmt.Errorf("the new values do not load: %v", err)
+			}
+			so.Charts = r
+		}
+	}
 	after, err := scan.Run(so)
 	if err != nil {
 		return err
@@ -230,7 +296,11 @@ func (r *Result) prove(opts Options, before *scan.Result, chosen []finding.Findi
 		for _, i := range e.change.Findings {
 			f := chosen[i]
 			if g, ok := still[keyOf(f)]; ok {
-				r.Left = append(r.Left, Left{f, "still reported after the composed fix: " + g.Message})
+				why := "still reported after the composed fix: " + g.Message
+				if len(e.missing) > 0 {
+					why = "the chart's values do not reach " + strings.Join(e.missing, ", ") + ": change the template, or patch the rendered object with " + string(f.Fix.Patch)
+				}
+				r.Left = append(r.Left, Left{f, why})
 				continue
 			}
 			r.Fixed = append(r.Fixed, f)
@@ -244,6 +314,9 @@ func (r *Result) prove(opts Options, before *scan.Result, chosen []finding.Findi
 
 	// Idempotence: the same fixes on the new contents change nothing.
 	for _, e := range applied {
+		if e.values != nil {
+			continue // checked below, on the values file
+		}
 		o := objectOf(after.Objects, e.change.Target)
 		if o == nil {
 			return fmt.Errorf("%s: %s is gone after the fix", e.file, e.change.Target)
@@ -338,6 +411,9 @@ func (r *Result) Write() []error {
 
 func writeFile(f *File) error {
 	info, err := os.Lstat(f.Path)
+	if os.IsNotExist(err) && f.Old == nil {
+		return create(f)
+	}
 	if err != nil {
 		return err
 	}
@@ -397,4 +473,30 @@ func firstDiffLine(a, b []byte) int {
 		}
 	}
 	return line
+}
+
+// create writes a new file (a values file of --values-out) through a
+// temporary file, and refuses to replace one made in the meantime.
+func create(f *File) error {
+	tmp, err := os.CreateTemp(filepath.Dir(f.Path), "."+filepath.Base(f.Path)+".backfire-*")
+	if err != nil {
+		return fmt.Errorf("%s: %v", f.Path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(f.New); err != nil {
+		tmp.Close()
+		return fmt.Errorf("%s: %v", f.Path, err)
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return fmt.Errorf("%s: %v", f.Path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("%s: %v", f.Path, err)
+	}
+	// A hard link fails if the name exists: nothing made since is lost.
+	if err := os.Link(tmp.Name(), f.Path); err != nil {
+		return fmt.Errorf("%s: %v", f.Path, err)
+	}
+	return nil
 }

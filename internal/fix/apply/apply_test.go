@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"backfire.dev/backfire/internal/config"
+	"backfire.dev/backfire/internal/helm"
 	"backfire.dev/backfire/internal/model/rollout"
 	"backfire.dev/backfire/internal/rules"
 	"backfire.dev/backfire/internal/scan"
@@ -327,5 +328,47 @@ func assertNoTemp(t *testing.T, dir string) {
 		if strings.Contains(e.Name(), ".backfire-") {
 			t.Errorf("temporary file %s left behind", e.Name())
 		}
+	}
+}
+
+// The Harbor chart, fixed through a values file of its own: the chart's
+// files stay untouched, the values that reach the fields are written, the
+// rescan renders the chart with them, and BF101 (the chart writes the exec
+// handler in its template) is left with the reason and the patch.
+func TestHarborChartValuesOut(t *testing.T) {
+	chart := testutil.Corpus(t, "harbor-helm")
+	out := filepath.Join(t.TempDir(), "backfire-values.yaml")
+	o := options(chart)
+	o.Helm = &helm.Options{}
+	o.ValuesOut = out
+	p, err := Plan(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Files) != 1 || p.Files[0].Path != out {
+		t.Fatalf("files %v, want only the values file", p.Files)
+	}
+	if len(p.Fixed) < 10 {
+		t.Errorf("%d fixed", len(p.Fixed))
+	}
+	var bf101 bool
+	for _, l := range p.Left {
+		if l.Finding.Rule == "BF101" {
+			bf101 = strings.Contains(l.Reason, "values do not reach") && strings.Contains(l.Reason, "livenessProbe.exec (deleted)") && strings.Contains(l.Reason, `"tcpSocket"`)
+		}
+	}
+	if !bf101 {
+		t.Errorf("BF101 is not left with its reason and patch: %+v", p.Left)
+	}
+	golden(t, filepath.Join(testutil.RepoRoot(t), "internal", "fix", "apply", "testdata", "harbor-values-out.yaml"), p.Files[0].New)
+	if errs := p.Write(); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	again, err := Plan(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(again.Files) > 0 || len(again.Fixed) > 0 || len(again.Left) != len(p.Left) {
+		t.Errorf("second run: %d files, %d fixed, %d left (first left %d)", len(again.Files), len(again.Fixed), len(again.Left), len(p.Left))
 	}
 }
