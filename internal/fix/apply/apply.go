@@ -123,7 +123,7 @@ func Plan(opts Options) (*Result, error) {
 
 	files := map[string]*File{}
 	var edits []planned
-	values := &valuesPlan{set: map[string]any{}}
+	values := &valuesPlan{set: map[string]any{}, fileOf: map[string]string{}}
 	inChange := make([]bool, len(chosen))
 	for _, c := range fix.Compose(chosen) {
 		for _, i := range c.Findings {
@@ -134,7 +134,7 @@ func Plan(opts Options) (*Result, error) {
 		switch {
 		case o == nil:
 			why = "the object the fix applies to (" + c.Target.String() + ") is not in the input"
-		case o.Doc.Origin != "" && opts.ValuesOut != "" && o.Doc.Trace != nil && strings.HasPrefix(o.Doc.Origin, "rendered from chart"):
+		case o.Doc.Origin != "" && opts.Helm != nil && o.Doc.Trace != nil && strings.HasPrefix(o.Doc.Origin, "rendered from chart"):
 			why = planValues(o, c, chosen, values, out)
 			if why == "" {
 				continue
@@ -197,12 +197,21 @@ func Plan(opts Options) (*Result, error) {
 		out.Notes = append(out.Notes, e.change.Notes...)
 		applied = append(applied, e)
 	}
-	if len(values.set) > 0 {
+	if len(values.set) > 0 && opts.ValuesOut != "" {
 		f, err := values.file(opts.ValuesOut, valuesOld)
 		if err != nil {
 			return nil, err
 		}
 		files[opts.ValuesOut] = f
+		applied = append(applied, values.changes...)
+	} else if len(values.set) > 0 {
+		fs, err := values.inPlace(opts.Scan.MaxFileSize)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range fs {
+			files[f.Path] = f
+		}
 		applied = append(applied, values.changes...)
 	}
 	for _, p := range sortedKeys(files) {
@@ -264,6 +273,13 @@ func (r *Result) prove(opts Options, before *scan.Result, chosen []finding.Findi
 				return fmt.Errorf("the new values do not load: %v", err)
 			}
 			so.Charts = r
+		}
+	}
+	if opts.Helm != nil && opts.ValuesOut == "" {
+		cleanup, err := rerender(&so, opts, r.Files)
+		defer cleanup()
+		if err != nil {
+			return err
 		}
 	}
 	after, err := scan.Run(so)

@@ -372,3 +372,70 @@ func TestHarborChartValuesOut(t *testing.T) {
 		t.Errorf("second run: %d files, %d fixed, %d left (first left %d)", len(again.Files), len(again.Fixed), len(again.Left), len(p.Left))
 	}
 }
+
+// Without --values-out the chart's own values.yaml is edited in place
+// (only the values that change), the copy of the chart is rendered again
+// with it for the proof, and a second run changes nothing.
+func TestHarborChartValuesInPlace(t *testing.T) {
+	root := testutil.RepoRoot(t)
+	dir := t.TempDir()
+	if err := os.CopyFS(filepath.Join(dir, "harbor"), os.DirFS(testutil.Corpus(t, "harbor-helm"))); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	o := options("harbor")
+	o.Helm = &helm.Options{}
+	p, err := Plan(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Files) != 1 || p.Files[0].Path != filepath.Join("harbor", "values.yaml") {
+		t.Fatalf("files %v, want only the chart's values.yaml", p.Files)
+	}
+	var diff bytes.Buffer
+	if err := p.Diff(&diff); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, filepath.Join(root, "internal", "fix", "apply", "testdata", "harbor-values-in-place.diff"), diff.Bytes())
+	if errs := p.Write(); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	again, err := Plan(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(again.Files) > 0 || len(again.Fixed) > 0 {
+		t.Errorf("second run: %d files, %d fixed", len(again.Files), len(again.Fixed))
+	}
+}
+
+// A chart whose values file is a symbolic link: the error says so, and
+// neither the link nor its target is written.
+func TestHarborChartSymlinkedValues(t *testing.T) {
+	dir := t.TempDir()
+	chart := filepath.Join(dir, "harbor")
+	if err := os.CopyFS(chart, os.DirFS(testutil.Corpus(t, "harbor-helm"))); err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(dir, "shared-values.yaml")
+	if err := os.Rename(filepath.Join(chart, "values.yaml"), target); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, filepath.Join(chart, "values.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(target)
+	o := options(chart)
+	o.Helm = &helm.Options{}
+	p, err := Plan(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := p.Write()
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "symbolic link") {
+		t.Fatalf("errors %v", errs)
+	}
+	if after, _ := os.ReadFile(target); !bytes.Equal(before, after) {
+		t.Error("the link's target was written")
+	}
+}

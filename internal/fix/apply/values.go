@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -16,6 +18,7 @@ import (
 	"backfire.dev/backfire/internal/helm"
 	"backfire.dev/backfire/internal/load"
 	"backfire.dev/backfire/internal/object"
+	"backfire.dev/backfire/internal/scan"
 	"backfire.dev/backfire/internal/source"
 )
 
@@ -25,7 +28,7 @@ import (
 // values, and the fields of the patch that no values key reaches: a field
 // the template writes literally, computes in a helper, or does not write
 // at all (a new probe handler), and every deletion.
-func valuesOf(o *object.Object, patch map[string]any) (map[string]any, []string, map[string]string) {
+func valuesOf(o *object.Object, patch map[string]any, fileOf map[string]string) (map[string]any, []string, map[string]string) {
 	var doc any
 	if o.Doc.Trace == nil || json.Unmarshal(o.Doc.JSON, &doc) != nil {
 		return nil, []string{"the whole patch"}, nil
@@ -84,11 +87,12 @@ func valuesOf(o *object.Object, patch map[string]any) (map[string]any, []string,
 			return
 		}
 		tr := o.Doc.Trace(o.Doc, fieldPath, pos)
-		key := valuesKey(tr.Values)
+		file, key := valuesKey(tr.Values)
 		if key == "" {
 			missing = append(missing, shown)
 			return
 		}
+		fileOf[key] = file
 		set[key] = p
 		keys[shown] = key
 	}
@@ -96,14 +100,17 @@ func valuesOf(o *object.Object, patch map[string]any) (map[string]any, []string,
 	return set, missing, keys
 }
 
-// valuesKey reads the key of a single-key trace:
-// "values.yaml:1074 database.internal.livenessProbe.timeoutSeconds".
-func valuesKey(trace string) string {
+// valuesKey reads the file and key of a single-key trace:
+// "chart/values.yaml:1074 database.internal.livenessProbe.timeoutSeconds".
+func valuesKey(trace string) (file, key string) {
 	f := strings.Fields(trace)
 	if len(f) != 2 || strings.Contains(trace, "(") {
-		return ""
+		return "", ""
 	}
-	return f[1]
+	if i := strings.LastIndexByte(f[0], ':'); i > 0 {
+		file = f[0][:i]
+	}
+	return file, f[1]
 }
 
 // nest turns dotted keys into nested maps.
@@ -153,7 +160,8 @@ func named(l []any) bool {
 // valuesPlan gathers the values keys the fixes of chart objects set.
 type valuesPlan struct {
 	set          map[string]any
-	placeholders []string // values keys
+	fileOf       map[string]string // values key -> the values file that sets it
+	placeholders []string          // values keys
 	changes      []planned
 }
 
@@ -163,7 +171,7 @@ type valuesPlan struct {
 // numbers were only overruled for the sake of the new handler. It returns
 // why nothing can be set, or "".
 func planValues(o *object.Object, c fix.Change, chosen []finding.Finding, v *valuesPlan, out *Result) string {
-	set, missing, keys := valuesOf(o, c.Patch)
+	set, missing, keys := valuesOf(o, c.Patch, v.fileOf)
 	if len(missing) > 0 {
 		var rest []finding.Finding
 		var owners []int
@@ -196,7 +204,7 @@ func planValues(o *object.Object, c fix.Change, chosen []finding.Finding, v *val
 			}
 			c = rc[0]
 			c.Findings = idx
-			set, missing, keys = valuesOf(o, c.Patch)
+			set, missing, keys = valuesOf(o, c.Patch, v.fileOf)
 		}
 	}
 	if len(set) == 0 {
@@ -321,4 +329,120 @@ func comment(n *yaml.Node, path string, placeholders []string) {
 		}
 		comment(n.Content[i+1], p, placeholders)
 	}
+}
+
+// inPlace edits the values files that set the keys: the chart's
+// values.yaml, or a --values file, each in place.
+func (v *valuesPlan) inPlace(maxSize int64) ([]*File, error) {
+	byFile := map[string]map[string]any{}
+	for k, val := range v.set {
+		f := v.fileOf[k]
+		if byFile[f] == nil {
+			byFile[f] = map[string]any{}
+		}
+		byFile[f][k] = val
+	}
+	var out []*File
+	for _, path := range sortedKeys(byFile) {
+		if path == "" {
+			continue
+		}
+		data, err := source.ReadFile(path, maxSize)
+		if err != nil {
+			return nil, err
+		}
+		pos, err := rootPosition(data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", path, err)
+		}
+		var ph []string
+		for _, p := range v.placeholders {
+			if v.fileOf[p] == path {
+				ph = append(ph, p)
+			}
+		}
+		n, err := fix.Edit(data, pos, nest(byFile[path]), ph)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", path, err)
+		}
+		f := &File{Path: path, Old: data, New: n}
+		for _, c := range v.changes {
+			for k := range c.values {
+				if v.fileOf[k] == path {
+					for _, r := range c.rules {
+						if !slices.Contains(f.Rules, r) {
+							f.Rules = append(f.Rules, r)
+						}
+					}
+				}
+			}
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// rerender points the rescan at the new values files: Helm reads a chart
+// and its values from disk, so a changed --values file is replaced by a
+// temporary copy, and a chart whose values.yaml changed is copied to a
+// temporary directory with the new file.
+func rerender(so *scan.Options, opts Options, files []*File) (func(), error) {
+	var tmps []string
+	cleanup := func() {
+		for _, t := range tmps {
+			os.RemoveAll(t)
+		}
+	}
+	h := *opts.Helm
+	h.ValueFiles = slices.Clone(h.ValueFiles)
+	so.Paths = slices.Clone(so.Paths)
+	for _, f := range files {
+		if i := slices.IndexFunc(h.ValueFiles, func(p string) bool { return filepath.Clean(p) == filepath.Clean(f.Path) }); i >= 0 {
+			tmp, err := os.CreateTemp("", "backfire-values-*.yaml")
+			if err != nil {
+				return cleanup, err
+			}
+			tmps = append(tmps, tmp.Name())
+			_, err = tmp.Write(f.New)
+			tmp.Close()
+			if err != nil {
+				return cleanup, err
+			}
+			h.ValueFiles[i] = tmp.Name()
+			continue
+		}
+		chartDir := filepath.Dir(f.Path)
+		if _, err := os.Stat(filepath.Join(chartDir, "Chart.yaml")); err != nil {
+			continue // a plain manifest: read from the overlay
+		}
+		i := slices.IndexFunc(so.Paths, func(p string) bool { return filepath.Clean(p) == filepath.Clean(chartDir) })
+		if i < 0 {
+			return cleanup, fmt.Errorf("%s: to prove a change of a chart's values, pass the chart directory %s itself", f.Path, chartDir)
+		}
+		dir, err := os.MkdirTemp("", "backfire-chart-*")
+		if err != nil {
+			return cleanup, err
+		}
+		tmps = append(tmps, dir)
+		copyDir := filepath.Join(dir, filepath.Base(chartDir))
+		if err := os.CopyFS(copyDir, os.DirFS(chartDir)); err != nil {
+			return cleanup, err
+		}
+		// The copy may hold a symbolic link where the chart does: remove
+		// it, so that the new values never reach what it points to.
+		newValues := filepath.Join(copyDir, filepath.Base(f.Path))
+		if err := os.Remove(newValues); err != nil && !os.IsNotExist(err) {
+			return cleanup, err
+		}
+		if err := os.WriteFile(newValues, f.New, 0o644); err != nil {
+			return cleanup, err
+		}
+		so.Paths[i] = copyDir
+	}
+	r, err := helm.New(h)
+	if err != nil {
+		return cleanup, fmt.Errorf("the new values do not load: %v", err)
+	}
+	so.Charts = r
+	return cleanup, nil
 }
