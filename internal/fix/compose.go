@@ -346,6 +346,9 @@ func show(v any) string {
 	return string(b)
 }
 
+// Equal reports whether two decoded JSON values are the same.
+func Equal(a, b any) bool { return equal(a, b) }
+
 func equal(a, b any) bool {
 	ja, _ := json.Marshal(a)
 	jb, _ := json.Marshal(b)

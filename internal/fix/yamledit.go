@@ -124,6 +124,7 @@ type editor struct {
 	edits           []edit
 	step, seqIndent int
 	placeholders    map[string]bool
+	keepNulls       bool // Render: a deletion is written as null
 }
 
 func lineStarts(b []byte) []int {
@@ -251,6 +252,9 @@ func (e *editor) set(key, val *yaml.Node, v any, path string) error {
 		}
 		if val.Kind == yaml.SequenceNode && val.Style&yaml.FlowStyle == 0 && prefixOf(val, x) {
 			return e.dropItems(key, val, len(x))
+		}
+		if val.Kind == yaml.SequenceNode && val.Style&yaml.FlowStyle == 0 && len(val.Content) > 0 && extends(val, x) {
+			return e.appendItems(key, val, x[len(val.Content):], path)
 		}
 		return e.replace(key, x, path)
 	}
@@ -504,6 +508,42 @@ func prefixOf(seq *yaml.Node, list []any) bool {
 	return true
 }
 
+// extends reports whether list is the items of seq, unchanged, and more.
+func extends(seq *yaml.Node, list []any) bool {
+	if len(list) <= len(seq.Content) {
+		return false
+	}
+	for i, n := range seq.Content {
+		if !equalNode(n, list[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// appendItems writes items after the last item of seq, at its indentation.
+func (e *editor) appendItems(key, seq *yaml.Node, items []any, path string) error {
+	_, end, err := e.entry(key)
+	if err != nil {
+		return err
+	}
+	first := seq.Content[0]
+	dash := e.lines[first.Line-1]
+	indent := bytes.IndexByte(e.data[dash:e.lineEnd(dash)], '-')
+	if indent < 0 {
+		return fmt.Errorf("line %d: list item shares its line; edit it by hand", first.Line)
+	}
+	var b strings.Builder
+	if end == len(e.data) && end > 0 && e.data[end-1] != '\n' {
+		b.WriteByte('\n')
+	}
+	for _, it := range items {
+		e.itemText(&b, indent, strip(it), path)
+	}
+	e.edits = append(e.edits, edit{start: end, end: end, text: b.String()})
+	return nil
+}
+
 // dropItems deletes the items of seq from index keep on, leaving the
 // items before it byte for byte.
 func (e *editor) dropItems(key, seq *yaml.Node, keep int) error {
@@ -563,6 +603,22 @@ func (e *editor) entry(key *yaml.Node) (int, int, error) {
 	return lineStart, end, nil
 }
 
+// Render writes a new YAML document from a decoded patch, in block style
+// with two-space indentation, in the order people write manifests
+// (apiVersion, kind, metadata, then name, handler, timings), keeping null
+// (a strategic merge patch's deletion) and marking placeholders.
+func Render(doc map[string]any, placeholders []string) []byte {
+	e := &editor{step: 2, seqIndent: 0, placeholders: map[string]bool{}, keepNulls: true}
+	for _, p := range placeholders {
+		e.placeholders[p] = true
+	}
+	var b strings.Builder
+	for _, k := range orderedKeys(doc) {
+		e.entryText(&b, 0, k, doc[k], k)
+	}
+	return []byte(b.String())
+}
+
 // entryText writes "key: value" at indent, in block style.
 func (e *editor) entryText(b *strings.Builder, indent int, key string, v any, path string) {
 	pad := strings.Repeat(" ", indent)
@@ -592,6 +648,9 @@ func (e *editor) itemText(b *strings.Builder, indent int, v any, path string) {
 	if !ok || len(m) == 0 {
 		fmt.Fprintf(b, "%s- %s\n", pad, scalar(v))
 		return
+	}
+	if name, ok := itemName(m); ok {
+		path += "[" + name + "]"
 	}
 	var inner strings.Builder
 	for _, k := range orderedKeys(m) {
@@ -644,6 +703,7 @@ func pair(m *yaml.Node, key string) (*yaml.Node, *yaml.Node) {
 
 // keyRank orders the keys the tool writes the way people write them.
 var keyRank = map[string]int{
+	"apiVersion": -3, "kind": -2, "metadata": -1,
 	"name": 0, "exec": 1, "httpGet": 1, "tcpSocket": 1, "grpc": 1,
 	"initialDelaySeconds": 2, "periodSeconds": 3, "timeoutSeconds": 4,
 	"successThreshold": 5, "failureThreshold": 6, "requests": 7, "limits": 8,
@@ -695,6 +755,8 @@ func strip(v any) any {
 // scalarValue is the value yaml.v3 reads back from scalar(v).
 func scalarValue(v any) string {
 	switch x := v.(type) {
+	case nil:
+		return "null"
 	case string:
 		return x
 	case float64:

@@ -213,3 +213,12 @@ func TestEditErrors(t *testing.T) {
 		t.Errorf("a block scalar is not edited in place; want an error at line 6, got %v", err)
 	}
 }
+
+func TestEditAppendsToList(t *testing.T) {
+	src := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- ../base   # the base\npatches:\n  - path: replicas.yaml\n# end\n"
+	got := editTwice(t, src, 0, `{"patches":[{"path":"replicas.yaml"},{"path":"backfire-fix.yaml"}]}`)
+	want := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- ../base   # the base\npatches:\n  - path: replicas.yaml\n  - path: backfire-fix.yaml\n# end\n"
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}

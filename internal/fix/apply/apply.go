@@ -19,6 +19,7 @@ import (
 	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/fix"
 	"backfire.dev/backfire/internal/helm"
+	"backfire.dev/backfire/internal/kustomize"
 	"backfire.dev/backfire/internal/load"
 	"backfire.dev/backfire/internal/object"
 	"backfire.dev/backfire/internal/scan"
@@ -124,6 +125,7 @@ func Plan(opts Options) (*Result, error) {
 	files := map[string]*File{}
 	var edits []planned
 	values := &valuesPlan{set: map[string]any{}, fileOf: map[string]string{}}
+	overlays := &overlayPlan{}
 	inChange := make([]bool, len(chosen))
 	for _, c := range fix.Compose(chosen) {
 		for _, i := range c.Findings {
@@ -139,6 +141,9 @@ func Plan(opts Options) (*Result, error) {
 			if why == "" {
 				continue
 			}
+		case strings.HasPrefix(o.Doc.Origin, kustomizeOrigin) && opts.Scan.Kustomize != nil:
+			overlays.add(o, c, chosen)
+			continue
 		case o.Doc.Origin != "":
 			why = "the object is " + o.Doc.Origin + "; fix edits plain YAML files (and a chart's values with --values-out): apply the patch to its source"
 		case o.Doc.File == "<stdin>":
@@ -214,6 +219,16 @@ func Plan(opts Options) (*Result, error) {
 		}
 		applied = append(applied, values.changes...)
 	}
+	if len(overlays.byDir) > 0 {
+		fs, err := overlays.files(opts.Scan.MaxFileSize)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range fs {
+			files[f.Path] = f
+		}
+		applied = append(applied, overlays.changes...)
+	}
 	for _, p := range sortedKeys(files) {
 		if f := files[p]; !bytes.Equal(f.Old, f.New) {
 			sort.Strings(f.Rules)
@@ -235,6 +250,8 @@ type planned struct {
 	values  map[string]any
 	missing []string
 	rules   []string
+	// overlay is set for a change made as a Kustomize patch file.
+	overlay bool
 }
 
 func (r *Result) leave(fs []finding.Finding, c fix.Change, why string) {
@@ -281,6 +298,13 @@ func (r *Result) prove(opts Options, before *scan.Result, chosen []finding.Findi
 		if err != nil {
 			return err
 		}
+	}
+	if opts.Scan.Kustomize != nil {
+		k, err := kustomize.WithFiles(overlay)
+		if err != nil {
+			return err
+		}
+		so.Kustomize = k
 	}
 	after, err := scan.Run(so)
 	if err != nil {
@@ -330,8 +354,8 @@ func (r *Result) prove(opts Options, before *scan.Result, chosen []finding.Findi
 
 	// Idempotence: the same fixes on the new contents change nothing.
 	for _, e := range applied {
-		if e.values != nil {
-			continue // checked below, on the values file
+		if e.values != nil || e.overlay {
+			continue // a second run proves these: see the tests
 		}
 		o := objectOf(after.Objects, e.change.Target)
 		if o == nil {
@@ -403,6 +427,9 @@ func (r *Result) Diff(w io.Writer) error {
 			A: difflib.SplitLines(string(f.Old)), B: difflib.SplitLines(string(f.New)),
 			FromFile: "a/" + filepath.ToSlash(f.Path), ToFile: "b/" + filepath.ToSlash(f.Path),
 			Context: 3,
+		}
+		if f.Old == nil {
+			d.A, d.FromFile = nil, "/dev/null" // a new file
 		}
 		if err := difflib.WriteUnifiedDiff(w, d); err != nil {
 			return err

@@ -11,6 +11,7 @@ import (
 
 	"backfire.dev/backfire/internal/config"
 	"backfire.dev/backfire/internal/helm"
+	"backfire.dev/backfire/internal/kustomize"
 	"backfire.dev/backfire/internal/model/rollout"
 	"backfire.dev/backfire/internal/rules"
 	"backfire.dev/backfire/internal/scan"
@@ -67,9 +68,9 @@ func golden(t *testing.T, path string, got []byte) {
 
 // fixTwice plans, checks the diff against its golden file, writes, and
 // checks that a second run finds nothing left to change.
-func fixTwice(t *testing.T, goldenPath string, manual map[string]bool, paths ...string) *Result {
+func fixTwice(t *testing.T, goldenPath string, manual map[string]bool, o Options) *Result {
 	t.Helper()
-	p, err := Plan(options(paths...))
+	p, err := Plan(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +98,7 @@ func fixTwice(t *testing.T, goldenPath string, manual map[string]bool, paths ...
 			t.Errorf("%s: written contents differ from the plan", f.Path)
 		}
 	}
-	again, err := Plan(options(paths...))
+	again, err := Plan(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +123,7 @@ func TestExamples(t *testing.T) {
 	}
 	copyFiles(t, dir, files)
 	t.Chdir(dir)
-	p := fixTwice(t, filepath.Join(root, "internal", "fix", "apply", "testdata", "examples.diff"), map[string]bool{"BF402": true}, ".")
+	p := fixTwice(t, filepath.Join(root, "internal", "fix", "apply", "testdata", "examples.diff"), map[string]bool{"BF402": true}, options("."))
 	if len(p.Fixed) != 8 || len(p.Left) != 1 {
 		t.Errorf("%d fixed, %d left; want 8 fixed, 1 left (BF402)", len(p.Fixed), len(p.Left))
 	}
@@ -437,5 +438,56 @@ func TestHarborChartSymlinkedValues(t *testing.T) {
 	}
 	if after, _ := os.ReadFile(target); !bytes.Equal(before, after) {
 		t.Error("the link's target was written")
+	}
+}
+
+// A Kustomize overlay: the fix becomes a strategic-merge patch file in the
+// overlay, listed under patches: in its kustomization (the base stays as it
+// is); the overlay is built again with them for the proof, and a second
+// run changes nothing.
+func TestKustomizeOverlay(t *testing.T) {
+	root := testutil.RepoRoot(t)
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join(root, "internal", "fix", "apply", "testdata", "overlay"))); err != nil {
+		t.Fatal(err)
+	}
+	base, _ := os.ReadFile(filepath.Join(dir, "base", "db.yaml"))
+	t.Chdir(dir)
+	o := options(filepath.Join("overlays", "prod"))
+	o.Scan.Kustomize = kustomize.New()
+	p := fixTwice(t, filepath.Join(root, "internal", "fix", "apply", "testdata", "overlay.diff"), nil, o)
+	if len(p.Fixed) != 5 || len(p.Files) != 2 {
+		t.Errorf("%d fixed in %d files, want 5 in the patch file and the kustomization", len(p.Fixed), len(p.Files))
+	}
+	if now, _ := os.ReadFile(filepath.Join(dir, "base", "db.yaml")); !bytes.Equal(now, base) {
+		t.Error("the base was changed")
+	}
+}
+
+// A base outside what the overlay may load: kustomize's own error, with
+// the kustomization file, and nothing written.
+func TestKustomizeBaseOutsideTheTree(t *testing.T) {
+	root := testutil.RepoRoot(t)
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join(root, "internal", "fix", "apply", "testdata", "overlay"))); err != nil {
+		t.Fatal(err)
+	}
+	k := filepath.Join(dir, "overlays", "prod", "kustomization.yaml")
+	data, _ := os.ReadFile(k)
+	bad := strings.Replace(string(data), "- ../../base", "- ../../base/db.yaml", 1)
+	if err := os.WriteFile(k, []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := options(filepath.Join(dir, "overlays", "prod"))
+	o.Scan.Kustomize = kustomize.New()
+	p, err := Plan(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Errors) == 0 || !strings.Contains(p.Errors[0].Error(), "kustomization.yaml") || !strings.Contains(p.Errors[0].Error(), "kustomize build failed") {
+		t.Errorf("errors %v", p.Errors)
+	}
+	if len(p.Files) != 0 {
+		t.Errorf("%d files planned", len(p.Files))
 	}
 }
