@@ -42,6 +42,11 @@ scanned again: the fixed findings must be gone, and fixing again must change
 nothing. Values the tool cannot know (request sizes) are marked with a
 "# placeholder" comment and listed in the summary.
 
+An object rendered from a Helm chart is fixed in the values that produced it
+(in place, or in a file of its own with --values-out); an object built by a
+Kustomize overlay gets a strategic-merge patch file in the overlay, listed
+under patches:. What cannot be fixed is listed with the reason and the patch.
+
 --diff prints a unified diff and writes nothing.
 
 Exit codes: 0 every finding fixed; 1 findings left (listed with the reason);
