@@ -344,7 +344,9 @@ func (v *valuesPlan) inPlace(maxSize int64) ([]*File, error) {
 	}
 	var out []*File
 	for _, path := range sortedKeys(byFile) {
-		if path == "" {
+		// A subchart's values file holds its keys without the prefix the
+		// trace names them by: not written (the finding stays, reported).
+		if path == "" || slices.Contains(strings.Split(filepath.ToSlash(filepath.Dir(path)), "/"), "charts") {
 			continue
 		}
 		data, err := source.ReadFile(path, maxSize)
