@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"backfire.dev/backfire/internal/testutil"
 )
 
 // copyExamples copies examples/ into a temporary directory.
@@ -91,5 +93,22 @@ func TestFixReadOnlyFileIsAnError(t *testing.T) {
 	_, stderr, code := execute(t, "", "fix", dir)
 	if code != exitUsage || !strings.Contains(stderr, p+": read-only") {
 		t.Errorf("exit %d, stderr %s", code, stderr)
+	}
+}
+
+func TestFixHarborValuesOut(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "backfire-values.yaml")
+	stdout, stderr, code := execute(t, "", "fix", "--values-out", out, testutil.Corpus(t, "harbor-helm"))
+	if code != exitFindings || !strings.Contains(stdout, "13 fixed, 5 left\n") || !strings.Contains(stdout, "fixed "+out) {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil || !strings.Contains(string(data), "database:\n  internal:\n    livenessProbe:\n      failureThreshold: 6\n      timeoutSeconds: 5\n") {
+		t.Errorf("values file (%v):\n%s", err, data)
+	}
+	// scan with the values agrees that only what values cannot reach is left.
+	stdout, _, _ = execute(t, "", "scan", "--values", out, "--format", "json", testutil.Corpus(t, "harbor-helm"))
+	if n := strings.Count(stdout, `"rule": "BF`); n != 5 {
+		t.Errorf("scan with the new values reports %d findings, want the 5 left", n)
 	}
 }
