@@ -222,3 +222,18 @@ func TestEditAppendsToList(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
 }
+
+func BenchmarkEdit(b *testing.B) {
+	f := load.Parse("in.yaml", []byte(multiDoc))
+	pos, _ := f.Documents[1].Locate("")
+	var p map[string]any
+	if err := jsonUnmarshal(`{"spec":{"template":{"spec":{"containers":[{"name":"db",
+		"livenessProbe":{"exec":null,"tcpSocket":{"port":5432},"timeoutSeconds":3,"failureThreshold":6}}]}}}}`, &p); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := Edit([]byte(multiDoc), pos, p, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
