@@ -28,11 +28,22 @@ const PlaceholderComment = "# placeholder: size from observed use (backfire fix)
 // merge patch does. Values at the dotted paths in placeholders get a
 // PlaceholderComment.
 func Edit(data []byte, pos load.Position, patch map[string]any, placeholders []string) ([]byte, error) {
+	return editStream(data, pos, patch, placeholders, false)
+}
+
+// EditPatch is Edit for a file that is itself a strategic merge patch (a
+// Kustomize overlay's): a deletion is written as null, because the patch
+// must carry it to the object it is applied to.
+func EditPatch(data []byte, pos load.Position, patch map[string]any, placeholders []string) ([]byte, error) {
+	return editStream(data, pos, patch, placeholders, true)
+}
+
+func editStream(data []byte, pos load.Position, patch map[string]any, placeholders []string, keepNulls bool) ([]byte, error) {
 	root, err := findMapping(data, pos)
 	if err != nil {
 		return nil, err
 	}
-	e := &editor{data: data, placeholders: map[string]bool{}}
+	e := &editor{data: data, placeholders: map[string]bool{}, keepNulls: keepNulls}
 	for _, p := range placeholders {
 		e.placeholders[p] = true
 	}
@@ -168,6 +179,14 @@ func (e *editor) mapping(n *yaml.Node, patch map[string]any, path string) error 
 		p := join(path, k)
 		key, val := pair(n, k)
 		switch {
+		case v == nil && e.keepNulls:
+			if key == nil {
+				inserts = append(inserts, k)
+			} else if val.ShortTag() != "!!null" {
+				if err := e.replace(key, nil, p); err != nil {
+					return err
+				}
+			}
 		case v == nil:
 			if key != nil {
 				if err := e.delete(key); err != nil {
@@ -178,7 +197,7 @@ func (e *editor) mapping(n *yaml.Node, patch map[string]any, path string) error 
 				}
 			}
 		case key == nil:
-			if !hasLeaf(v) {
+			if !hasLeaf(v) && !e.keepNulls {
 				continue // only deletions of what is not there
 			}
 			if slices.Contains(probeHandlers, k) {
@@ -198,7 +217,7 @@ func (e *editor) mapping(n *yaml.Node, patch map[string]any, path string) error 
 		} else {
 			start, _, _ := e.entry(replaced)
 			var b strings.Builder
-			e.entryText(&b, replaced.Column-1, handler, strip(patch[handler]), join(path, handler))
+			e.entryText(&b, replaced.Column-1, handler, e.strip(patch[handler]), join(path, handler))
 			e.edits = append(e.edits, edit{start: start, end: start, text: b.String()})
 		}
 	}
@@ -221,7 +240,7 @@ func (e *editor) mapping(n *yaml.Node, patch map[string]any, path string) error 
 		b.WriteByte('\n')
 	}
 	for _, k := range inserts {
-		e.entryText(&b, indent, k, strip(patch[k]), join(path, k))
+		e.entryText(&b, indent, k, e.strip(patch[k]), join(path, k))
 	}
 	e.edits = append(e.edits, edit{start: end, end: end, text: b.String()})
 	return nil
@@ -232,14 +251,14 @@ func (e *editor) set(key, val *yaml.Node, v any, path string) error {
 	switch x := v.(type) {
 	case map[string]any:
 		if val.Kind == yaml.MappingNode && len(val.Content) > 0 {
-			if empties(val, x) {
+			if !e.keepNulls && empties(val, x) {
 				// Nothing would be left: the key goes too, rather than
 				// stay behind as null.
 				return e.delete(key)
 			}
 			return e.mapping(val, x, path)
 		}
-		if !hasLeaf(x) {
+		if !hasLeaf(x) && !e.keepNulls {
 			return nil // only deletions, and nothing there to delete
 		}
 		return e.replace(key, x, path)
@@ -538,7 +557,7 @@ func (e *editor) appendItems(key, seq *yaml.Node, items []any, path string) erro
 		b.WriteByte('\n')
 	}
 	for _, it := range items {
-		e.itemText(&b, indent, strip(it), path)
+		e.itemText(&b, indent, e.strip(it), path)
 	}
 	e.edits = append(e.edits, edit{start: end, end: end, text: b.String()})
 	return nil
@@ -567,7 +586,7 @@ func (e *editor) replace(key *yaml.Node, v any, path string) error {
 		return err
 	}
 	var b strings.Builder
-	e.entryText(&b, key.Column-1, key.Value, strip(v), path)
+	e.entryText(&b, key.Column-1, key.Value, e.strip(v), path)
 	e.edits = append(e.edits, edit{start: start, end: end, text: b.String()})
 	return nil
 }
@@ -729,6 +748,15 @@ func orderedKeys(m map[string]any) []string {
 		return keys[i] < keys[j]
 	})
 	return keys
+}
+
+// strip drops the null deletions from a value written anew into a
+// manifest; a patch file keeps them.
+func (e *editor) strip(v any) any {
+	if e.keepNulls {
+		return v
+	}
+	return strip(v)
 }
 
 // strip drops the null deletions from a value written anew.

@@ -310,9 +310,16 @@ func (r *Result) prove(opts Options, before *scan.Result, chosen []finding.Findi
 	if err != nil {
 		return err
 	}
+	// Any error the first scan did not have is the fix's: a file that no
+	// longer parses, an object the API server would reject (two probe
+	// handlers), a build that fails.
+	had := map[string]bool{}
+	for _, e := range before.Errors {
+		had[e.Message] = true
+	}
 	for _, e := range after.Errors {
-		if _, ok := overlay[e.File]; ok {
-			return fmt.Errorf("the fixed file does not load, nothing written: %v", e)
+		if !had[e.Message] {
+			return fmt.Errorf("the fixed files do not load, nothing written: %v", e)
 		}
 	}
 	still := map[key]finding.Finding{}

@@ -491,3 +491,20 @@ func TestKustomizeBaseOutsideTheTree(t *testing.T) {
 		t.Errorf("%d files planned", len(p.Files))
 	}
 }
+
+// An overlay that already patches the fields the fix sets: that patch is
+// edited in place, not overruled by a second one.
+func TestKustomizeOverlayEditsItsPatch(t *testing.T) {
+	root := testutil.RepoRoot(t)
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join(root, "internal", "fix", "apply", "testdata", "overlay"))); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	o := options(filepath.Join("overlays", "staging"))
+	o.Scan.Kustomize = kustomize.New()
+	p := fixTwice(t, filepath.Join(root, "internal", "fix", "apply", "testdata", "overlay-existing-patch.diff"), nil, o)
+	if len(p.Files) != 1 || p.Files[0].Path != filepath.Join("overlays", "staging", "probes.yaml") {
+		t.Errorf("files %v, want only the overlay's own probes.yaml", p.Files)
+	}
+}

@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 
 	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/fix"
+	"backfire.dev/backfire/internal/load"
 	"backfire.dev/backfire/internal/object"
 	"backfire.dev/backfire/internal/source"
 )
@@ -90,6 +92,18 @@ func (p *overlayPlan) files(maxSize int64) ([]*File, error) {
 			for k, v := range oc.change.Patch {
 				doc[k] = v
 			}
+			if ep, pos, data, ok := existingPatch(dir, k.Patches, oc.obj.Ref, oc.change.Patch, maxSize); ok {
+				// The overlay already patches these fields: that patch is
+				// edited, rather than overruled by a second one.
+				n, err := fix.EditPatch(data, pos, oc.change.Patch, oc.change.Placeholders)
+				if err != nil {
+					return nil, fmt.Errorf("%s: %v", ep, err)
+				}
+				out = append(out, &File{Path: ep, Old: data, New: n, Rules: oc.rules})
+				kRules = append(kRules, oc.rules...)
+				p.changes = append(p.changes, planned{change: oc.change, file: ep, overlay: true, rules: oc.rules})
+				continue
+			}
 			f := &File{Path: path, Rules: oc.rules}
 			if old, err := os.ReadFile(path); err == nil {
 				// A patch this tool wrote before: edited in place.
@@ -97,7 +111,7 @@ func (p *overlayPlan) files(maxSize int64) ([]*File, error) {
 				if err != nil {
 					return nil, fmt.Errorf("%s: %v", path, err)
 				}
-				if f.New, err = fix.Edit(old, pos, oc.change.Patch, nil); err != nil {
+				if f.New, err = fix.EditPatch(old, pos, oc.change.Patch, oc.change.Placeholders); err != nil {
 					return nil, fmt.Errorf("%s: %v", path, err)
 				}
 				f.Old = old
@@ -135,4 +149,68 @@ func metadataOf(r object.Ref) map[string]any {
 		m["namespace"] = r.Namespace
 	}
 	return m
+}
+
+// existingPatch finds a patch file the kustomization lists (by path,
+// without a target) whose document patches the object and sets a field
+// the change sets too.
+func existingPatch(dir string, entries []map[string]any, ref object.Ref, patch map[string]any, maxSize int64) (string, load.Position, []byte, bool) {
+	want := map[string]bool{}
+	for _, l := range leafPaths(patch, "") {
+		want[l] = true
+	}
+	for _, e := range entries {
+		rel, ok := e["path"].(string)
+		if !ok || e["target"] != nil {
+			continue
+		}
+		path := filepath.Join(dir, rel)
+		data, err := source.ReadFile(path, maxSize)
+		if err != nil {
+			continue
+		}
+		for _, d := range load.Parse(path, data).Documents {
+			var v map[string]any
+			if json.Unmarshal(d.JSON, &v) != nil || d.Kind != ref.Kind {
+				continue
+			}
+			meta, _ := v["metadata"].(map[string]any)
+			if meta == nil || meta["name"] != ref.Name {
+				continue
+			}
+			for _, l := range leafPaths(v, "") {
+				if want[l] {
+					pos, _ := d.Locate("")
+					return path, pos, data, true
+				}
+			}
+		}
+	}
+	return "", load.Position{}, nil, false
+}
+
+// leafPaths lists the fields a patch sets, list items by name.
+func leafPaths(v any, path string) []string {
+	switch x := v.(type) {
+	case map[string]any:
+		var out []string
+		for k, c := range x {
+			out = append(out, leafPaths(c, join(path, k))...)
+		}
+		return out
+	case []any:
+		if named(x) {
+			var out []string
+			for _, it := range x {
+				m := it.(map[string]any)
+				for k, c := range m {
+					if k != "name" {
+						out = append(out, leafPaths(c, join(path+"["+m["name"].(string)+"]", k))...)
+					}
+				}
+			}
+			return out
+		}
+	}
+	return []string{path}
 }
