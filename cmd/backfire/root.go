@@ -23,7 +23,7 @@ and a fix that applies.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newScanCommand(), newRulesCommand(), newExplainCommand(), newSimulateCommand(), newServeCommand(), newVersionCommand())
+	root.AddCommand(newScanCommand(), newRulesCommand(), newExplainCommand(), newSimulateCommand(), newFixCommand(), newServeCommand(), newVersionCommand())
 	root.AddCommand(newDiagnoseCommand())
 	return root
 }

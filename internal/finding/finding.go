@@ -133,6 +133,14 @@ type Fix struct {
 	// Target is the object the patch applies to when it is not the
 	// finding's object (the Deployment behind a Rollout's workloadRef).
 	Target *object.Ref `json:"target,omitempty"`
+	// Placeholders are the fields of Patch whose values the tool cannot
+	// know (request sizes), as dotted paths with list items named by their
+	// "name": "spec.template.spec.containers[db].resources.requests.cpu".
+	// backfire fix marks them with a YAML comment.
+	Placeholders []string `json:"placeholders,omitempty"`
+	// Own is the rule's own patch when Patch was composed with the fixes
+	// of other findings on the object (see fix.Agree); not in the output.
+	Own json.RawMessage `json:"-"`
 }
 
 // Fix types.

@@ -18,15 +18,19 @@ func ContainerPatch(t *object.PodTemplate, container string, fields map[string]a
 	for k, v := range fields {
 		c[k] = v
 	}
-	// Names are unique across containers and init containers: a native
-	// sidecar is patched in the list that holds it.
-	list := "containers"
+	return At(t.SpecPath.String(), map[string]any{listOf(t, container): []any{c}})
+}
+
+// listOf names the list that holds a container. Names are unique across
+// containers and init containers: a native sidecar is patched in the list
+// that holds it.
+func listOf(t *object.PodTemplate, container string) string {
 	for _, ic := range t.Spec.InitContainers {
 		if ic.Name == container {
-			list = "initContainers"
+			return "initContainers"
 		}
 	}
-	return At(t.SpecPath.String(), map[string]any{list: []any{c}})
+	return "containers"
 }
 
 // At wraps value in the objects that lead to path ("spec.template.spec").
@@ -40,4 +44,10 @@ func At(path string, value any) json.RawMessage {
 		panic(err) // only maps, slices and scalars reach here
 	}
 	return b
+}
+
+// ContainerField names a field of one container of the template the way
+// finding.Fix.Placeholders does: "spec.template.spec.containers[db].resources.requests.cpu".
+func ContainerField(t *object.PodTemplate, container, field string) string {
+	return t.SpecPath.String() + "." + listOf(t, container) + "[" + container + "]." + field
 }

@@ -24,7 +24,70 @@ import (
 )
 
 // Renderer builds Kustomize directories.
-type Renderer struct{}
+type Renderer struct {
+	// files are read instead of the disk, by absolute path (backfire fix
+	// builds an overlay with its new patch before writing it).
+	files map[string][]byte
+}
+
+// WithFiles returns a Renderer that reads files (by path) instead of the
+// disk, and the disk for every other file.
+func WithFiles(files map[string][]byte) (*Renderer, error) {
+	abs := map[string][]byte{}
+	for p, data := range files {
+		a, err := filepath.Abs(p)
+		if err != nil {
+			return nil, err
+		}
+		abs[a] = data
+	}
+	return &Renderer{files: abs}, nil
+}
+
+// disk is the file system builds read: the disk, under r.files.
+func (r *Renderer) disk() filesys.FileSystem {
+	if len(r.files) == 0 {
+		return filesys.MakeFsOnDisk()
+	}
+	return &filesFS{FileSystem: filesys.MakeFsOnDisk(), files: r.files}
+}
+
+// filesFS reads some files from memory.
+type filesFS struct {
+	filesys.FileSystem
+	files map[string][]byte
+}
+
+func (f *filesFS) file(path string) ([]byte, bool) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, false
+	}
+	data, ok := f.files[abs]
+	return data, ok
+}
+
+func (f *filesFS) ReadFile(path string) ([]byte, error) {
+	if data, ok := f.file(path); ok {
+		return data, nil
+	}
+	return f.FileSystem.ReadFile(path)
+}
+
+func (f *filesFS) Exists(path string) bool {
+	_, ok := f.file(path)
+	return ok || f.FileSystem.Exists(path)
+}
+
+// CleanedAbs resolves a file that is only in memory through its directory.
+func (f *filesFS) CleanedAbs(path string) (filesys.ConfirmedDir, string, error) {
+	if _, ok := f.file(path); ok {
+		abs, _ := filepath.Abs(path)
+		d, _, err := f.FileSystem.CleanedAbs(filepath.Dir(abs))
+		return d, filepath.Base(abs), err
+	}
+	return f.FileSystem.CleanedAbs(path)
+}
 
 // New returns a Renderer with `kubectl kustomize` defaults: resources
 // loaded only from within each kustomization's root, no plugins, no Helm
@@ -68,11 +131,11 @@ func (r *Renderer) Render(in source.Input) ([]source.Stream, []load.Error) {
 	// is then byte for byte kubectl's (sigs.k8s.io/yaml writes every
 	// object anew, so the annotations leave no trace). Should the added
 	// build metadata break the build, a plain build decides.
-	ofs := &originFS{FileSystem: filesys.MakeFsOnDisk(), root: root}
+	ofs := &originFS{FileSystem: r.disk(), root: root}
 	out, err := krusty.MakeKustomizer(options()).Run(ofs, abs)
 	traced := err == nil
 	if err != nil {
-		out, err = krusty.MakeKustomizer(options()).Run(filesys.MakeFsOnDisk(), abs)
+		out, err = krusty.MakeKustomizer(options()).Run(r.disk(), abs)
 	}
 	if err != nil {
 		msg := err.Error()

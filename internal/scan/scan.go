@@ -11,6 +11,7 @@ import (
 	"backfire.dev/backfire/internal/catalog"
 	"backfire.dev/backfire/internal/config"
 	"backfire.dev/backfire/internal/finding"
+	"backfire.dev/backfire/internal/fix"
 	"backfire.dev/backfire/internal/index"
 	"backfire.dev/backfire/internal/load"
 	"backfire.dev/backfire/internal/object"
@@ -32,6 +33,9 @@ type Options struct {
 	Rules rules.Options
 	// Catalog is the rule set to run; nil means the whole catalog.
 	Catalog []*rules.Rule
+	// Overlay holds new contents for files by path, read instead of the
+	// disk: backfire fix rescans what it would write before writing it.
+	Overlay map[string][]byte
 }
 
 // Summary and Result are the reporters' contract, package result; the
@@ -88,6 +92,8 @@ func Run(opts Options) (*Result, error) {
 	for _, r := range out.Findings {
 		res.Findings = append(res.Findings, locate(r, files))
 	}
+	// Fixes on one object are composed; each finding proposes its part.
+	fix.Agree(res.Findings)
 	rules.Sort(res.Findings)
 	for _, s := range out.Suppressed {
 		res.Suppressed = append(res.Suppressed, result.Suppressed{Finding: locate(s.Reported, files), Reason: s.Reason})
@@ -185,6 +191,8 @@ func read(in source.Input, opts *Options) []load.File {
 			return fail("no standard input")
 		}
 		data, err = source.ReadStdin(opts.Stdin, opts.MaxFileSize)
+	} else if o, ok := opts.Overlay[in.Path]; ok {
+		data = o
 	} else {
 		data, err = source.ReadFile(in.Path, opts.MaxFileSize)
 	}

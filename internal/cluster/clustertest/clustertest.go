@@ -300,3 +300,26 @@ func (e *Env) RemoveCRD(t testing.TB, name, groupVersion string) {
 		}
 	}
 }
+
+// DryRun asks the API server to validate the creation of one object
+// without storing it (server-side dry run: admission and validation run,
+// nothing is persisted), and returns what it says.
+func (e *Env) DryRun(t testing.TB, u *unstructured.Unstructured) error {
+	t.Helper()
+	gvk := u.GroupVersionKind()
+	m, err := e.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return err
+	}
+	var client dynamic.ResourceInterface = e.Dynamic.Resource(m.Resource)
+	if m.Scope.Name() == meta.RESTScopeNameNamespace {
+		ns := u.GetNamespace()
+		if ns == "" {
+			ns = metav1.NamespaceDefault
+		}
+		e.Namespace(t, ns)
+		client = e.Dynamic.Resource(m.Resource).Namespace(ns)
+	}
+	_, err = client.Create(context.Background(), u, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	return err
+}

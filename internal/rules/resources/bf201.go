@@ -113,6 +113,11 @@ func bf201Finding(w *workload, qos corev1.PodQOSClass) rules.Report {
 					"limits":   map[string]any{"memory": size.memoryLimit},
 				},
 			}),
+			Placeholders: []string{
+				fix.ContainerField(t, c.Name, "resources.requests.cpu"),
+				fix.ContainerField(t, c.Name, "resources.requests.memory"),
+				fix.ContainerField(t, c.Name, "resources.limits.memory"),
+			},
 		},
 	}
 }

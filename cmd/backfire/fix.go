@@ -1,0 +1,162 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"backfire.dev/backfire/internal/catalog"
+	"backfire.dev/backfire/internal/config"
+	"backfire.dev/backfire/internal/fix/apply"
+	"backfire.dev/backfire/internal/helm"
+	"backfire.dev/backfire/internal/kustomize"
+	"backfire.dev/backfire/internal/model/rollout"
+	"backfire.dev/backfire/internal/report"
+	"backfire.dev/backfire/internal/rules"
+	"backfire.dev/backfire/internal/scan"
+	"backfire.dev/backfire/internal/source"
+)
+
+type fixFlags struct {
+	rules           []string
+	diff            bool
+	configPath      string
+	rolloutsVersion string
+	maxFileSize     int64
+	valuesOut       string
+	helm            helm.Options
+}
+
+func newFixCommand() *cobra.Command {
+	var fl fixFlags
+	cmd := &cobra.Command{
+		Use:   "fix PATH...",
+		Short: "Apply the fixes to the manifests, composed per object and proven by a rescan",
+		Long: `Fix scans like "backfire scan", merges the fixes of all findings on one object
+into one change (see docs/fix.md for the precedence), and writes it into the YAML
+files in place: only the values that change are rewritten; comments, key order,
+quoting and every other line stay as they were. Before writing, the new files are
+scanned again: the fixed findings must be gone, and fixing again must change
+nothing. Values the tool cannot know (request sizes) are marked with a
+"# placeholder" comment and listed in the summary.
+
+An object rendered from a Helm chart is fixed in the values that produced it
+(in place, or in a file of its own with --values-out); an object built by a
+Kustomize overlay gets a strategic-merge patch file in the overlay, listed
+under patches:. What cannot be fixed is listed with the reason and the patch.
+
+--diff prints a unified diff and writes nothing.
+
+Exit codes: 0 every finding fixed; 1 findings left (listed with the reason);
+2 usage error, input that could not be read, or a file that could not be written.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runFix(cmd, args, &fl)
+		},
+	}
+	f := cmd.Flags()
+	f.StringSliceVar(&fl.rules, "rule", nil, "fix only these rules (BF101,BF102)")
+	f.BoolVar(&fl.diff, "diff", false, "print a unified diff of the changes and write nothing")
+	f.StringVar(&fl.configPath, "config", "", "configuration file (default: .backfire.yaml found from the working directory up)")
+	f.StringVar(&fl.rolloutsVersion, "rollouts-version", rollout.DefaultVersion, "Argo Rollouts controller version the Argo rules assume")
+	f.Int64Var(&fl.maxFileSize, "max-file-size", source.DefaultMaxFileSize, "largest input file read, in bytes")
+	f.StringVar(&fl.valuesOut, "values-out", "", "write the fixes of Helm chart objects to this values file (edited in place when it exists; pass it last with --values), keeping the chart untouched")
+	f.StringArrayVar(&fl.helm.ValueFiles, "values", nil, "Helm values file for charts (repeatable, merged in order)")
+	f.StringArrayVar(&fl.helm.Set, "set", nil, "Helm value for charts, key=value (repeatable)")
+	f.StringVar(&fl.helm.ReleaseName, "release-name", helm.DefaultReleaseName, "Helm release name charts are rendered with")
+	f.StringVar(&fl.helm.Namespace, "namespace", helm.DefaultNamespace, "namespace Helm charts are rendered into")
+	return cmd
+}
+
+func runFix(cmd *cobra.Command, args []string, fl *fixFlags) error {
+	if len(args) == 0 {
+		return usageError(cmd, "fix needs at least one PATH")
+	}
+	for _, r := range fl.rules {
+		if catalog.ByID(r) == nil {
+			return usageError(cmd, "--rule: unknown rule %q (see backfire rules)", r)
+		}
+	}
+	rv, err := rollout.ParseVersion(fl.rolloutsVersion)
+	if err != nil {
+		return usageError(cmd, "--rollouts-version: %v", err)
+	}
+	var cfg *config.Config
+	if fl.configPath != "" {
+		cfg, err = config.Load(fl.configPath)
+	} else {
+		cfg, err = config.Discover(".")
+	}
+	if err != nil {
+		return usageError(cmd, "%v", err)
+	}
+	if _, err := helm.New(fl.helm); err != nil {
+		return usageError(cmd, "%v", err)
+	}
+	var ids []string
+	for _, r := range fl.rules {
+		ids = append(ids, catalog.ByID(r).ID)
+	}
+	plan, err := apply.Plan(apply.Options{
+		Scan: scan.Options{
+			Paths:       args,
+			Stdin:       cmd.InOrStdin(),
+			MaxFileSize: fl.maxFileSize,
+			Kustomize:   kustomize.New(),
+			Rules:       rules.Options{Config: cfg, RolloutsVersion: rv},
+		},
+		Rules:     ids,
+		Helm:      &fl.helm,
+		ValuesOut: fl.valuesOut,
+	})
+	stderr, out := cmd.ErrOrStderr(), cmd.OutOrStdout()
+	if plan != nil {
+		report.Errors(stderr, plan.Errors)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "backfire: %v\n", err)
+		return exitError{exitUsage}
+	}
+	failed := len(plan.Errors) > 0
+	if fl.diff {
+		if err := plan.Diff(out); err != nil {
+			return err
+		}
+	} else {
+		for _, e := range plan.Write() {
+			fmt.Fprintf(stderr, "backfire: %v\n", e)
+			failed = true
+		}
+		for _, f := range plan.Files {
+			fmt.Fprintf(out, "fixed %s (%s)\n", f.Path, strings.Join(f.Rules, ", "))
+		}
+	}
+	summary(out, plan, fl.diff)
+	switch {
+	case failed:
+		return exitError{exitUsage}
+	case len(plan.Left) > 0:
+		return exitError{exitFindings}
+	}
+	return exitError{exitClean}
+}
+
+// summary prints "N fixed, M left" and what a human still has to do.
+func summary(w io.Writer, p *apply.Result, dry bool) {
+	verb := "fixed"
+	if dry {
+		verb = "would be fixed"
+	}
+	fmt.Fprintf(w, "%d %s, %d left\n", len(p.Fixed), verb, len(p.Left))
+	for _, l := range p.Left {
+		f := l.Finding
+		fmt.Fprintf(w, "  left %s %s:%d %s: %s\n", f.Rule, f.File, f.Line, f.Object, l.Reason)
+	}
+	for _, ph := range p.Placeholders {
+		fmt.Fprintf(w, "  placeholder %s %s = %s: size it from observed use\n", ph.File, ph.Field, ph.Value)
+	}
+	for _, n := range p.Notes {
+		fmt.Fprintf(w, "  precedence %s\n", n)
+	}
+}

@@ -1,0 +1,96 @@
+package fix
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"backfire.dev/backfire/internal/finding"
+)
+
+// Agree makes the fix each finding proposes agree with the composition of
+// all fixes on its object (see Compose): where another finding's fix wins
+// a field this one sets, this one's patch takes the composed value. A
+// probe or a container's resources is taken whole, so that a patch never
+// proposes half of a probe another fix rewrites. Applied alone, each patch
+// still removes its finding; applied together, they compose.
+func Agree(fs []finding.Finding) {
+	for _, c := range Compose(fs) {
+		if len(c.Findings) < 2 {
+			continue
+		}
+		var rulesIn []string
+		for _, i := range c.Findings {
+			if !slices.Contains(rulesIn, fs[i].Rule) {
+				rulesIn = append(rulesIn, fs[i].Rule)
+			}
+		}
+		for _, i := range c.Findings {
+			f := &fs[i]
+			var own map[string]any
+			if json.Unmarshal(f.Fix.Patch, &own) != nil {
+				continue
+			}
+			agreed := project(own, c.Patch)
+			if equal(agreed, own) {
+				continue
+			}
+			b, err := json.Marshal(agreed)
+			if err != nil {
+				continue
+			}
+			fx := *f.Fix
+			fx.Own = f.Fix.Patch
+			fx.Patch = b
+			var others []string
+			for _, r := range rulesIn {
+				if r != f.Rule {
+					others = append(others, r)
+				}
+			}
+			fx.Description += fmt.Sprintf(" The patch is composed with the fix of %s on the same object, so the fixes agree (precedence: docs/fix.md).", strings.Join(others, ", "))
+			f.Fix = &fx
+		}
+	}
+}
+
+// project takes from composed the fields own sets, whole for probes and
+// resources.
+func project(own, composed map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, ov := range own {
+		cv, ok := composed[k]
+		if !ok {
+			out[k] = ov
+			continue
+		}
+		if isProbe(k) || k == "resources" {
+			out[k] = clone(cv)
+			continue
+		}
+		switch o := ov.(type) {
+		case map[string]any:
+			if c, ok := cv.(map[string]any); ok {
+				out[k] = project(o, c)
+				continue
+			}
+		case []any:
+			if c, ok := cv.([]any); ok && named(o) && named(c) {
+				var items []any
+				for _, oi := range o {
+					name, _ := itemName(oi)
+					for _, ci := range c {
+						if cn, _ := itemName(ci); cn == name {
+							items = append(items, project(oi.(map[string]any), ci.(map[string]any)))
+						}
+					}
+				}
+				out[k] = items
+				continue
+			}
+		}
+		out[k] = clone(cv)
+	}
+	return out
+}

@@ -1,0 +1,552 @@
+// Package apply turns a scan's findings into edits of the files they were
+// read from: the fixes on each object composed (package fix), written into
+// the YAML in place, and proven by a rescan of the new contents before
+// anything is written.
+package apply
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/pmezard/go-difflib/difflib"
+
+	"backfire.dev/backfire/internal/finding"
+	"backfire.dev/backfire/internal/fix"
+	"backfire.dev/backfire/internal/helm"
+	"backfire.dev/backfire/internal/kustomize"
+	"backfire.dev/backfire/internal/load"
+	"backfire.dev/backfire/internal/object"
+	"backfire.dev/backfire/internal/scan"
+	"backfire.dev/backfire/internal/source"
+)
+
+// Options configure a run.
+type Options struct {
+	Scan scan.Options
+	// Rules limits the fixes to these rule IDs; empty means every rule.
+	Rules []string
+	// Helm, when set, renders charts (it replaces Scan.Charts), so that
+	// the rescan can render them again with the new values.
+	Helm *helm.Options
+	// ValuesOut is the values file the fixes of objects rendered from a
+	// Helm chart go to, keeping the chart untouched; when it exists it is
+	// read as the last --values file and edited in place.
+	ValuesOut string
+}
+
+// File is one file and what fix makes of it.
+type File struct {
+	Path     string
+	Old, New []byte
+	// Rules lists the rules whose fixes changed the file.
+	Rules []string
+}
+
+// Left is a finding that is not fixed, and why.
+type Left struct {
+	Finding finding.Finding
+	Reason  string
+}
+
+// Placeholder is a value written into a file that a human must size.
+type Placeholder struct {
+	File, Field, Value string
+}
+
+// Result is the plan: new contents, proven, not yet written.
+type Result struct {
+	Files        []*File
+	Fixed        []finding.Finding
+	Left         []Left
+	Placeholders []Placeholder
+	// Notes say where the composition's precedence settled a conflict.
+	Notes []string
+	// Introduced are findings the rescan reports that the first scan did
+	// not: the fix made something worse. Plan refuses such a fix.
+	Introduced []finding.Finding
+	// Errors are input problems of the scan.
+	Errors []load.Error
+}
+
+// key identifies a finding across scans: line numbers move, rule, object
+// and container do not.
+type key struct {
+	rule      string
+	object    object.Ref
+	container string
+}
+
+func keyOf(f finding.Finding) key { return key{f.Rule, f.Object, f.Container} }
+
+// Plan scans, composes the fixes, edits the files in memory, and proves
+// the edits: the rescan of the new contents must not report the fixed
+// findings, and applying the fixes again must change nothing.
+func Plan(opts Options) (*Result, error) {
+	if opts.Scan.MaxFileSize <= 0 {
+		opts.Scan.MaxFileSize = source.DefaultMaxFileSize
+	}
+	var valuesOld []byte
+	if opts.ValuesOut != "" {
+		if opts.Helm == nil {
+			return nil, fmt.Errorf("--values-out needs the chart options")
+		}
+		if data, err := os.ReadFile(opts.ValuesOut); err == nil {
+			valuesOld = data
+		} else if !os.IsNotExist(err) {
+			return nil, err
+		}
+	}
+	if opts.Helm != nil {
+		r, err := charts(opts, valuesOld != nil, "")
+		if err != nil {
+			return nil, err
+		}
+		opts.Scan.Charts = r
+	}
+	res, err := scan.Run(opts.Scan)
+	if err != nil {
+		return nil, err
+	}
+	out := &Result{Errors: res.Errors}
+	var chosen []finding.Finding
+	for _, f := range res.Findings {
+		if len(opts.Rules) > 0 && !slices.ContainsFunc(opts.Rules, func(r string) bool { return strings.EqualFold(r, f.Rule) }) {
+			continue
+		}
+		chosen = append(chosen, f)
+	}
+
+	files := map[string]*File{}
+	var edits []planned
+	values := &valuesPlan{set: map[string]any{}, fileOf: map[string]string{}}
+	overlays := &overlayPlan{}
+	inChange := make([]bool, len(chosen))
+	for _, c := range fix.Compose(chosen) {
+		for _, i := range c.Findings {
+			inChange[i] = true
+		}
+		o := objectOf(res.Objects, c.Target)
+		why := ""
+		switch {
+		case o == nil:
+			why = "the object the fix applies to (" + c.Target.String() + ") is not in the input"
+		case o.Doc.Origin != "" && opts.Helm != nil && o.Doc.Trace != nil && strings.HasPrefix(o.Doc.Origin, "rendered from chart"):
+			why = planValues(o, c, chosen, values, out)
+			if why == "" {
+				continue
+			}
+		case strings.HasPrefix(o.Doc.Origin, kustomizeOrigin) && opts.Scan.Kustomize != nil:
+			overlays.add(o, c, chosen)
+			continue
+		case o.Doc.Origin != "":
+			why = "the object is " + o.Doc.Origin + "; fix edits plain YAML files (and a chart's values with --values-out): apply the patch to its source"
+		case o.Doc.File == "<stdin>":
+			why = "read from standard input: there is no file to write back"
+		}
+		if why != "" {
+			for _, i := range c.Findings {
+				out.Left = append(out.Left, Left{chosen[i], why})
+			}
+			continue
+		}
+		pos, _ := o.Doc.Locate("")
+		edits = append(edits, planned{change: c, file: o.Doc.File, pos: pos})
+	}
+	for i, f := range chosen {
+		if !inChange[i] {
+			why := "no patch to apply"
+			if f.Fix != nil {
+				why = "a change to make by hand: " + f.Fix.Description
+			}
+			out.Left = append(out.Left, Left{f, why})
+		}
+	}
+
+	// Edit each file from its last object up, so that an edit never moves
+	// the position of an object still to be edited.
+	sort.SliceStable(edits, func(a, b int) bool {
+		if edits[a].file != edits[b].file {
+			return edits[a].file < edits[b].file
+		}
+		return edits[a].pos.Line > edits[b].pos.Line
+	})
+	var applied []planned
+	for _, e := range edits {
+		f, ok := files[e.file]
+		if !ok {
+			data, err := source.ReadFile(e.file, opts.Scan.MaxFileSize)
+			if err != nil {
+				out.leave(chosen, e.change, err.Error())
+				continue
+			}
+			f = &File{Path: e.file, Old: data, New: data}
+			files[e.file] = f
+		}
+		next, err := fix.Edit(f.New, e.pos, e.change.Patch, e.change.Placeholders)
+		if err != nil {
+			out.leave(chosen, e.change, fmt.Sprintf("%s: %v", e.file, err))
+			continue
+		}
+		f.New = next
+		for _, i := range e.change.Findings {
+			if !slices.Contains(f.Rules, chosen[i].Rule) {
+				f.Rules = append(f.Rules, chosen[i].Rule)
+			}
+		}
+		out.Notes = append(out.Notes, e.change.Notes...)
+		applied = append(applied, e)
+	}
+	if len(values.set) > 0 && opts.ValuesOut != "" {
+		f, err := values.file(opts.ValuesOut, valuesOld)
+		if err != nil {
+			return nil, err
+		}
+		files[opts.ValuesOut] = f
+		applied = append(applied, values.changes...)
+	} else if len(values.set) > 0 {
+		fs, err := values.inPlace(opts.Scan.MaxFileSize)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range fs {
+			files[f.Path] = f
+		}
+		applied = append(applied, values.changes...)
+	}
+	if len(overlays.byDir) > 0 {
+		fs, err := overlays.files(opts.Scan.MaxFileSize)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range fs {
+			files[f.Path] = f
+		}
+		applied = append(applied, overlays.changes...)
+	}
+	for _, p := range sortedKeys(files) {
+		if f := files[p]; !bytes.Equal(f.Old, f.New) {
+			sort.Strings(f.Rules)
+			out.Files = append(out.Files, f)
+		}
+	}
+	if len(out.Files) == 0 {
+		return out, nil
+	}
+	return out, out.prove(opts, res, chosen, applied)
+}
+
+type planned struct {
+	change fix.Change
+	file   string
+	pos    load.Position
+	// values is set for a change made through a chart's values; missing
+	// lists the fields of its patch that no values key reaches.
+	values  map[string]any
+	missing []string
+	rules   []string
+	// overlay is set for a change made as a Kustomize patch file.
+	overlay bool
+}
+
+func (r *Result) leave(fs []finding.Finding, c fix.Change, why string) {
+	for _, i := range c.Findings {
+		r.Left = append(r.Left, Left{fs[i], why})
+	}
+}
+
+// prove rescans the new contents: the fixed findings must be gone, no
+// new finding may appear, the new files must parse, and the fixes applied
+// again must change nothing.
+func (r *Result) prove(opts Options, before *scan.Result, chosen []finding.Finding, applied []planned) error {
+	overlay := map[string][]byte{}
+	for _, f := range r.Files {
+		overlay[f.Path] = f.New
+	}
+	so := opts.Scan
+	so.Overlay = overlay
+	so.Stdin = nil
+	if opts.ValuesOut != "" {
+		if nv, ok := overlay[opts.ValuesOut]; ok {
+			// Helm reads values files from disk: the new values go to a
+			// temporary file for the rescan.
+			tmp, err := os.CreateTemp("", "backfire-values-*.yaml")
+			if err != nil {
+				return err
+			}
+			defer os.Remove(tmp.Name())
+			if _, err := tmp.Write(nv); err != nil {
+				tmp.Close()
+				return err
+			}
+			tmp.Close()
+			r, err := charts(opts, false, tmp.Name())
+			if err != nil {
+				return fmt.Errorf("the new values do not load: %v", err)
+			}
+			so.Charts = r
+		}
+	}
+	if opts.Helm != nil && opts.ValuesOut == "" {
+		cleanup, err := rerender(&so, opts, r.Files)
+		defer cleanup()
+		if err != nil {
+			return err
+		}
+	}
+	if opts.Scan.Kustomize != nil {
+		k, err := kustomize.WithFiles(overlay)
+		if err != nil {
+			return err
+		}
+		so.Kustomize = k
+	}
+	after, err := scan.Run(so)
+	if err != nil {
+		return err
+	}
+	// Any error the first scan did not have is the fix's: a file that no
+	// longer parses, an object the API server would reject (two probe
+	// handlers), a build that fails.
+	had := map[string]bool{}
+	for _, e := range before.Errors {
+		had[e.Message] = true
+	}
+	for _, e := range after.Errors {
+		if !had[e.Message] {
+			return fmt.Errorf("the fixed files do not load, nothing written: %v", e)
+		}
+	}
+	still := map[key]finding.Finding{}
+	for _, f := range after.Findings {
+		still[keyOf(f)] = f
+	}
+	was := map[key]bool{}
+	for _, f := range before.Findings {
+		was[keyOf(f)] = true
+	}
+	for _, f := range after.Findings {
+		if !was[keyOf(f)] {
+			r.Introduced = append(r.Introduced, f)
+		}
+	}
+	if len(r.Introduced) > 0 {
+		f := r.Introduced[0]
+		return fmt.Errorf("the fix would introduce %s on %s (%s), nothing written", f.Rule, f.Object, f.Message)
+	}
+	for _, e := range applied {
+		for _, i := range e.change.Findings {
+			f := chosen[i]
+			if g, ok := still[keyOf(f)]; ok {
+				why := "still reported after the composed fix: " + g.Message
+				if len(e.missing) > 0 {
+					why = "the chart's values do not reach " + strings.Join(e.missing, ", ") + ": change the template, or patch the rendered object with " + string(f.Fix.Patch)
+				}
+				r.Left = append(r.Left, Left{f, why})
+				continue
+			}
+			r.Fixed = append(r.Fixed, f)
+		}
+		for _, p := range e.change.Placeholders {
+			if v, ok := valueAt(e.change.Patch, p); ok {
+				r.Placeholders = append(r.Placeholders, Placeholder{File: e.file, Field: p, Value: v})
+			}
+		}
+	}
+
+	// Idempotence: the same fixes on the new contents change nothing.
+	for _, e := range applied {
+		if e.values != nil || e.overlay {
+			continue // a second run proves these: see the tests
+		}
+		o := objectOf(after.Objects, e.change.Target)
+		if o == nil {
+			return fmt.Errorf("%s: %s is gone after the fix", e.file, e.change.Target)
+		}
+		pos, _ := o.Doc.Locate("")
+		again, err := fix.Edit(overlay[e.file], pos, e.change.Patch, e.change.Placeholders)
+		if err != nil {
+			return fmt.Errorf("%s: applying the fix again: %v", e.file, err)
+		}
+		if !bytes.Equal(again, overlay[e.file]) {
+			return fmt.Errorf("%s:%d: applying the fix a second time changes the file again; nothing written", e.file, firstDiffLine(again, overlay[e.file]))
+		}
+	}
+	return nil
+}
+
+func objectOf(objs []*object.Object, ref object.Ref) *object.Object {
+	for _, o := range objs {
+		if o.Ref == ref {
+			return o
+		}
+	}
+	return nil
+}
+
+// valueAt reads a dotted placeholder path from a patch.
+func valueAt(patch map[string]any, path string) (string, bool) {
+	var v any = patch
+	for _, seg := range strings.Split(path, ".") {
+		name := ""
+		if i := strings.IndexByte(seg, '['); i >= 0 && strings.HasSuffix(seg, "]") {
+			seg, name = seg[:i], seg[i+1:len(seg)-1]
+		}
+		m, ok := v.(map[string]any)
+		if !ok {
+			return "", false
+		}
+		v = m[seg]
+		if name != "" {
+			l, _ := v.([]any)
+			v = nil
+			for _, it := range l {
+				if im, ok := it.(map[string]any); ok && im["name"] == name {
+					v = im
+				}
+			}
+		}
+	}
+	if v == nil {
+		return "", false
+	}
+	return fmt.Sprint(v), true
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// Diff writes a unified diff of every changed file.
+func (r *Result) Diff(w io.Writer) error {
+	for _, f := range r.Files {
+		d := difflib.UnifiedDiff{
+			A: difflib.SplitLines(string(f.Old)), B: difflib.SplitLines(string(f.New)),
+			FromFile: "a/" + filepath.ToSlash(f.Path), ToFile: "b/" + filepath.ToSlash(f.Path),
+			Context: 3,
+		}
+		if f.Old == nil {
+			d.A, d.FromFile = nil, "/dev/null" // a new file
+		}
+		if err := difflib.WriteUnifiedDiff(w, d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Write writes every changed file, each through a temporary file renamed
+// over it, so that no file is ever left half-written. A file that is read
+// only, a symbolic link, or changed since it was read is not written; the
+// errors say which, and the other files are still written.
+func (r *Result) Write() []error {
+	var errs []error
+	for _, f := range r.Files {
+		if err := writeFile(f); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
+}
+
+func writeFile(f *File) error {
+	info, err := os.Lstat(f.Path)
+	if os.IsNotExist(err) && f.Old == nil {
+		return create(f)
+	}
+	if err != nil {
+		return err
+	}
+	if info.Mode()&os.ModeSymlink != 0 {
+		return fmt.Errorf("%s: a symbolic link; fix does not write through links: run it on the file the link points to", f.Path)
+	}
+	if !info.Mode().IsRegular() {
+		return fmt.Errorf("%s: not a regular file", f.Path)
+	}
+	if info.Mode().Perm()&0o200 == 0 {
+		return fmt.Errorf("%s: read-only (mode %v); not written", f.Path, info.Mode().Perm())
+	}
+	now, err := os.ReadFile(f.Path)
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(now, f.Old) {
+		return fmt.Errorf("%s: changed since it was scanned; not written: run fix again", f.Path)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(f.Path), "."+filepath.Base(f.Path)+".backfire-*")
+	if err != nil {
+		return fmt.Errorf("%s: %v", f.Path, err)
+	}
+	done := false
+	defer func() {
+		if !done {
+			os.Remove(tmp.Name())
+		}
+	}()
+	if _, err := tmp.Write(f.New); err != nil {
+		tmp.Close()
+		return fmt.Errorf("%s: %v", f.Path, err)
+	}
+	if err := tmp.Chmod(info.Mode().Perm()); err != nil {
+		tmp.Close()
+		return fmt.Errorf("%s: %v", f.Path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("%s: %v", f.Path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("%s: %v", f.Path, err)
+	}
+	if err := os.Rename(tmp.Name(), f.Path); err != nil {
+		return fmt.Errorf("%s: %v", f.Path, err)
+	}
+	done = true
+	return nil
+}
+
+func firstDiffLine(a, b []byte) int {
+	line := 1
+	for i := 0; i < len(a) && i < len(b) && a[i] == b[i]; i++ {
+		if a[i] == '\n' {
+			line++
+		}
+	}
+	return line
+}
+
+// create writes a new file (a values file of --values-out) through a
+// temporary file, and refuses to replace one made in the meantime.
+func create(f *File) error {
+	tmp, err := os.CreateTemp(filepath.Dir(f.Path), "."+filepath.Base(f.Path)+".backfire-*")
+	if err != nil {
+		return fmt.Errorf("%s: %v", f.Path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(f.New); err != nil {
+		tmp.Close()
+		return fmt.Errorf("%s: %v", f.Path, err)
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return fmt.Errorf("%s: %v", f.Path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("%s: %v", f.Path, err)
+	}
+	// A hard link fails if the name exists: nothing made since is lost.
+	if err := os.Link(tmp.Name(), f.Path); err != nil {
+		return fmt.Errorf("%s: %v", f.Path, err)
+	}
+	return nil
+}

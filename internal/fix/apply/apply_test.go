@@ -1,0 +1,524 @@
+package apply
+
+import (
+	"backfire.dev/backfire/internal/catalog"
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"backfire.dev/backfire/internal/config"
+	"backfire.dev/backfire/internal/helm"
+	"backfire.dev/backfire/internal/kustomize"
+	"backfire.dev/backfire/internal/model/rollout"
+	"backfire.dev/backfire/internal/rules"
+	"backfire.dev/backfire/internal/scan"
+	"backfire.dev/backfire/internal/testutil"
+)
+
+var update = flag.Bool("update", false, "rewrite golden diffs")
+
+func options(paths ...string) Options {
+	return Options{Scan: scan.Options{
+		Paths: paths,
+		Rules: rules.Options{Config: &config.Config{}, RolloutsVersion: rollout.DefaultVersion},
+	}}
+}
+
+// copyFiles copies files into dir under the names given, and returns them.
+func copyFiles(t *testing.T, dir string, files map[string]string) []string {
+	t.Helper()
+	var names []string
+	for name, from := range files {
+		data, err := os.ReadFile(from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func golden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("no golden file (run with -update): %v", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("diff differs from %s (run with -update if intended):\n%s", path, got)
+	}
+}
+
+// fixTwice plans, checks the diff against its golden file, writes, and
+// checks that a second run finds nothing left to change.
+func fixTwice(t *testing.T, goldenPath string, manual map[string]bool, o Options) *Result {
+	t.Helper()
+	p, err := Plan(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Errors) > 0 {
+		t.Fatalf("input errors: %v", p.Errors)
+	}
+	for _, l := range p.Left {
+		if !manual[l.Finding.Rule] {
+			t.Errorf("left %s on %s: %s", l.Finding.Rule, l.Finding.Object, l.Reason)
+		}
+	}
+	if len(p.Fixed) == 0 {
+		t.Fatal("nothing fixed")
+	}
+	var diff bytes.Buffer
+	if err := p.Diff(&diff); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, goldenPath, diff.Bytes())
+	if errs := p.Write(); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	for _, f := range p.Files {
+		if data, _ := os.ReadFile(f.Path); !bytes.Equal(data, f.New) {
+			t.Errorf("%s: written contents differ from the plan", f.Path)
+		}
+	}
+	again, err := Plan(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(again.Files) > 0 || len(again.Fixed) > 0 {
+		t.Errorf("a second run changes %d files, fixes %d findings; want none", len(again.Files), len(again.Fixed))
+	}
+	if len(again.Left) != len(p.Left) {
+		t.Errorf("second run leaves %d findings, the first %d", len(again.Left), len(p.Left))
+	}
+	return p
+}
+
+// The examples of the README: every finding with a patch is fixed, the
+// rescan proves it, and BF402 (a query to rewrite) is left, with its reason.
+func TestExamples(t *testing.T) {
+	dir := t.TempDir()
+	root := testutil.RepoRoot(t)
+	entries, _ := filepath.Glob(filepath.Join(root, "examples", "*.yaml"))
+	files := map[string]string{}
+	for _, e := range entries {
+		files[filepath.Base(e)] = e
+	}
+	copyFiles(t, dir, files)
+	t.Chdir(dir)
+	p := fixTwice(t, filepath.Join(root, "internal", "fix", "apply", "testdata", "examples.diff"), map[string]bool{"BF402": true}, options("."))
+	if len(p.Fixed) != 8 || len(p.Left) != 1 {
+		t.Errorf("%d fixed, %d left; want 8 fixed, 1 left (BF402)", len(p.Fixed), len(p.Left))
+	}
+	if len(p.Placeholders) != 3 {
+		t.Errorf("placeholders %v, want BF201's three request sizes", p.Placeholders)
+	}
+	data, _ := os.ReadFile("registry-database.yaml")
+	if c := strings.Count(string(data), "# placeholder"); c != 3 {
+		t.Errorf("%d placeholder comments in the fixed file, want 3", c)
+	}
+}
+
+// Every rule's positive fixtures, fixed with the whole catalog: each one's
+// findings are gone after the fix, except BF402's (a change by hand).
+func TestPositiveFixtures(t *testing.T) {
+	dir := t.TempDir()
+	root := testutil.RepoRoot(t)
+	fixtures := positiveManifestFixtures(root)
+	if len(fixtures) < 30 {
+		t.Fatalf("%d positive fixtures found", len(fixtures))
+	}
+	files := map[string]string{}
+	for _, f := range fixtures {
+		rule := filepath.Base(filepath.Dir(filepath.Dir(f)))
+		files[filepath.Join(rule, filepath.Base(f))] = f
+	}
+	names := copyFiles(t, dir, files)
+	t.Chdir(dir)
+	// One fixture per run: fixtures reuse object names across files.
+	var all bytes.Buffer
+	for _, name := range names {
+		o := options(name)
+		// Rules that are off by default are on for their own fixtures.
+		o.Scan.Rules.Config = &config.Config{Enable: []string{"BF203"}}
+		p, err := Plan(o)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if len(p.Errors) > 0 {
+			t.Errorf("%s: %v", name, p.Errors)
+		}
+		for _, l := range p.Left {
+			if l.Finding.Rule != "BF402" {
+				t.Errorf("%s: left %s: %s", name, l.Finding.Rule, l.Reason)
+			}
+		}
+		if !strings.HasPrefix(name, "BF402") && len(p.Fixed) == 0 {
+			t.Errorf("%s: nothing fixed", name)
+		}
+		if err := p.Diff(&all); err != nil {
+			t.Fatal(err)
+		}
+		if errs := p.Write(); len(errs) > 0 {
+			t.Errorf("%s: %v", name, errs)
+		}
+		again, err := Plan(o)
+		if err != nil || len(again.Files) > 0 {
+			t.Errorf("%s: a second run changes %d files (%v)", name, len(again.Files), err)
+		}
+	}
+	golden(t, filepath.Join(root, "internal", "fix", "apply", "testdata", "positive-fixtures.diff"), all.Bytes())
+}
+
+const small = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: api
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: api}}
+  template:
+    metadata: {labels: {app: api}}
+    spec:
+      containers:
+      - name: api
+        image: registry.example.com/api:1.0
+        readinessProbe:
+          httpGet: {path: /ready, port: 8080}
+          failureThreshold: 1
+`
+
+func writeSmall(t *testing.T) (string, *Result) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "api.yaml")
+	if err := os.WriteFile(path, []byte(small), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Plan(options(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Files) != 1 {
+		t.Fatalf("plan changes %d files, want 1", len(p.Files))
+	}
+	return path, p
+}
+
+func TestRuleFilter(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "api.yaml")
+	if err := os.WriteFile(path, []byte(small), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := options(path)
+	o.Rules = []string{"BF102"}
+	p, err := Plan(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Files) != 0 || len(p.Fixed) != 0 {
+		t.Errorf("--rule BF102 on a file with only a BF104 finding changed %d files", len(p.Files))
+	}
+	o.Rules = []string{"BF104"}
+	if p, _ = Plan(o); len(p.Fixed) != 1 || p.Fixed[0].Rule != "BF104" {
+		t.Errorf("--rule BF104 fixed %v", p.Fixed)
+	}
+}
+
+func TestWriteRefusesReadOnly(t *testing.T) {
+	path, p := writeSmall(t)
+	if err := os.Chmod(path, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	errs := p.Write()
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "read-only") {
+		t.Fatalf("errors %v, want read-only", errs)
+	}
+	if data, _ := os.ReadFile(path); string(data) != small {
+		t.Error("a read-only file was changed")
+	}
+	assertNoTemp(t, filepath.Dir(path))
+}
+
+func TestWriteRefusesFileChangedSinceScan(t *testing.T) {
+	path, p := writeSmall(t)
+	changed := strings.Replace(small, "replicas: 3", "replicas: 4", 1)
+	if err := os.WriteFile(path, []byte(changed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	errs := p.Write()
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "changed since it was scanned") {
+		t.Fatalf("errors %v", errs)
+	}
+	if data, _ := os.ReadFile(path); string(data) != changed {
+		t.Error("the newer contents were overwritten")
+	}
+}
+
+func TestWriteRefusesSymlink(t *testing.T) {
+	path, _ := writeSmall(t)
+	link := filepath.Join(filepath.Dir(path), "link.yaml")
+	if err := os.Symlink(path, link); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Plan(options(link))
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := p.Write()
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "symbolic link") {
+		t.Fatalf("errors %v", errs)
+	}
+	if data, _ := os.ReadFile(path); string(data) != small {
+		t.Error("the link's target was changed")
+	}
+}
+
+func TestWriteKeepsModeAndLeavesNoTemp(t *testing.T) {
+	path, p := writeSmall(t)
+	if err := os.Chmod(path, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if errs := p.Write(); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	info, _ := os.Stat(path)
+	if info.Mode().Perm() != 0o640 {
+		t.Errorf("mode %v, want 0640 kept", info.Mode().Perm())
+	}
+	assertNoTemp(t, filepath.Dir(path))
+	data, _ := os.ReadFile(path)
+	if !strings.Contains(string(data), "failureThreshold: 3") || !strings.Contains(string(data), "httpGet: {path: /ready, port: 8080}") {
+		t.Errorf("fixed file:\n%s", data)
+	}
+}
+
+func TestStdinIsLeft(t *testing.T) {
+	o := options("-")
+	o.Scan.Stdin = strings.NewReader(small)
+	p, err := Plan(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Files) != 0 || len(p.Left) != 1 || !strings.Contains(p.Left[0].Reason, "standard input") {
+		t.Errorf("stdin: files %d, left %+v", len(p.Files), p.Left)
+	}
+}
+
+func assertNoTemp(t *testing.T, dir string) {
+	t.Helper()
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if strings.Contains(e.Name(), ".backfire-") {
+			t.Errorf("temporary file %s left behind", e.Name())
+		}
+	}
+}
+
+// The Harbor chart, fixed through a values file of its own: the chart's
+// files stay untouched, the values that reach the fields are written, the
+// rescan renders the chart with them, and BF101 (the chart writes the exec
+// handler in its template) is left with the reason and the patch.
+func TestHarborChartValuesOut(t *testing.T) {
+	chart := testutil.Corpus(t, "harbor-helm")
+	out := filepath.Join(t.TempDir(), "backfire-values.yaml")
+	o := options(chart)
+	o.Helm = &helm.Options{}
+	o.ValuesOut = out
+	p, err := Plan(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Files) != 1 || p.Files[0].Path != out {
+		t.Fatalf("files %v, want only the values file", p.Files)
+	}
+	if len(p.Fixed) < 10 {
+		t.Errorf("%d fixed", len(p.Fixed))
+	}
+	var bf101 bool
+	for _, l := range p.Left {
+		if l.Finding.Rule == "BF101" {
+			bf101 = strings.Contains(l.Reason, "values do not reach") && strings.Contains(l.Reason, "livenessProbe.exec (deleted)") && strings.Contains(l.Reason, `"tcpSocket"`)
+		}
+	}
+	if !bf101 {
+		t.Errorf("BF101 is not left with its reason and patch: %+v", p.Left)
+	}
+	golden(t, filepath.Join(testutil.RepoRoot(t), "internal", "fix", "apply", "testdata", "harbor-values-out.yaml"), p.Files[0].New)
+	if errs := p.Write(); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	again, err := Plan(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(again.Files) > 0 || len(again.Fixed) > 0 || len(again.Left) != len(p.Left) {
+		t.Errorf("second run: %d files, %d fixed, %d left (first left %d)", len(again.Files), len(again.Fixed), len(again.Left), len(p.Left))
+	}
+}
+
+// Without --values-out the chart's own values.yaml is edited in place
+// (only the values that change), the copy of the chart is rendered again
+// with it for the proof, and a second run changes nothing.
+func TestHarborChartValuesInPlace(t *testing.T) {
+	root := testutil.RepoRoot(t)
+	dir := t.TempDir()
+	if err := os.CopyFS(filepath.Join(dir, "harbor"), os.DirFS(testutil.Corpus(t, "harbor-helm"))); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	o := options("harbor")
+	o.Helm = &helm.Options{}
+	p, err := Plan(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Files) != 1 || p.Files[0].Path != filepath.Join("harbor", "values.yaml") {
+		t.Fatalf("files %v, want only the chart's values.yaml", p.Files)
+	}
+	var diff bytes.Buffer
+	if err := p.Diff(&diff); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, filepath.Join(root, "internal", "fix", "apply", "testdata", "harbor-values-in-place.diff"), diff.Bytes())
+	if errs := p.Write(); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	again, err := Plan(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(again.Files) > 0 || len(again.Fixed) > 0 {
+		t.Errorf("second run: %d files, %d fixed", len(again.Files), len(again.Fixed))
+	}
+}
+
+// A chart whose values file is a symbolic link: the error says so, and
+// neither the link nor its target is written.
+func TestHarborChartSymlinkedValues(t *testing.T) {
+	dir := t.TempDir()
+	chart := filepath.Join(dir, "harbor")
+	if err := os.CopyFS(chart, os.DirFS(testutil.Corpus(t, "harbor-helm"))); err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(dir, "shared-values.yaml")
+	if err := os.Rename(filepath.Join(chart, "values.yaml"), target); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, filepath.Join(chart, "values.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(target)
+	o := options(chart)
+	o.Helm = &helm.Options{}
+	p, err := Plan(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := p.Write()
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "symbolic link") {
+		t.Fatalf("errors %v", errs)
+	}
+	if after, _ := os.ReadFile(target); !bytes.Equal(before, after) {
+		t.Error("the link's target was written")
+	}
+}
+
+// A Kustomize overlay: the fix becomes a strategic-merge patch file in the
+// overlay, listed under patches: in its kustomization (the base stays as it
+// is); the overlay is built again with them for the proof, and a second
+// run changes nothing.
+func TestKustomizeOverlay(t *testing.T) {
+	root := testutil.RepoRoot(t)
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join(root, "internal", "fix", "apply", "testdata", "overlay"))); err != nil {
+		t.Fatal(err)
+	}
+	base, _ := os.ReadFile(filepath.Join(dir, "base", "db.yaml"))
+	t.Chdir(dir)
+	o := options(filepath.Join("overlays", "prod"))
+	o.Scan.Kustomize = kustomize.New()
+	p := fixTwice(t, filepath.Join(root, "internal", "fix", "apply", "testdata", "overlay.diff"), nil, o)
+	if len(p.Fixed) != 5 || len(p.Files) != 2 {
+		t.Errorf("%d fixed in %d files, want 5 in the patch file and the kustomization", len(p.Fixed), len(p.Files))
+	}
+	if now, _ := os.ReadFile(filepath.Join(dir, "base", "db.yaml")); !bytes.Equal(now, base) {
+		t.Error("the base was changed")
+	}
+}
+
+// A base outside what the overlay may load: kustomize's own error, with
+// the kustomization file, and nothing written.
+func TestKustomizeBaseOutsideTheTree(t *testing.T) {
+	root := testutil.RepoRoot(t)
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join(root, "internal", "fix", "apply", "testdata", "overlay"))); err != nil {
+		t.Fatal(err)
+	}
+	k := filepath.Join(dir, "overlays", "prod", "kustomization.yaml")
+	data, _ := os.ReadFile(k)
+	bad := strings.Replace(string(data), "- ../../base", "- ../../base/db.yaml", 1)
+	if err := os.WriteFile(k, []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := options(filepath.Join(dir, "overlays", "prod"))
+	o.Scan.Kustomize = kustomize.New()
+	p, err := Plan(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Errors) == 0 || !strings.Contains(p.Errors[0].Error(), "kustomization.yaml") || !strings.Contains(p.Errors[0].Error(), "kustomize build failed") {
+		t.Errorf("errors %v", p.Errors)
+	}
+	if len(p.Files) != 0 {
+		t.Errorf("%d files planned", len(p.Files))
+	}
+}
+
+// An overlay that already patches the fields the fix sets: that patch is
+// edited in place, not overruled by a second one.
+func TestKustomizeOverlayEditsItsPatch(t *testing.T) {
+	root := testutil.RepoRoot(t)
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join(root, "internal", "fix", "apply", "testdata", "overlay"))); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	o := options(filepath.Join("overlays", "staging"))
+	o.Scan.Kustomize = kustomize.New()
+	p := fixTwice(t, filepath.Join(root, "internal", "fix", "apply", "testdata", "overlay-existing-patch.diff"), nil, o)
+	if len(p.Files) != 1 || p.Files[0].Path != filepath.Join("overlays", "staging", "probes.yaml") {
+		t.Errorf("files %v, want only the overlay's own probes.yaml", p.Files)
+	}
+}
+
+// positiveManifestFixtures lists the positive fixtures of the rules scan
+// runs; a diagnose rule's fixtures are what a pod did, not manifests to fix.
+func positiveManifestFixtures(root string) []string {
+	all, _ := filepath.Glob(filepath.Join(root, "internal", "rules", "*", "testdata", "BF*", "positive", "*.yaml"))
+	var out []string
+	for _, f := range all {
+		if r := catalog.ByID(filepath.Base(filepath.Dir(filepath.Dir(f)))); r != nil && r.Run != nil {
+			out = append(out, f)
+		}
+	}
+	return out
+}

@@ -1,0 +1,450 @@
+package apply
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+
+	"backfire.dev/backfire/internal/finding"
+	"backfire.dev/backfire/internal/fix"
+	"backfire.dev/backfire/internal/helm"
+	"backfire.dev/backfire/internal/load"
+	"backfire.dev/backfire/internal/object"
+	"backfire.dev/backfire/internal/scan"
+	"backfire.dev/backfire/internal/source"
+)
+
+// valuesOf finds, for each value a patch sets on an object rendered from a
+// Helm chart, the values key that produced the rendered field (the chart's
+// provenance trace). It returns the keys it found, dotted, with the patch's
+// values, and the fields of the patch that no values key reaches: a field
+// the template writes literally, computes in a helper, or does not write
+// at all (a new probe handler), and every deletion.
+func valuesOf(o *object.Object, patch map[string]any, fileOf map[string]string) (map[string]any, []string, map[string]string) {
+	var doc any
+	if o.Doc.Trace == nil || json.Unmarshal(o.Doc.JSON, &doc) != nil {
+		return nil, []string{"the whole patch"}, nil
+	}
+	set := map[string]any{}
+	keys := map[string]string{} // patch field -> values key
+	var missing []string
+	var walk func(p any, d any, fieldPath, shown string)
+	walk = func(p any, d any, fieldPath, shown string) {
+		switch x := p.(type) {
+		case map[string]any:
+			dm, _ := d.(map[string]any)
+			for _, k := range sortedKeys(x) {
+				var dv any
+				if dm != nil {
+					dv = dm[k]
+				}
+				walk(x[k], dv, join(fieldPath, k), join(shown, k))
+			}
+			return
+		case []any:
+			dl, _ := d.([]any)
+			if named(x) && dl != nil {
+				for _, it := range x {
+					name := it.(map[string]any)["name"].(string)
+					idx := -1
+					for i, di := range dl {
+						if dmi, ok := di.(map[string]any); ok && dmi["name"] == name {
+							idx = i
+						}
+					}
+					if idx < 0 {
+						missing = append(missing, shown+"["+name+"]")
+						continue
+					}
+					item := map[string]any{}
+					for k, v := range it.(map[string]any) {
+						if k != "name" {
+							item[k] = v
+						}
+					}
+					walk(item, dl[idx], fieldPath+"["+strconv.Itoa(idx)+"]", shown+"["+name+"]")
+				}
+				return
+			}
+		}
+		if p == nil {
+			if d != nil {
+				missing = append(missing, shown+" (deleted)")
+			}
+			return
+		}
+		pos, exact := o.Doc.Locate(fieldPath)
+		if !exact {
+			missing = append(missing, shown)
+			return
+		}
+		tr := o.Doc.Trace(o.Doc, fieldPath, pos)
+		file, key := valuesKey(tr.Values)
+		if key == "" {
+			missing = append(missing, shown)
+			return
+		}
+		fileOf[key] = file
+		set[key] = p
+		keys[shown] = key
+	}
+	walk(patch, doc, "", "")
+	return set, missing, keys
+}
+
+// valuesKey reads the file and key of a single-key trace:
+// "chart/values.yaml:1074 database.internal.livenessProbe.timeoutSeconds".
+func valuesKey(trace string) (file, key string) {
+	f := strings.Fields(trace)
+	if len(f) != 2 || strings.Contains(trace, "(") {
+		return "", ""
+	}
+	if i := strings.LastIndexByte(f[0], ':'); i > 0 {
+		file = f[0][:i]
+	}
+	return file, f[1]
+}
+
+// nest turns dotted keys into nested maps.
+func nest(flat map[string]any) map[string]any {
+	out := map[string]any{}
+	keys := make([]string, 0, len(flat))
+	for k := range flat {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		segs := strings.Split(k, ".")
+		m := out
+		for _, s := range segs[:len(segs)-1] {
+			next, ok := m[s].(map[string]any)
+			if !ok {
+				next = map[string]any{}
+				m[s] = next
+			}
+			m = next
+		}
+		m[segs[len(segs)-1]] = flat[k]
+	}
+	return out
+}
+
+func join(path, k string) string {
+	if path == "" {
+		return k
+	}
+	return path + "." + k
+}
+
+func named(l []any) bool {
+	for _, v := range l {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return false
+		}
+		if _, ok := m["name"].(string); !ok {
+			return false
+		}
+	}
+	return len(l) > 0
+}
+
+// valuesPlan gathers the values keys the fixes of chart objects set.
+type valuesPlan struct {
+	set          map[string]any
+	fileOf       map[string]string // values key -> the values file that sets it
+	placeholders []string          // values keys
+	changes      []planned
+}
+
+// planValues plans the fix of an object rendered from a chart through the
+// chart's values. A fix that replaces a probe handler the values cannot
+// reach is left out, and the others are composed again without it: their
+// numbers were only overruled for the sake of the new handler. It returns
+// why nothing can be set, or "".
+func planValues(o *object.Object, c fix.Change, chosen []finding.Finding, v *valuesPlan, out *Result) string {
+	set, missing, keys := valuesOf(o, c.Patch, v.fileOf)
+	if len(missing) > 0 {
+		var rest []finding.Finding
+		var owners []int
+		for _, i := range c.Findings {
+			var p any
+			own := chosen[i].Fix.Patch
+			if chosen[i].Fix.Own != nil {
+				own = chosen[i].Fix.Own
+			}
+			if json.Unmarshal(own, &p) == nil && fix.ReplacesHandler(p) {
+				owners = append(owners, i)
+				continue
+			}
+			rest = append(rest, chosen[i])
+		}
+		if len(owners) > 0 {
+			for _, i := range owners {
+				out.Left = append(out.Left, Left{chosen[i], "the chart's values do not reach " + strings.Join(missing, ", ") + ": change the template, or patch the rendered object with " + string(chosen[i].Fix.Patch)})
+			}
+			rc := fix.Compose(originalPatches(rest))
+			if len(rc) == 0 {
+				return ""
+			}
+			// Map the recomposed change back to the chosen indexes.
+			idx := []int{}
+			for _, i := range c.Findings {
+				if !slices.Contains(owners, i) {
+					idx = append(idx, i)
+				}
+			}
+			c = rc[0]
+			c.Findings = idx
+			set, missing, keys = valuesOf(o, c.Patch, v.fileOf)
+		}
+	}
+	if len(set) == 0 {
+		why := "the chart's values do not reach " + strings.Join(missing, ", ") + ": change the template, or patch the rendered object"
+		for _, i := range c.Findings {
+			out.Left = append(out.Left, Left{chosen[i], why})
+		}
+		return ""
+	}
+	for k, val := range set {
+		v.set[k] = val
+	}
+	// Placeholders follow their field into the values file.
+	var ph []string
+	for _, p := range c.Placeholders {
+		if k, ok := keys[p]; ok {
+			ph = append(ph, k)
+			v.placeholders = append(v.placeholders, k)
+		}
+	}
+	c.Placeholders = ph
+	var rs []string
+	for _, i := range c.Findings {
+		rs = append(rs, chosen[i].Rule)
+	}
+	v.changes = append(v.changes, planned{change: c, values: set, missing: missing, rules: rs})
+	return ""
+}
+
+// originalPatches gives each finding its rule's own patch back: without
+// the handler change it was composed with, the numbers that change
+// imposed no longer apply.
+func originalPatches(fs []finding.Finding) []finding.Finding {
+	out := make([]finding.Finding, len(fs))
+	for i, f := range fs {
+		out[i] = f
+		if f.Fix != nil && f.Fix.Own != nil {
+			fx := *f.Fix
+			fx.Patch = fx.Own
+			out[i].Fix = &fx
+		}
+	}
+	return out
+}
+
+// file renders the values file: the existing one edited in place, or a
+// new one.
+func (v *valuesPlan) file(path string, old []byte) (*File, error) {
+	patch := nest(v.set)
+	f := &File{Path: path, Old: old}
+	if old != nil {
+		pos, err := rootPosition(old)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", path, err)
+		}
+		n, err := fix.Edit(old, pos, patch, v.placeholders)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", path, err)
+		}
+		f.New = n
+	} else {
+		var n yaml.Node
+		if err := n.Encode(patch); err != nil {
+			return nil, err
+		}
+		comment(&n, "", v.placeholders)
+		var b bytes.Buffer
+		b.WriteString("# Values written by backfire fix: pass this file last with --values.\n")
+		enc := yaml.NewEncoder(&b)
+		enc.SetIndent(2)
+		if err := enc.Encode(&n); err != nil {
+			return nil, err
+		}
+		enc.Close()
+		f.New = b.Bytes()
+	}
+	for i := range v.changes {
+		v.changes[i].file = path
+		for _, r := range v.changes[i].rules {
+			if !slices.Contains(f.Rules, r) {
+				f.Rules = append(f.Rules, r)
+			}
+		}
+	}
+	return f, nil
+}
+
+func rootPosition(data []byte) (load.Position, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return load.Position{}, err
+	}
+	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return load.Position{}, fmt.Errorf("not a mapping of values")
+	}
+	return load.Position{Line: doc.Content[0].Line, Column: doc.Content[0].Column}, nil
+}
+
+// charts builds the chart renderer: the user's values files, then the
+// values-out file when it exists, or extra (the rescan's new values).
+func charts(opts Options, withOut bool, extra string) (source.Renderer, error) {
+	h := *opts.Helm
+	h.ValueFiles = slices.Clone(h.ValueFiles)
+	if withOut {
+		h.ValueFiles = append(h.ValueFiles, opts.ValuesOut)
+	}
+	if extra != "" {
+		h.ValueFiles = append(h.ValueFiles, extra)
+	}
+	return helm.New(h)
+}
+
+// comment marks the placeholder keys of a new values file.
+func comment(n *yaml.Node, path string, placeholders []string) {
+	if n.Kind != yaml.MappingNode {
+		return
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		p := join(path, n.Content[i].Value)
+		if slices.Contains(placeholders, p) {
+			n.Content[i+1].LineComment = fix.PlaceholderComment
+		}
+		comment(n.Content[i+1], p, placeholders)
+	}
+}
+
+// inPlace edits the values files that set the keys: the chart's
+// values.yaml, or a --values file, each in place.
+func (v *valuesPlan) inPlace(maxSize int64) ([]*File, error) {
+	byFile := map[string]map[string]any{}
+	for k, val := range v.set {
+		f := v.fileOf[k]
+		if byFile[f] == nil {
+			byFile[f] = map[string]any{}
+		}
+		byFile[f][k] = val
+	}
+	var out []*File
+	for _, path := range sortedKeys(byFile) {
+		// A subchart's values file holds its keys without the prefix the
+		// trace names them by: not written (the finding stays, reported).
+		if path == "" || slices.Contains(strings.Split(filepath.ToSlash(filepath.Dir(path)), "/"), "charts") {
+			continue
+		}
+		data, err := source.ReadFile(path, maxSize)
+		if err != nil {
+			return nil, err
+		}
+		pos, err := rootPosition(data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", path, err)
+		}
+		var ph []string
+		for _, p := range v.placeholders {
+			if v.fileOf[p] == path {
+				ph = append(ph, p)
+			}
+		}
+		n, err := fix.Edit(data, pos, nest(byFile[path]), ph)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", path, err)
+		}
+		f := &File{Path: path, Old: data, New: n}
+		for _, c := range v.changes {
+			for k := range c.values {
+				if v.fileOf[k] == path {
+					for _, r := range c.rules {
+						if !slices.Contains(f.Rules, r) {
+							f.Rules = append(f.Rules, r)
+						}
+					}
+				}
+			}
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// rerender points the rescan at the new values files: Helm reads a chart
+// and its values from disk, so a changed --values file is replaced by a
+// temporary copy, and a chart whose values.yaml changed is copied to a
+// temporary directory with the new file.
+func rerender(so *scan.Options, opts Options, files []*File) (func(), error) {
+	var tmps []string
+	cleanup := func() {
+		for _, t := range tmps {
+			os.RemoveAll(t)
+		}
+	}
+	h := *opts.Helm
+	h.ValueFiles = slices.Clone(h.ValueFiles)
+	so.Paths = slices.Clone(so.Paths)
+	for _, f := range files {
+		if i := slices.IndexFunc(h.ValueFiles, func(p string) bool { return filepath.Clean(p) == filepath.Clean(f.Path) }); i >= 0 {
+			tmp, err := os.CreateTemp("", "backfire-values-*.yaml")
+			if err != nil {
+				return cleanup, err
+			}
+			tmps = append(tmps, tmp.Name())
+			_, err = tmp.Write(f.New)
+			tmp.Close()
+			if err != nil {
+				return cleanup, err
+			}
+			h.ValueFiles[i] = tmp.Name()
+			continue
+		}
+		chartDir := filepath.Dir(f.Path)
+		if _, err := os.Stat(filepath.Join(chartDir, "Chart.yaml")); err != nil {
+			continue // a plain manifest: read from the overlay
+		}
+		i := slices.IndexFunc(so.Paths, func(p string) bool { return filepath.Clean(p) == filepath.Clean(chartDir) })
+		if i < 0 {
+			return cleanup, fmt.Errorf("%s: to prove a change of a chart's values, pass the chart directory %s itself", f.Path, chartDir)
+		}
+		dir, err := os.MkdirTemp("", "backfire-chart-*")
+		if err != nil {
+			return cleanup, err
+		}
+		tmps = append(tmps, dir)
+		copyDir := filepath.Join(dir, filepath.Base(chartDir))
+		if err := os.CopyFS(copyDir, os.DirFS(chartDir)); err != nil {
+			return cleanup, err
+		}
+		// The copy may hold a symbolic link where the chart does: remove
+		// it, so that the new values never reach what it points to.
+		newValues := filepath.Join(copyDir, filepath.Base(f.Path))
+		if err := os.Remove(newValues); err != nil && !os.IsNotExist(err) {
+			return cleanup, err
+		}
+		if err := os.WriteFile(newValues, f.New, 0o644); err != nil {
+			return cleanup, err
+		}
+		so.Paths[i] = copyDir
+	}
+	r, err := helm.New(h)
+	if err != nil {
+		return cleanup, fmt.Errorf("the new values do not load: %v", err)
+	}
+	so.Charts = r
+	return cleanup, nil
+}

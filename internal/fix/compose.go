@@ -1,0 +1,363 @@
+package fix
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"backfire.dev/backfire/internal/finding"
+	"backfire.dev/backfire/internal/object"
+)
+
+// Change is the one patch that fixes every finding on one object: the
+// findings' strategic merge patches merged with the precedence below.
+type Change struct {
+	Target object.Ref
+	// Patch is the composed strategic merge patch, decoded.
+	Patch map[string]any
+	// Findings are the indexes (into the slice given to Compose) of the
+	// findings this change fixes.
+	Findings []int
+	// Placeholders are the fields of Patch, as dotted paths with list items
+	// named by their "name" ("spec.template.spec.containers[db].resources.requests.cpu"),
+	// whose values the tool cannot know: a human must size them.
+	Placeholders []string
+	// Notes say where the precedence settled a conflict.
+	Notes []string
+}
+
+// Compose merges the strategic merge patches of findings into one Change
+// per target object, in a stable order. Findings without such a patch
+// (manual changes) are not in any Change.
+//
+// The precedence, for a field that two fixes set differently:
+//  1. A fix that replaces a probe's handler (it deletes the old one with
+//     null, or sets a different one) owns that probe: its values win, since
+//     the other fixes' numbers were computed for the check being replaced.
+//  2. Otherwise the more tolerant value wins: the larger number or
+//     quantity. Every probe-timing and memory rule asks for more room, so
+//     the larger value satisfies each of them.
+//  3. Otherwise (a string, a deletion against a value) the rule with the
+//     lower ID wins.
+//
+// Fields that only one fix sets are all kept. The rescan of `backfire fix`
+// proves the result: every composed finding must be gone.
+func Compose(fs []finding.Finding) []Change {
+	type part struct {
+		i     int
+		patch map[string]any
+		owns  bool
+	}
+	byTarget := map[object.Ref][]part{}
+	var order []object.Ref
+	for i, f := range fs {
+		if f.Fix == nil || f.Fix.Type != finding.StrategicMergePatch || len(f.Fix.Patch) == 0 {
+			continue
+		}
+		var p map[string]any
+		if err := json.Unmarshal(f.Fix.Patch, &p); err != nil {
+			continue // rules build patches with json.Marshal: cannot happen
+		}
+		t := TargetOf(f)
+		if _, ok := byTarget[t]; !ok {
+			order = append(order, t)
+		}
+		byTarget[t] = append(byTarget[t], part{i: i, patch: p, owns: ReplacesHandler(p)})
+	}
+	out := make([]Change, 0, len(order))
+	for _, t := range order {
+		parts := byTarget[t]
+		sort.SliceStable(parts, func(a, b int) bool {
+			if parts[a].owns != parts[b].owns {
+				return parts[a].owns
+			}
+			return fs[parts[a].i].Rule < fs[parts[b].i].Rule
+		})
+		c := Change{Target: t, Patch: map[string]any{}}
+		m := merger{owned: map[string]string{}, by: map[string]string{}}
+		for _, p := range parts {
+			c.Findings = append(c.Findings, p.i)
+			m.own(p.patch, "", fs[p.i].Rule)
+			m.merge(c.Patch, p.patch, "", fs[p.i].Rule)
+			for _, ph := range fs[p.i].Fix.Placeholders {
+				if !slices.Contains(c.Placeholders, ph) {
+					c.Placeholders = append(c.Placeholders, ph)
+				}
+			}
+		}
+		sort.Ints(c.Findings)
+		c.Notes = m.notes
+		out = append(out, c)
+	}
+	return out
+}
+
+// TargetOf is the object a finding's fix applies to.
+func TargetOf(f finding.Finding) object.Ref {
+	if f.Fix != nil && f.Fix.Target != nil {
+		return *f.Fix.Target
+	}
+	return f.Object
+}
+
+// probeHandlers are the keys of a probe that say what it checks.
+var probeHandlers = []string{"exec", "httpGet", "tcpSocket", "grpc"}
+
+func isProbe(key string) bool { return strings.HasSuffix(key, "Probe") }
+
+// ReplacesHandler reports whether a patch deletes a probe handler anywhere:
+// such a fix owns the probe (see Compose).
+func ReplacesHandler(v any) bool {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, c := range x {
+			if isProbe(k) {
+				if pm, ok := c.(map[string]any); ok {
+					for _, h := range probeHandlers {
+						if hv, ok := pm[h]; ok && hv == nil {
+							return true
+						}
+					}
+				}
+			}
+			if ReplacesHandler(c) {
+				return true
+			}
+		}
+	case []any:
+		for _, c := range x {
+			if ReplacesHandler(c) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+type merger struct {
+	// owned maps a probe's path to the rule whose fix replaced its handler.
+	owned map[string]string
+	// by maps a leaf's path to the rule that set it.
+	by    map[string]string
+	notes []string
+}
+
+// merge merges src (from rule) into dst at path.
+func (m *merger) merge(dst, src map[string]any, path, rule string) {
+	keys := make([]string, 0, len(src))
+	for k := range src {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		sv := src[k]
+		p := join(path, k)
+		dv, exists := dst[k]
+		if !exists {
+			dst[k] = clone(sv)
+			m.mark(sv, p, rule)
+			continue
+		}
+		switch s := sv.(type) {
+		case map[string]any:
+			if d, ok := dv.(map[string]any); ok {
+				m.merge(d, s, p, rule)
+				continue
+			}
+		case []any:
+			if d, ok := dv.([]any); ok && named(s) && named(d) {
+				dst[k] = m.mergeNamed(d, s, p, rule)
+				continue
+			}
+		}
+		if equal(dv, sv) {
+			continue
+		}
+		winner, why := m.resolve(p, dv, sv, rule)
+		m.notes = append(m.notes, fmt.Sprintf("%s: %s (%s) over %s (%s): %s", p, show(winner), m.whoSet(p, winner, dv, rule), show(other(winner, dv, sv)), m.whoLost(p, winner, dv, rule), why))
+		if !equal(winner, dv) {
+			dst[k] = clone(sv)
+			m.mark(sv, p, rule)
+		}
+	}
+}
+
+func (m *merger) whoSet(p string, winner, dv any, rule string) string {
+	if equal(winner, dv) {
+		return m.by[p]
+	}
+	return rule
+}
+
+func (m *merger) whoLost(p string, winner, dv any, rule string) string {
+	if equal(winner, dv) {
+		return rule
+	}
+	return m.by[p]
+}
+
+func other(winner, a, b any) any {
+	if equal(winner, a) {
+		return b
+	}
+	return a
+}
+
+// resolve picks between the value already merged (from a fix of higher
+// precedence) and v from rule.
+func (m *merger) resolve(path string, have, v any, rule string) (any, string) {
+	for probe, owner := range m.owned {
+		if strings.HasPrefix(path, probe+".") && owner != rule {
+			return have, owner + " replaces the handler of " + probe
+		}
+	}
+	if a, b, ok := numbers(have, v); ok {
+		if b > a {
+			return v, "the more tolerant value"
+		}
+		return have, "the more tolerant value"
+	}
+	return have, "the lower rule ID"
+}
+
+// own records the probes whose handler rule's patch replaces.
+func (m *merger) own(v any, path, rule string) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, c := range x {
+			p := join(path, k)
+			if pm, ok := c.(map[string]any); ok && isProbe(k) && handlerDeleted(pm) {
+				if _, taken := m.owned[p]; !taken {
+					m.owned[p] = rule
+				}
+			}
+			m.own(c, p, rule)
+		}
+	case []any:
+		for _, c := range x {
+			if n, ok := itemName(c); ok {
+				m.own(c, path+"["+n+"]", rule)
+			}
+		}
+	}
+}
+
+func (m *merger) mark(v any, path, rule string) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, c := range x {
+			m.mark(c, join(path, k), rule)
+		}
+	case []any:
+		for _, c := range x {
+			if n, ok := itemName(c); ok {
+				m.mark(c, path+"["+n+"]", rule)
+			}
+		}
+	default:
+		m.by[path] = rule
+	}
+}
+
+// mergeNamed merges lists whose items are maps with a "name" (containers),
+// item by item, as a strategic merge patch does.
+func (m *merger) mergeNamed(dst, src []any, path, rule string) []any {
+	for _, s := range src {
+		name, _ := itemName(s)
+		found := false
+		for _, d := range dst {
+			if dn, _ := itemName(d); dn == name {
+				m.merge(d.(map[string]any), s.(map[string]any), path+"["+name+"]", rule)
+				found = true
+				break
+			}
+		}
+		if !found {
+			dst = append(dst, clone(s))
+			m.mark(s, path+"["+name+"]", rule)
+		}
+	}
+	return dst
+}
+
+func handlerDeleted(pm map[string]any) bool {
+	for _, h := range probeHandlers {
+		if v, ok := pm[h]; ok && v == nil {
+			return true
+		}
+	}
+	return false
+}
+
+func itemName(v any) (string, bool) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return "", false
+	}
+	n, ok := m["name"].(string)
+	return n, ok
+}
+
+func named(l []any) bool {
+	for _, v := range l {
+		if _, ok := itemName(v); !ok {
+			return false
+		}
+	}
+	return len(l) > 0
+}
+
+// numbers reads two numbers or two resource quantities.
+func numbers(a, b any) (float64, float64, bool) {
+	fa, oka := a.(float64)
+	fb, okb := b.(float64)
+	if oka && okb {
+		return fa, fb, true
+	}
+	sa, oka := a.(string)
+	sb, okb := b.(string)
+	if !oka || !okb {
+		return 0, 0, false
+	}
+	qa, err1 := resource.ParseQuantity(sa)
+	qb, err2 := resource.ParseQuantity(sb)
+	if err1 != nil || err2 != nil {
+		return 0, 0, false
+	}
+	return qa.AsApproximateFloat64(), qb.AsApproximateFloat64(), true
+}
+
+func join(path, k string) string {
+	if path == "" {
+		return k
+	}
+	return path + "." + k
+}
+
+func show(v any) string {
+	if v == nil {
+		return "null (deleted)"
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// Equal reports whether two decoded JSON values are the same.
+func Equal(a, b any) bool { return equal(a, b) }
+
+func equal(a, b any) bool {
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	return string(ja) == string(jb)
+}
+
+func clone(v any) any {
+	b, _ := json.Marshal(v)
+	var out any
+	_ = json.Unmarshal(b, &out)
+	return out
+}
