@@ -94,6 +94,10 @@ type Row struct {
 	ServedRps       float64 `json:"servedRps"`
 	FailedRps       float64 `json:"failedRps"`
 	CanaryRps       float64 `json:"canaryRps"`
+	// TargetShare is the percentage of requests that reach pods of the
+	// revision being rolled out (through either Service: after promotion
+	// both select it, and the weight written goes back to 0).
+	TargetShare float64 `json:"targetShare"`
 	Analysis        string  `json:"analysis"`
 	// Branch is the weight chain's branch of the last reconcile.
 	Branch string `json:"branch,omitempty"`
@@ -241,6 +245,16 @@ func newRun(in *Input, ctl *twin.Controller) *run {
 }
 
 func (r *run) play() *Result {
+	// The metrics backend already holds the minute before the run: the
+	// stable serving everything.
+	if a := r.in.Analysis; a != nil {
+		for range int(a.Window / time.Second) {
+			r.pods.idle()
+			s := r.pods.serve(r.cl.StableSelector, r.in.RPS, r.broken)
+			r.history = append(r.history, [4]float64{s.offered, s.failed, 0, 0})
+		}
+	}
+	start := len(r.history)
 	end := r.in.Duration
 	for now := time.Duration(0); now < end; now += time.Second {
 		r.act(now)
@@ -248,9 +262,13 @@ func (r *run) play() *Result {
 		r.pods.sync(r.cl, now)
 		r.reconcile(now)
 		r.pods.sync(r.cl, now)
-		r.measure(now)
 		r.record(now)
+		r.measure(now)
+		if ar := r.cl.Status.Background; ar != nil {
+			r.res.Timeline[len(r.res.Timeline)-1].Analysis = string(ar.Phase)
+		}
 	}
+	r.history = r.history[start:]
 	r.totals()
 	return r.res
 }
@@ -383,18 +401,33 @@ func (r *run) record(now time.Duration) {
 	maxW := float64(rollout.MaxTrafficWeight(r.in.Rollout))
 	share := float64(r.weight) / maxW
 	r.pods.idle()
-	can := r.pods.serve(r.cl.CanarySelector, r.in.RPS*share, r.broken)
-	stb := r.pods.serve(r.cl.StableSelector, r.in.RPS*(1-share), r.broken)
-	if share == 0 {
-		can = side{ready: r.pods.readyOf(r.cl.CanarySelector)}
-	}
-	if share == 1 {
-		stb = side{ready: r.pods.readyOf(r.cl.StableSelector)}
+	var can, stb side
+	switch {
+	case r.cl.CanarySelector == r.cl.StableSelector:
+		// Both Services select the same pods: one pool serves it all.
+		stb = r.pods.serve(r.cl.StableSelector, r.in.RPS, r.broken)
+	case share == 0:
+		stb = r.pods.serve(r.cl.StableSelector, r.in.RPS, r.broken)
+	case share == 1:
+		can = r.pods.serve(r.cl.CanarySelector, r.in.RPS, r.broken)
+	default:
+		can = r.pods.serve(r.cl.CanarySelector, r.in.RPS*share, r.broken)
+		stb = r.pods.serve(r.cl.StableSelector, r.in.RPS*(1-share), r.broken)
 	}
 	r.history = append(r.history, [4]float64{can.offered + stb.offered, can.failed + stb.failed, can.offered, can.failed})
 	row := Row{T: now.Seconds(), Reconcile: r.reconciles, Weight: r.weight,
 		OfferedRps: r.in.RPS, ServedRps: can.served + stb.served, FailedRps: can.failed + stb.failed,
 		CanaryRps: can.offered, Analysis: "-", Branch: r.last.Branch}
+	if r.in.RPS > 0 {
+		var to float64
+		if r.cl.CanarySelector == r.res.Canary {
+			to += can.offered
+		}
+		if r.cl.StableSelector == r.res.Canary {
+			to += stb.offered
+		}
+		row.TargetShare = 100 * to / r.in.RPS
+	}
 	if st := r.cl.Status.StepIndex; st != nil {
 		v := *st
 		row.StepIndex = &v

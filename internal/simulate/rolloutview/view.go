@@ -147,36 +147,45 @@ var totalLines = []struct {
 	{"reconciles", func(t rolloutsim.Totals) string { return fmt.Sprint(t.Reconciles) }},
 }
 
-func series(r *rolloutsim.Result, suffix string) (weight, ready, desired, failed, offered chart.Series) {
+type panels struct {
+	weight, share, ready, desired, failed, offered chart.Series
+}
+
+func series(r *rolloutsim.Result, suffix string) panels {
 	n := len(r.Timeline)
 	x := make([]float64, n)
-	w, rd, ds, f, o := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
+	col := func() []float64 { return make([]float64, n) }
+	w, sh, rd, ds, f, o := col(), col(), col(), col(), col(), col()
 	for i, row := range r.Timeline {
 		x[i] = row.T
-		w[i], rd[i], ds[i], f[i], o[i] = float64(row.Weight), float64(row.CanaryReady), float64(row.CanaryDesired), row.FailedRps, row.OfferedRps
+		w[i], sh[i], rd[i], ds[i] = float64(row.Weight), row.TargetShare, float64(row.CanaryReady), float64(row.CanaryDesired)
+		f[i], o[i] = row.FailedRps, row.OfferedRps
 	}
-	return chart.Series{Name: "canary weight" + suffix, X: x, Y: w, Step: true},
-		chart.Series{Name: "Ready canary pods" + suffix, X: x, Y: rd, Step: true},
-		chart.Series{Name: "canary pods asked for" + suffix, X: x, Y: ds, Step: true},
-		chart.Series{Name: "failed rps" + suffix, X: x, Y: f, Step: true},
-		chart.Series{Name: "offered rps", X: x, Y: o, Step: true}
+	return panels{
+		weight:  chart.Series{Name: "weight written to the router" + suffix, X: x, Y: w, Step: true},
+		share:   chart.Series{Name: "% of requests sent to " + r.Canary + suffix, X: x, Y: sh, Step: true},
+		ready:   chart.Series{Name: "Ready canary pods" + suffix, X: x, Y: rd, Step: true},
+		desired: chart.Series{Name: "canary pods asked for" + suffix, X: x, Y: ds, Step: true},
+		failed:  chart.Series{Name: "failed rps" + suffix, X: x, Y: f, Step: true},
+		offered: chart.Series{Name: "offered rps", X: x, Y: o, Step: true},
+	}
 }
 
 // SVG draws three panels over time: the canary's traffic weight, its pods
 // (asked for and Ready), and requests (offered and failed).
 func SVG(rep *Report) ([]byte, error) {
-	w, rd, ds, f, o := series(rep.Run, "")
-	weights := []chart.Series{w}
-	pods := []chart.Series{ds, rd}
-	reqs := []chart.Series{o, f}
+	p := series(rep.Run, "")
+	weights := []chart.Series{p.weight, p.share}
+	pods := []chart.Series{p.desired, p.ready}
+	reqs := []chart.Series{p.offered, p.failed}
 	if rep.Fixed != nil {
-		fw, frd, _, ff, _ := series(rep.Fixed, " (fixed)")
-		weights = append(weights, fw)
-		pods = append(pods, frd)
-		reqs = append(reqs, ff)
+		f := series(rep.Fixed, " (fixed)")
+		weights = append(weights, f.share)
+		pods = append(pods, f.ready)
+		reqs = append(reqs, f.failed)
 	}
 	return chart.SVG("seconds since the "+rep.Run.Scenario+" started", 22*vg.Centimeter, 7*vg.Centimeter, []chart.Panel{
-		{Title: "Traffic weight to the canary, Argo Rollouts " + rep.Run.Version, YLabel: "weight", Series: weights},
+		{Title: "Traffic to the canary (Argo Rollouts " + rep.Run.Version + ")", YLabel: "weight, %", Series: weights},
 		{Title: "Canary pods", YLabel: "pods", Series: pods},
 		{Title: "Requests per second", YLabel: "rps", Series: reqs},
 	})
