@@ -98,7 +98,7 @@ type Row struct {
 	// revision being rolled out (through either Service: after promotion
 	// both select it, and the weight written goes back to 0).
 	TargetShare float64 `json:"targetShare"`
-	Analysis        string  `json:"analysis"`
+	Analysis    string  `json:"analysis"`
 	// Branch is the weight chain's branch of the last reconcile.
 	Branch string `json:"branch,omitempty"`
 }
