@@ -106,3 +106,20 @@ func TestSimulateRolloutUsageErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestExampleChartIsCurrent keeps the chart the README shows
+// (examples/order-front-api-rollback.svg) equal to what
+// examples/order-front-api.simulate.sh prints with --format svg.
+func TestExampleChartIsCurrent(t *testing.T) {
+	out, stderr, code := execute(t, "", seedArgs(t, "--fix", "--format", "svg")...)
+	if code != exitClean {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	want, err := os.ReadFile(filepath.Join(examples(t), "order-front-api-rollback.svg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out != string(want) {
+		t.Fatal("examples/order-front-api-rollback.svg is stale: regenerate it with examples/order-front-api.simulate.sh --format svg")
+	}
+}

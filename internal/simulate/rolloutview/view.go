@@ -107,7 +107,11 @@ func Text(w io.Writer, rep *Report) error {
 	if rep.Fixed != nil {
 		cols = append(cols, rep.Fixed)
 		head = append(head, "with the fix")
-		fmt.Fprintf(w, "Fix applied: %s\n\n", strings.Join(rep.Fix, "; "))
+		fmt.Fprintln(w, "With the fix, the rules' fixes for this Rollout applied:")
+		for _, f := range rep.Fix {
+			fmt.Fprintf(w, "  - %s\n", firstSentence(f))
+		}
+		fmt.Fprintln(w)
 	}
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, strings.Join(head, "\t"))
@@ -224,4 +228,13 @@ func HTML(rep *Report) ([]byte, error) {
 		return nil, err
 	}
 	return chart.HTML("backfire simulate rollout: "+rep.Rollout+" ("+rep.Run.Scenario+")", template.HTML(b.String()), svg)
+}
+
+// firstSentence shortens a fix's description for the text report (the
+// JSON keeps it whole).
+func firstSentence(s string) string {
+	if i := strings.Index(s, ". "); i > 0 {
+		return s[:i+1]
+	}
+	return s
 }

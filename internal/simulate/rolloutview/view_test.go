@@ -48,7 +48,7 @@ func TestText(t *testing.T) {
 		"as written", "with the fix",
 		"258 of 384 (67.2%)", "192 of 384 (50.0%)",
 		"2s from t=2s, 162 of 192 failed (84.4%)",
-		"Fix applied: BF401: drop setWeight 100",
+		"  - BF401: drop setWeight 100",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("text lacks %q:\n%s", want, out)

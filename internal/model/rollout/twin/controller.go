@@ -221,7 +221,7 @@ func (r *reconcile) atDesiredReplicaCounts() bool {
 
 // reconcileServices is reconcileStableAndCanaryService (service.go:253-291)
 // for Services the controller already manages: a selector moves to a
-// ReplicaSet once it has at least one available pod (service.go:316-319).
+// ReplicaSet once it has at least one available pod (service.go:323-326).
 func (r *reconcile) reconcileServices() {
 	if r.stableRS != nil && r.stableRS.Available > 0 {
 		r.cl.StableSelector = r.stableRS.Revision
@@ -312,7 +312,7 @@ func (r *reconcile) reconcileTrafficRouting() string {
 }
 
 // stableHasCapacity is checkReplicasAvailable(stableRS, weight)
-// (trafficrouting.go:139-152): integer arithmetic over 100 in v1.8.x, over
+// (trafficrouting.go:138-153): integer arithmetic over 100 in v1.8.x, over
 // maxTrafficWeight from v1.9.0.
 func (r *reconcile) stableHasCapacity(weight int32) bool {
 	if r.stableRS == nil {
@@ -405,7 +405,7 @@ func (r *reconcile) beforeStartingStep() bool {
 	return i < *a.StartingStep
 }
 
-// reconcileReplicaSets is reconcileCanaryReplicaSets (canary.go:430-469):
+// reconcileReplicaSets is reconcileCanaryReplicaSets (canary.go:433-469):
 // stable, then canary, then the others; it reports whether it scaled.
 func (r *reconcile) reconcileReplicaSets() bool {
 	// The stable's size uses the weights read at the start (canary.go:116).
@@ -464,7 +464,7 @@ func (r *reconcile) delayScaleDownOnAbort() bool {
 	return delay != nil
 }
 
-// scaleDownOthers is scaleDownOldReplicaSetsForCanary (canary.go:166-250)
+// scaleDownOthers is scaleDownOldReplicaSetsForCanary (canary.go:168-250)
 // with traffic routing: ReplicaSets that are neither stable nor canary go
 // to zero, a previous stable only after scaleDownDelaySeconds.
 func (r *reconcile) scaleDownOthers() bool {
@@ -530,7 +530,7 @@ func (r *reconcile) referenced(rs *ReplicaSet) bool {
 	return false
 }
 
-// reconcilePause is reconcileCanaryPause (canary.go:127-164).
+// reconcilePause is reconcileCanaryPause (canary.go:125-164).
 func (r *reconcile) reconcilePause() bool {
 	if r.old.PromoteFull || r.c.stepCount() == 0 {
 		return false
@@ -588,7 +588,7 @@ func (r *reconcile) shouldFullPromote() string {
 	return ""
 }
 
-// syncStatus is syncRolloutStatusCanary (canary.go:357-427) followed by
+// syncStatus is syncRolloutStatusCanary (canary.go:358-431) followed by
 // persistRolloutStatus's pause arithmetic (pause.go:59-117).
 func (r *reconcile) syncStatus() {
 	ns := r.cl.Status
@@ -625,7 +625,7 @@ func (r *reconcile) syncStatus() {
 		return
 	}
 
-	// canary.go:388-395: promote --full and a rollback within the window
+	// canary.go:390-396: promote --full and a rollback within the window
 	// throw the index to the end.
 	if r.old.PromoteFull || r.isRollbackWithinWindow() {
 		r.clearPause, r.removeAbort = true, true
