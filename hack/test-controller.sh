@@ -19,10 +19,11 @@ trap 'rm -rf "$out"' EXIT
 # The releases the twin is checked against (v1.10.x needs a newer Go: see
 # docs/simulate-rollout.md).
 releases=${BACKFIRE_CONTROLLER_RELEASES:-"v1.8.2 v1.9.0"}
-export GOTOOLCHAIN=local GOFLAGS=-mod=mod
+export GOTOOLCHAIN=local
 
 for v in $releases; do
-  src=$(cd "$root" && go mod download -json "github.com/argoproj/argo-rollouts@$v" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  # Outside any module, so that nothing of ours changes.
+  src=$(cd "$out" && go mod download -json "github.com/argoproj/argo-rollouts@$v" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
   [ -n "$src" ] || { echo "cannot download argo-rollouts $v" >&2; exit 1; }
   dst=$cache/argo-rollouts@$v
   if [ ! -f "$dst/.backfire-copied" ]; then
@@ -32,7 +33,7 @@ for v in $releases; do
   fi
   cp "$root/test/controller/twin_trace_test.go" "$dst/rollout/backfire_twin_trace_test.go"
   echo "== real controller $v over $(basename "$scenarios")"
-  (cd "$dst" && BACKFIRE_SCENARIOS=$scenarios BACKFIRE_TRACE_OUT=$out/$v.json \
+  (cd "$dst" && BACKFIRE_SCENARIOS=$scenarios BACKFIRE_TRACE_OUT=$out/$v.json GOFLAGS=-mod=mod \
     go test -tags backfiretrace -count=1 -run '^TestBackfireTwinTrace$' ./rollout/ >"$out/$v.log" 2>&1) \
     || { cat "$out/$v.log" >&2; exit 1; }
   [ -s "$out/$v.json" ] || { echo "no trace written for $v" >&2; cat "$out/$v.log" >&2; exit 1; }

@@ -364,10 +364,16 @@ func (r *reconcile) updateHash(canaryRev string) string {
 // background analysis.
 func (r *reconcile) reconcileAnalysis() {
 	a := r.c.canary().Analysis
-	skip := r.aborted() || r.old.PromoteFull || r.newRS.ScaleDownAt != nil || r.old.StableRevision == ""
-	if rollout.RollbackWindowSkipsAnalysis.Contains(r.c.Version) && r.isRollbackWithinWindow() {
-		// v1.7.2-v1.9.x: analysis.go:77-78; v1.10.0+ inside isFastRollback.
-		skip = true
+	skip := r.aborted() || r.old.PromoteFull || r.old.StableRevision == ""
+	if r.c.atLeast("v1.10.0") {
+		// v1.10.0 (analysis.go:75-91): isFastRollback (a rollback within
+		// the window, or to the stable) or fully promoted; a canary rolling
+		// back to a ReplicaSet with a scale-down deadline no longer skips.
+		skip = skip || r.fullyPromoted() || r.isRollbackWithinWindow()
+	} else {
+		// v1.7.2-v1.9.x (analysis.go:75-78).
+		skip = skip || r.newRS.ScaleDownAt != nil ||
+			(rollout.RollbackWindowSkipsAnalysis.Contains(r.c.Version) && r.isRollbackWithinWindow())
 	}
 	if skip || a == nil || len(a.Templates) == 0 {
 		r.cancelAnalysis()
@@ -572,7 +578,12 @@ func (r *reconcile) shouldFullPromote() string {
 	if r.stableRS == nil {
 		return "Initial deploy"
 	}
-	if r.aborted() || r.newRS.Available != r.c.Replicas {
+	if r.aborted() {
+		return ""
+	}
+	// v1.10.0 promotes a canary with more available pods than replicas too
+	// (an autoscaler that scaled the Rollout down, sync.go:1008-1014).
+	if r.newRS.Available != r.c.Replicas && !(r.c.atLeast("v1.10.0") && r.newRS.Available > r.c.Replicas) {
 		return ""
 	}
 	if r.old.PromoteFull {
