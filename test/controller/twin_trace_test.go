@@ -265,7 +265,11 @@ func bfReconcile(t *testing.T, w *bfWorld, now time.Time) (out bfRound) {
 	router.On("RemoveManagedRoutes", mock.Anything, mock.Anything).Return(nil)
 	f.fakeTrafficRouting = router
 
-	c, i, k8sI := f.newController(noResyncPeriodFunc)
+	// The controller's default resync (controller.DefaultRolloutResyncPeriod,
+	// 15 minutes): the scale-down deadlines compare what remains with it
+	// (replicaset.go reconcileNewReplicaSet), so the fixture's 0 would scale
+	// an aborted canary down before its abortScaleDownDelaySeconds.
+	c, i, k8sI := f.newController(func() time.Duration { return 15 * time.Minute })
 	stopCh := make(chan struct{})
 	defer close(stopCh)
 	i.Start(stopCh)

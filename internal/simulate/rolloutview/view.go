@@ -75,7 +75,7 @@ func stepText(p *int32) string {
 // changed reports whether a row differs from the previous one in what a
 // reader follows: the text timeline prints only those rows.
 func changed(a, b rolloutsim.Row) bool {
-	return stepText(a.StepIndex) != stepText(b.StepIndex) || a.Weight != b.Weight || a.CanaryDesired != b.CanaryDesired ||
+	return stepText(a.StepIndex) != stepText(b.StepIndex) || a.Weight != b.Weight || a.TargetShare != b.TargetShare || a.CanaryDesired != b.CanaryDesired ||
 		a.CanaryReady != b.CanaryReady || a.StableDesired != b.StableDesired || a.StableReady != b.StableReady ||
 		a.Analysis != b.Analysis || int(a.FailedRps) != int(b.FailedRps)
 }
@@ -90,12 +90,12 @@ func Text(w io.Writer, rep *Report) error {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "t(s)\treconcile\tstep\tweight\tcanary desired\tavailable\tready\tstable desired\tready\toffered rps\tserved\tfailed\tanalysis\t")
+	fmt.Fprintf(tw, "t(s)\treconcile\tstep\tweight\t%% to %s\tcanary desired\tavailable\tready\tstable desired\tready\toffered rps\tserved\tfailed\tanalysis\t\n", r.Canary)
 	for i, row := range r.Timeline {
 		if i > 0 && !changed(r.Timeline[i-1], row) && i != len(r.Timeline)-1 {
 			continue
 		}
-		fmt.Fprintf(tw, "%.0f\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%.0f\t%.1f\t%.1f\t%s\t\n", row.T, row.Reconcile, stepText(row.StepIndex), row.Weight,
+		fmt.Fprintf(tw, "%.0f\t%d\t%s\t%d\t%.0f\t%d\t%d\t%d\t%d\t%d\t%.0f\t%.1f\t%.1f\t%s\t\n", row.T, row.Reconcile, stepText(row.StepIndex), row.Weight, row.TargetShare,
 			row.CanaryDesired, row.CanaryAvailable, row.CanaryReady, row.StableDesired, row.StableReady, row.OfferedRps, row.ServedRps, row.FailedRps, row.Analysis)
 	}
 	if err := tw.Flush(); err != nil {
