@@ -206,7 +206,13 @@ func fixedRollout(ro *v1alpha1.Rollout, findings []finding.Finding) (*v1alpha1.R
 		if doc, err = jsonpatch.MergePatch(doc, f.Fix.Patch); err != nil {
 			return nil, nil, fmt.Errorf("%s fix: %w", f.Rule, err)
 		}
-		applied = append(applied, f.Rule+": "+f.Fix.Description)
+		note := ""
+		if strings.Contains(string(f.Fix.Patch), `"resources"`) {
+			// CPU and memory do not enter the simulation: a pod serves
+			// --pod-capacity whatever its limits.
+			note = " (no effect here: the simulation takes --pod-capacity as given)"
+		}
+		applied = append(applied, f.Rule+note+": "+f.Fix.Description)
 	}
 	out := &v1alpha1.Rollout{}
 	if err := json.Unmarshal(doc, out); err != nil {
