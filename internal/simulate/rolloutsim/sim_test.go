@@ -16,7 +16,7 @@ import (
 // AnalysisTemplate, as the example in the repository has them.
 const seedManifest = "../../../examples/order-front-api.yaml"
 
-func load(t *testing.T, path string) []*object.Object {
+func load(t testing.TB, path string) []*object.Object {
 	t.Helper()
 	res, err := scan.Run(scan.Options{Paths: []string{path}})
 	if err != nil {
@@ -28,7 +28,7 @@ func load(t *testing.T, path string) []*object.Object {
 	return res.Objects
 }
 
-func seedInput(t *testing.T, scenario string, seed int64) Input {
+func seedInput(t testing.TB, scenario string, seed int64) Input {
 	t.Helper()
 	m, err := FromObjects(load(t, seedManifest), "order-front-api")
 	if err != nil {
@@ -243,5 +243,16 @@ func TestRefusesWhatItDoesNotModel(t *testing.T) {
 	in.Rollout = exp
 	if _, err := Run(in); err == nil || !strings.Contains(err.Error(), "steps[5]") {
 		t.Errorf("an experiment step: %v", err)
+	}
+}
+
+// BenchmarkSeed000 measures one five-minute replay of the seed.
+func BenchmarkSeed000(b *testing.B) {
+	in := seedInput(b, Rollback, 1)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Run(in); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
