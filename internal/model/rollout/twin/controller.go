@@ -451,7 +451,13 @@ func (r *reconcile) reconcileNewReplicaSet() bool {
 			}
 			n = 0
 		case delay != nil:
-			if r.stableRS.Available == r.c.Replicas {
+			// Only once the stable can take all the traffic (v1.10.0
+			// tolerates a stable above spec.replicas: >=).
+			whole := r.stableRS.Available == r.c.Replicas
+			if r.c.atLeast("v1.10.0") {
+				whole = r.stableRS.Available >= r.c.Replicas
+			}
+			if whole {
 				at := r.now + *delay
 				r.newRS.ScaleDownAt = &at
 			}
