@@ -16,12 +16,22 @@ cache=${BACKFIRE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/backfire}/controller
 scenarios=$root/internal/model/rollout/twin/testdata/controller/scenarios.json
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-# The releases the twin is checked against (v1.10.x needs a newer Go: see
-# docs/simulate-rollout.md).
+# The releases the twin is checked against.
 releases=${BACKFIRE_CONTROLLER_RELEASES:-"v1.8.2 v1.9.0"}
-export GOTOOLCHAIN=local
+
+# toolchain names the Go toolchain a release builds with: v1.10.x declares
+# go 1.26.10, newer than the project's Go, so it gets go1.27.3 (the newer
+# toolchain the project allows; the go command fetches it from the module
+# proxy once).
+toolchain() {
+  case $1 in
+    v1.8.*|v1.9.*) echo local ;;
+    *) echo go1.27.3 ;;
+  esac
+}
 
 for v in $releases; do
+  export GOTOOLCHAIN; GOTOOLCHAIN=$(toolchain "$v")
   # Outside any module, so that nothing of ours changes.
   src=$(cd "$out" && go mod download -json "github.com/argoproj/argo-rollouts@$v" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
   [ -n "$src" ] || { echo "cannot download argo-rollouts $v" >&2; exit 1; }
@@ -44,4 +54,5 @@ done
 
 echo "== twin against the fresh traces"
 cd "$root"
+export GOTOOLCHAIN=local
 BACKFIRE_CONTROLLER_TRACES=$out go test -count=1 -run 'TestTwinMatchesController' ./internal/model/rollout/twin/
