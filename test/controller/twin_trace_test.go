@@ -26,6 +26,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	core "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
@@ -270,6 +271,15 @@ func bfReconcile(t *testing.T, w *bfWorld, now time.Time) (out bfRound) {
 	// (replicaset.go reconcileNewReplicaSet), so the fixture's 0 would scale
 	// an aborted canary down before its abortScaleDownDelaySeconds.
 	c, i, k8sI := f.newController(func() time.Duration { return 15 * time.Minute })
+	// The API server stamps what the controller creates; the fake client
+	// does not, and a ReplicaSet with no creation time looks older than
+	// every other (a rollback, to isRollback and isRollbackWithinWindow).
+	f.kubeclient.PrependReactor("create", "replicasets", func(action core.Action) (bool, runtime.Object, error) {
+		if rs, ok := action.(core.CreateAction).GetObject().(*appsv1.ReplicaSet); ok && rs.CreationTimestamp.IsZero() {
+			rs.CreationTimestamp = metav1.NewTime(now)
+		}
+		return false, nil, nil
+	})
 	stopCh := make(chan struct{})
 	defer close(stopCh)
 	i.Start(stopCh)
@@ -338,5 +348,3 @@ func bfReconcile(t *testing.T, w *bfWorld, now time.Time) (out bfRound) {
 }
 
 func bfPtr[T any](v T) *T { return &v }
-
-var _ runtime.Object = (*v1alpha1.Rollout)(nil)
