@@ -58,7 +58,7 @@ Rollout applied, and shows both. See docs/simulate-rollout.md.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runSimulateRollout(cmd, &fl) },
 	}
 	f := cmd.Flags()
-	f.StringVarP(&fl.file, "file", "f", "", "manifest with the Rollout (and its autoscaler and AnalysisTemplates)")
+	f.StringVarP(&fl.file, "file", "f", "", "manifest with the Rollout (and its autoscaler and AnalysisTemplates); a directory is read recursively, - is standard input")
 	f.StringVar(&fl.name, "name", "", "the Rollout to simulate when the file has several")
 	f.StringVar(&fl.scenario, "scenario", rolloutsim.Rollback, "scenario: "+strings.Join(rolloutsim.Scenarios, ", "))
 	f.StringVar(&fl.version, "rollouts-version", rollout.DefaultVersion, "Argo Rollouts controller version to behave as (v1.8.0 and later)")

@@ -123,3 +123,14 @@ func TestExampleChartIsCurrent(t *testing.T) {
 		t.Fatal("examples/order-front-api-rollback.svg is stale: regenerate it with examples/order-front-api.simulate.sh --format svg")
 	}
 }
+
+func TestSimulateRolloutFromStdin(t *testing.T) {
+	manifest, err := os.ReadFile(filepath.Join(examples(t), "order-front-api.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := execute(t, string(manifest), "simulate", "rollout", "-f", "-", "--pod-capacity", "15", "--rps", "96", "--seconds", "60")
+	if code != exitClean || !strings.Contains(out, "replicas 20 from the Rollout's status.replicas") {
+		t.Fatalf("exit %d, stderr %s, out:\n%s", code, stderr, out)
+	}
+}
