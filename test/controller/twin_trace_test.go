@@ -53,6 +53,10 @@ type bfScenario struct {
 	// Set forces a ReplicaSet's available pods before a round's reconcile
 	// (pods failing readiness).
 	Set []bfSet `json:"set,omitempty"`
+	// Analysis gives the canary a background analysis (the package's own
+	// analysisTemplate); the action failAnalysis plays the analysis
+	// controller failing its current run.
+	Analysis bool `json:"analysis,omitempty"`
 }
 
 type bfSet struct {
@@ -71,7 +75,7 @@ type bfRevision struct {
 
 type bfAction struct {
 	Round int    `json:"round"`
-	Do    string `json:"do"` // abort | promoteFull
+	Do    string `json:"do"` // abort | promoteFull | failAnalysis
 }
 
 // bfRound is what the controller decided in one reconcile.
@@ -129,6 +133,8 @@ func TestBackfireTwinTrace(t *testing.T) {
 // bfWorld is the cluster between reconciles: what the API server stores.
 type bfWorld struct {
 	rollout  *v1alpha1.Rollout
+	template *v1alpha1.AnalysisTemplate
+	runs     []*v1alpha1.AnalysisRun
 	rss      []*appsv1.ReplicaSet
 	services []*corev1.Service
 	names    map[string]string // pod-template hash -> revision name
@@ -146,6 +152,12 @@ func bfRun(t *testing.T, sc bfScenario) bfTrace {
 		ro.Spec.RollbackWindow = &v1alpha1.RollbackWindowSpec{Revisions: sc.RollbackWindow}
 	}
 	w := &bfWorld{names: map[string]string{}}
+	if sc.Analysis {
+		w.template = analysisTemplate("error-rate")
+		ro.Spec.Strategy.Canary.Analysis = &v1alpha1.RolloutAnalysisBackground{
+			RolloutAnalysis: v1alpha1.RolloutAnalysis{Templates: []v1alpha1.AnalysisTemplateRef{{TemplateName: "error-rate"}}},
+		}
+	}
 	// The revisions exist in creation order, a minute apart; the last is stable.
 	for i, rev := range sc.Revisions {
 		r := ro.DeepCopy()
@@ -188,6 +200,13 @@ func bfRun(t *testing.T, sc bfScenario) bfTrace {
 				w.rollout.Status.Abort = true
 			case "promoteFull":
 				w.rollout.Status.PromoteFull = true
+			case "failAnalysis":
+				cur := w.rollout.Status.Canary.CurrentBackgroundAnalysisRunStatus
+				for _, ar := range w.runs {
+					if cur != nil && ar.Name == cur.Name {
+						ar.Status.Phase, ar.Status.Message = v1alpha1.AnalysisPhaseFailed, "failed by the scenario"
+					}
+				}
 			default:
 				t.Fatalf("%s: unknown action %q", sc.Name, a.Do)
 			}
@@ -244,6 +263,14 @@ func bfReconcile(t *testing.T, w *bfWorld, now time.Time) (out bfRound) {
 	timeutil.SetNowTimeFunc(func() time.Time { return now })
 	f.objects = append(f.objects, w.rollout)
 	f.rolloutLister = append(f.rolloutLister, w.rollout)
+	if w.template != nil {
+		f.objects = append(f.objects, w.template)
+		f.analysisTemplateLister = append(f.analysisTemplateLister, w.template)
+	}
+	for _, ar := range w.runs {
+		f.objects = append(f.objects, ar)
+		f.analysisRunLister = append(f.analysisRunLister, ar)
+	}
 	for _, rs := range w.rss {
 		f.kubeobjects = append(f.kubeobjects, rs)
 		f.replicaSetLister = append(f.replicaSetLister, rs)
@@ -306,6 +333,14 @@ func bfReconcile(t *testing.T, w *bfWorld, now time.Time) (out bfRound) {
 		t.Fatal(err)
 	}
 	w.rollout = ro
+	runs, err := f.client.ArgoprojV1alpha1().AnalysisRuns("default").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.runs = w.runs[:0]
+	for i := range runs.Items {
+		w.runs = append(w.runs, runs.Items[i].DeepCopy())
+	}
 	list, err := f.kubeclient.AppsV1().ReplicaSets("default").List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)

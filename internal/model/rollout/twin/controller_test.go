@@ -44,6 +44,7 @@ type scenario struct {
 		Revision  string `json:"revision"`
 		Available int32  `json:"available"`
 	} `json:"set,omitempty"`
+	Analysis bool `json:"analysis,omitempty"`
 }
 
 // round is one reconcile's decisions, as the controller's trace has them.
@@ -91,6 +92,11 @@ func replay(t *testing.T, sc scenario, version string) []round {
 	if sc.RollbackWindow > 0 {
 		ro.Spec.RollbackWindow = &v1alpha1.RollbackWindowSpec{Revisions: sc.RollbackWindow}
 	}
+	if sc.Analysis {
+		ro.Spec.Strategy.Canary.Analysis = &v1alpha1.RolloutAnalysisBackground{
+			RolloutAnalysis: v1alpha1.RolloutAnalysis{Templates: []v1alpha1.AnalysisTemplateRef{{TemplateName: "error-rate"}}},
+		}
+	}
 	c, err := NewController(ro, sc.Replicas, version)
 	if err != nil {
 		t.Fatal(err)
@@ -118,6 +124,10 @@ func replay(t *testing.T, sc scenario, version string) []round {
 					cl.Status.Abort = true
 				case "promoteFull":
 					cl.Status.PromoteFull = true
+				case "failAnalysis":
+					if ar := cl.Status.Background; ar != nil && ar.Phase == AnalysisRunning {
+						ar.Phase = AnalysisFailed
+					}
 				default:
 					t.Fatalf("%s: unknown action %q", sc.Name, a.Do)
 				}
