@@ -15,7 +15,7 @@ import (
 	"backfire.dev/backfire/internal/load"
 )
 
-func seedArgs(t *testing.T, extra ...string) []string {
+func diagnoseSeedArgs(t *testing.T, extra ...string) []string {
 	dir := filepath.Join(examples(t), "diagnose")
 	return append([]string{"diagnose", filepath.Join(dir, "pod.txt"),
 		"--events", filepath.Join(dir, "events.txt"),
@@ -33,7 +33,7 @@ type diagnoseReport struct {
 }
 
 func TestDiagnoseSeed003(t *testing.T) {
-	out, stderr, code := execute(t, "", seedArgs(t)...)
+	out, stderr, code := execute(t, "", diagnoseSeedArgs(t)...)
 	if code != exitFindings || stderr != "" {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
@@ -54,7 +54,7 @@ func TestDiagnoseSeed003(t *testing.T) {
 		t.Log(out)
 	}
 
-	out, stderr, code = execute(t, "", seedArgs(t, "--format", "json")...)
+	out, stderr, code = execute(t, "", diagnoseSeedArgs(t, "--format", "json")...)
 	if code != exitFindings || stderr != "" {
 		t.Fatalf("json: exit %d, stderr %q", code, stderr)
 	}
@@ -76,7 +76,7 @@ func TestDiagnoseSeed003(t *testing.T) {
 		}
 	}
 	// --fail-on none: findings do not fail the run.
-	if _, _, code := execute(t, "", seedArgs(t, "--fail-on", "none")...); code != exitClean {
+	if _, _, code := execute(t, "", diagnoseSeedArgs(t, "--fail-on", "none")...); code != exitClean {
 		t.Errorf("--fail-on none: exit %d", code)
 	}
 }

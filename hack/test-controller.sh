@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Differential test of backfire's Argo Rollouts controller twin against the
+# real controller. For each pinned release it copies the module source (from
+# the Go module proxy) to a writable cache directory, adds our test file
+# (test/controller/twin_trace_test.go) to its rollout package, runs the real
+# controller over the scenario matrix and records each reconcile's decisions;
+# then the twin's test replays the same matrix and requires the same weight,
+# desired replicas and step index at every reconcile.
+#
+# The copies and the Go build cache persist between runs: a cold run compiles
+# the controller's test binary (about 5 minutes on 2 cores), a warm one takes
+# seconds. BACKFIRE_CACHE moves the cache (default ~/.cache/backfire).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cache=${BACKFIRE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/backfire}/controller
+scenarios=$root/internal/model/rollout/twin/testdata/controller/scenarios.json
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+# The releases the twin is checked against.
+releases=${BACKFIRE_CONTROLLER_RELEASES:-"v1.8.2 v1.9.0"}
+
+# toolchain names the Go toolchain a release builds with: v1.10.x declares
+# go 1.26.10, newer than the project's Go, so it gets go1.27.3 (the newer
+# toolchain the project allows; the go command fetches it from the module
+# proxy once).
+toolchain() {
+  case $1 in
+    v1.8.*|v1.9.*) echo local ;;
+    *) echo go1.27.3 ;;
+  esac
+}
+
+for v in $releases; do
+  export GOTOOLCHAIN; GOTOOLCHAIN=$(toolchain "$v")
+  # Outside any module, so that nothing of ours changes.
+  src=$(cd "$out" && go mod download -json "github.com/argoproj/argo-rollouts@$v" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  [ -n "$src" ] || { echo "cannot download argo-rollouts $v" >&2; exit 1; }
+  dst=$cache/argo-rollouts@$v
+  if [ ! -f "$dst/.backfire-copied" ]; then
+    rm -rf "$dst"; mkdir -p "$dst"
+    cp -r "$src/." "$dst/"; chmod -R u+w "$dst"
+    touch "$dst/.backfire-copied"
+  fi
+  cp "$root/test/controller/twin_trace_test.go" "$dst/rollout/backfire_twin_trace_test.go"
+  echo "== real controller $v over $(basename "$scenarios")"
+  (cd "$dst" && BACKFIRE_SCENARIOS=$scenarios BACKFIRE_TRACE_OUT=$out/$v.json GOFLAGS=-mod=mod \
+    go test -vet=off -tags backfiretrace -count=1 -run '^TestBackfireTwinTrace$' ./rollout/ >"$out/$v.log" 2>&1) \
+    || { cat "$out/$v.log" >&2; exit 1; }
+  [ -s "$out/$v.json" ] || { echo "no trace written for $v" >&2; cat "$out/$v.log" >&2; exit 1; }
+  if [ -n "${BACKFIRE_RECORD:-}" ]; then
+    mkdir -p "$root/internal/model/rollout/twin/testdata/controller/traces"; cp "$out/$v.json" "$root/internal/model/rollout/twin/testdata/controller/traces/$v.json"
+  fi
+done
+
+echo "== twin against the fresh traces"
+cd "$root"
+export GOTOOLCHAIN=local
+BACKFIRE_CONTROLLER_TRACES=$out go test -count=1 -run 'TestTwinMatchesController' ./internal/model/rollout/twin/

@@ -1,0 +1,113 @@
+// Package twin is a step-by-step model of the Argo Rollouts rollout
+// controller's reconcile loop for a canary with traffic routing: in each
+// reconcile it decides, in the controller's order, the Service selectors,
+// the traffic weight, the analysis, the ReplicaSet sizes, the pause and the
+// status, from the same inputs the controller reads (the Rollout's spec and
+// status and its ReplicaSets). It does not run pods or serve traffic: the
+// simulation around it plays the ReplicaSet controller, the kubelet and the
+// analysis controller between reconciles.
+//
+// The line numbers cited are of rollout/*.go in argoproj/argo-rollouts
+// v1.8.2 unless a comment names another release. hack/test-controller.sh
+// checks the twin, reconcile by reconcile, against the real controller.
+package twin
+
+import "time"
+
+// ReplicaSet is what the controller reads and writes of one ReplicaSet. A
+// revision name stands for the pod-template hash.
+type ReplicaSet struct {
+	Revision string
+	// Created is the creation timestamp: the rollback window compares
+	// timestamps with Before, so two ReplicaSets created at the same instant
+	// are neither before nor after each other, as upstream.
+	Created time.Duration
+	// Replicas is spec.replicas, the size the controller asks for.
+	Replicas int32
+	// Pods is status.replicas and Available status.availableReplicas: the
+	// ReplicaSet controller and the kubelet set them between reconciles.
+	Pods      int32
+	Available int32
+	// ScaleDownAt is the scale-down-deadline annotation, when set.
+	ScaleDownAt *time.Duration
+}
+
+// Weights is status.canary.weights: the weight last written to the router.
+type Weights struct {
+	Canary         int32
+	CanaryRevision string
+	StableRevision string
+}
+
+// AnalysisPhase is an AnalysisRun's phase.
+type AnalysisPhase string
+
+// The phases the twin and the simulation use.
+const (
+	AnalysisRunning    AnalysisPhase = "Running"
+	AnalysisSuccessful AnalysisPhase = "Successful"
+	AnalysisFailed     AnalysisPhase = "Failed"
+	AnalysisCancelled  AnalysisPhase = "Cancelled"
+)
+
+// AnalysisRun is the background AnalysisRun of the current update. The
+// controller creates and cancels it; the analysis controller (the
+// simulation) measures and sets its phase.
+type AnalysisRun struct {
+	Revision string // the canary revision it was created for
+	Created  time.Duration
+	Phase    AnalysisPhase
+	Message  string
+}
+
+// Status is the part of the Rollout's status the controller reads and
+// writes.
+type Status struct {
+	CurrentRevision string // status.currentPodHash
+	StableRevision  string // status.stableRS
+	StepIndex       *int32 // status.currentStepIndex
+	Abort           bool
+	PromoteFull     bool
+	ControllerPause bool
+	// PauseStart is the CanaryPauseStep pause condition's start time.
+	PauseStart *time.Duration
+	Weights    *Weights
+	// Background is status.canary.currentBackgroundAnalysisRunStatus.
+	Background *AnalysisRun
+}
+
+// Cluster is what the API server holds for one Rollout between reconciles.
+type Cluster struct {
+	// Template is the revision the Rollout's pod template names.
+	Template    string
+	Status      Status
+	ReplicaSets []*ReplicaSet
+	// CanarySelector and StableSelector are the revisions the canary and
+	// stable Services select.
+	CanarySelector, StableSelector string
+}
+
+// ReplicaSet returns the ReplicaSet of a revision, or nil.
+func (c *Cluster) ReplicaSet(revision string) *ReplicaSet {
+	for _, rs := range c.ReplicaSets {
+		if rs.Revision == revision {
+			return rs
+		}
+	}
+	return nil
+}
+
+// Decision is what one reconcile did.
+type Decision struct {
+	// Weight is the canary weight written to the router (SetWeight), nil
+	// when the reconcile did not reach it.
+	Weight *int32
+	// Branch names the weight chain's branch taken, and Stop why the
+	// reconcile ended early ("" when it ran to the status sync).
+	Branch, Stop string
+	// Promoted is set when the reconcile marked the canary stable.
+	Promoted bool
+	// Panic is set when the real controller would panic (and recover,
+	// requeueing) in this reconcile; the reconcile then changes nothing.
+	Panic string
+}

@@ -1,0 +1,511 @@
+// Package rolloutsim plays a scenario (deploy, abort, promote --full,
+// rollback) of one Argo Rollouts canary forward in time, second by second:
+// the controller twin decides, and a small cluster around it runs pods that
+// become Ready after a start-up time, readiness probes that fail when a pod
+// is over capacity, traffic split by weight over Ready endpoints, and the
+// background AnalysisRun measuring the error rate it can see.
+package rolloutsim
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+
+	"backfire.dev/backfire/internal/model/rollout"
+	"backfire.dev/backfire/internal/model/rollout/twin"
+)
+
+// Scenario names.
+const (
+	Deploy                = "deploy"
+	Abort                 = "abort"
+	PromoteFull           = "promote-full"
+	Rollback              = "rollback"
+	RollbackActive        = "rollback-active"
+	RollbackOutsideWindow = "rollback-outside-window"
+)
+
+// Scenarios lists them in the order the help shows.
+var Scenarios = []string{Deploy, Abort, PromoteFull, Rollback, RollbackActive, RollbackOutsideWindow}
+
+// Probe is a readiness probe's timing.
+type Probe struct {
+	InitialDelay, Period               time.Duration
+	SuccessThreshold, FailureThreshold int32
+}
+
+// Analysis is the background analysis as the AnalysisRun measures it.
+type Analysis struct {
+	Name         string
+	Interval     time.Duration
+	FailureLimit int32
+	// MaxErrorRate is the successCondition's bound: a measurement fails at
+	// or above it.
+	MaxErrorRate float64
+	// RevisionAware is true when the query separates the canary's requests
+	// from the stable's; otherwise it reads the whole Service.
+	RevisionAware bool
+	// Window is the query's rate window (rate(...[1m])).
+	Window time.Duration
+}
+
+// Input is everything a run needs: the Rollout as the manifest gives it,
+// and what a manifest cannot know.
+type Input struct {
+	Rollout  *v1alpha1.Rollout
+	Replicas int32
+	Version  string
+	Scenario string
+	Probe    Probe
+	Analysis *Analysis
+	// RPS is the offered load; PodCapacity what one pod serves before its
+	// readiness probe times out; PodStart the start-up time range.
+	RPS         float64
+	PodCapacity float64
+	PodStart    [2]time.Duration
+	// BrokenErrorRate is the share of requests the version being rolled
+	// back from fails (rollback scenarios only).
+	BrokenErrorRate float64
+	// BrokenNotReady is how many pods of the version being rolled back from
+	// are not Ready (crash-looping, failing readiness) throughout
+	// (rollback scenarios only).
+	BrokenNotReady int32
+	// ActionAt is when abort or promote --full is issued.
+	ActionAt time.Duration
+	Duration time.Duration
+	Seed     int64
+}
+
+// Row is one second of the timeline.
+type Row struct {
+	T               float64 `json:"t"`
+	Reconcile       int     `json:"reconcile"`
+	StepIndex       *int32  `json:"stepIndex"`
+	Weight          int32   `json:"weight"`
+	CanaryDesired   int32   `json:"canaryDesired"`
+	CanaryAvailable int32   `json:"canaryAvailable"`
+	CanaryReady     int32   `json:"canaryReady"`
+	StableDesired   int32   `json:"stableDesired"`
+	StableReady     int32   `json:"stableReady"`
+	OfferedRps      float64 `json:"offeredRps"`
+	ServedRps       float64 `json:"servedRps"`
+	FailedRps       float64 `json:"failedRps"`
+	CanaryRps       float64 `json:"canaryRps"`
+	// TargetShare is the percentage of requests that reach pods of the
+	// revision being rolled out (through either Service: after promotion
+	// both select it, and the weight written goes back to 0).
+	TargetShare float64 `json:"targetShare"`
+	Analysis    string  `json:"analysis"`
+	// Branch is the weight chain's branch of the last reconcile.
+	Branch string `json:"branch,omitempty"`
+}
+
+// Totals sum a run.
+type Totals struct {
+	OfferedRequests     float64 `json:"offeredRequests"`
+	FailedRequests      float64 `json:"failedRequests"`
+	FailedShare         float64 `json:"failedShare"`
+	ZeroEndpointSeconds float64 `json:"zeroEndpointSeconds"`
+	PeakRpsPerCanaryPod float64 `json:"peakRpsPerCanaryPod"`
+	Outcome             string  `json:"outcome"`
+	// The incident window runs from the first to the last second in which
+	// the canary side failed requests (no Ready endpoint or over capacity).
+	WindowStart       float64 `json:"windowStart"`
+	WindowSeconds     float64 `json:"windowSeconds"`
+	WindowOffered     float64 `json:"windowOffered"`
+	WindowFailed      float64 `json:"windowFailed"`
+	WindowFailedShare float64 `json:"windowFailedShare"`
+	// ShortSeconds counts seconds in which the weight asked for more pods
+	// than the canary had Ready, and PeakShortWeight is the highest such
+	// weight with ReadyAtPeak the Ready canary pods then.
+	ShortSeconds       float64 `json:"shortSeconds"`
+	PeakShortWeight    int32   `json:"peakShortWeight"`
+	ReadyAtPeak        int32   `json:"canaryReadyAtPeakShortWeight"`
+	Reconciles         int     `json:"reconciles"`
+	ReadyFlaps         int     `json:"canaryReadyDrops"`
+	StepIndexPastSteps bool    `json:"stepIndexPastSteps,omitempty"`
+}
+
+// Result is a run.
+type Result struct {
+	Scenario string `json:"scenario"`
+	Version  string `json:"version"`
+	// Canary and Stable name the revisions the run moves between.
+	Canary   string `json:"canary"`
+	Stable   string `json:"stable"`
+	Timeline []Row  `json:"timeline"`
+	Totals   Totals `json:"totals"`
+	// Notes say what the run assumed.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Run plays the scenario.
+func Run(in Input) (*Result, error) {
+	if !slices.Contains(Scenarios, in.Scenario) {
+		return nil, fmt.Errorf("unknown scenario %q (want one of %v)", in.Scenario, Scenarios)
+	}
+	if in.RPS < 0 || in.PodCapacity <= 0 {
+		return nil, fmt.Errorf("--rps must not be negative and --pod-capacity must be positive")
+	}
+	if in.Probe.Period <= 0 {
+		in.Probe.Period = 10 * time.Second
+	}
+	in.Probe.SuccessThreshold = max(in.Probe.SuccessThreshold, 1)
+	in.Probe.FailureThreshold = max(in.Probe.FailureThreshold, 1)
+	ctl, err := twin.NewController(in.Rollout, in.Replicas, in.Version)
+	if err != nil {
+		return nil, err
+	}
+	s := newRun(&in, ctl)
+	return s.play(), nil
+}
+
+type run struct {
+	in     *Input
+	ctl    *twin.Controller
+	cl     *twin.Cluster
+	pods   *cluster
+	res    *Result
+	broken string // the revision that fails BrokenErrorRate of requests
+	// weight is what the router holds: the last weight written.
+	weight int32
+	// history keeps per-second (all, all failed, canary, canary failed)
+	// for the analysis query's rate window.
+	history     [][4]float64
+	nextMeasure time.Duration
+	failures    int32
+	reconciles  int
+	lastSeen    string
+	lastRun     time.Duration
+	lastReady   int32
+	aborted     bool
+	last        twin.Decision
+	measuring   *time.Duration // creation of the run being measured
+}
+
+// revisions sets up the ReplicaSets a scenario starts from, in creation
+// order, and returns the target and the stable revision.
+func revisions(in *Input) (list []*twin.ReplicaSet, target, stable string) {
+	n := in.Replicas
+	add := func(name string, replicas int32) {
+		list = append(list, &twin.ReplicaSet{Revision: name, Created: time.Duration(len(list)-10) * time.Minute, Replicas: replicas})
+	}
+	switch in.Scenario {
+	case Rollback, RollbackActive, RollbackOutsideWindow:
+		target, stable = "previous", "current"
+		kept := int32(0)
+		if in.Scenario == RollbackActive {
+			kept = n // still up within scaleDownDelaySeconds
+		}
+		add(target, kept)
+		if in.Scenario == RollbackOutsideWindow {
+			between := int32(1)
+			if w := in.Rollout.Spec.RollbackWindow; w != nil && w.Revisions > 0 {
+				between = w.Revisions
+			}
+			for i := range between {
+				add(fmt.Sprintf("between-%d", i+1), 0)
+			}
+		}
+		add(stable, n)
+	default:
+		target, stable = "new", "current"
+		add(stable, n)
+	}
+	return list, target, stable
+}
+
+func newRun(in *Input, ctl *twin.Controller) *run {
+	list, target, stable := revisions(in)
+	steps := int32(len(in.Rollout.Spec.Strategy.Canary.Steps))
+	cl := &twin.Cluster{Template: target, ReplicaSets: list,
+		Status:         twin.Status{CurrentRevision: stable, StableRevision: stable, StepIndex: &steps},
+		CanarySelector: stable, StableSelector: stable}
+	r := &run{in: in, ctl: ctl, cl: cl, pods: newCluster(in), lastRun: -1,
+		res: &Result{Scenario: in.Scenario, Version: ctl.Version, Canary: target, Stable: stable}}
+	if in.Scenario != Deploy && in.Scenario != Abort && in.Scenario != PromoteFull {
+		r.broken = stable
+	}
+	for _, rs := range list {
+		down := int32(0)
+		if rs.Revision == r.broken {
+			down = min(in.BrokenNotReady, rs.Replicas)
+		}
+		r.pods.adopt(rs, down)
+	}
+	if in.Analysis != nil {
+		r.res.Notes = append(r.res.Notes, fmt.Sprintf("background analysis %s: every %s, failureLimit %d, fails at an error rate >= %.3g over %s, reading %s",
+			in.Analysis.Name, in.Analysis.Interval, in.Analysis.FailureLimit, in.Analysis.MaxErrorRate, in.Analysis.Window,
+			map[bool]string{true: "the canary's requests only", false: "canary and stable together"}[in.Analysis.RevisionAware]))
+	}
+	return r
+}
+
+func (r *run) play() *Result {
+	// The metrics backend already holds the minute before the run: the
+	// stable serving everything.
+	if a := r.in.Analysis; a != nil {
+		for range int(a.Window / time.Second) {
+			r.pods.idle()
+			s := r.pods.serve(r.cl.StableSelector, r.in.RPS, r.broken)
+			r.history = append(r.history, [4]float64{s.offered, s.failed, 0, 0})
+		}
+	}
+	start := len(r.history)
+	end := r.in.Duration
+	for now := time.Duration(0); now < end; now += time.Second {
+		r.act(now)
+		r.pods.probe(now)
+		r.pods.sync(r.cl, now)
+		r.reconcile(now)
+		r.pods.sync(r.cl, now)
+		r.record(now)
+		r.measure(now)
+		if ar := r.cl.Status.Background; ar != nil {
+			r.res.Timeline[len(r.res.Timeline)-1].Analysis = string(ar.Phase)
+		}
+	}
+	r.history = r.history[start:]
+	r.totals()
+	return r.res
+}
+
+// act issues the scenario's command line: kubectl argo rollouts abort or
+// promote --full patch the status.
+func (r *run) act(now time.Duration) {
+	if now != r.in.ActionAt {
+		return
+	}
+	switch r.in.Scenario {
+	case Abort:
+		r.cl.Status.Abort = true
+	case PromoteFull:
+		r.cl.Status.PromoteFull = true
+	}
+}
+
+// fingerprint is what the controller's informers would report a change in.
+func (r *run) fingerprint() string {
+	st := r.cl.Status
+	s := fmt.Sprintf("%s|%s|%s|%v|%v|%v|%s|%s", r.cl.Template, st.CurrentRevision, st.StableRevision, st.Abort, st.PromoteFull, st.ControllerPause,
+		ptrString(st.StepIndex), ptrString(st.PauseStart))
+	if w := st.Weights; w != nil {
+		s += fmt.Sprintf("|w:%+v", *w)
+	}
+	for _, rs := range r.cl.ReplicaSets {
+		s += fmt.Sprintf("|%s:%d/%d/%d", rs.Revision, rs.Replicas, rs.Pods, rs.Available)
+	}
+	if ar := r.cl.Status.Background; ar != nil {
+		s += "|ar:" + string(ar.Phase)
+	}
+	return s
+}
+
+// due reports whether a timer the controller set (a pause's end, a
+// scale-down deadline) has passed since the last reconcile.
+func (r *run) due(now time.Duration) bool {
+	var times []time.Duration
+	st := r.cl.Status
+	if st.PauseStart != nil && st.StepIndex != nil && int(*st.StepIndex) < len(r.in.Rollout.Spec.Strategy.Canary.Steps) {
+		if p := r.in.Rollout.Spec.Strategy.Canary.Steps[*st.StepIndex].Pause; p != nil && p.Duration != nil {
+			times = append(times, *st.PauseStart+time.Duration(p.DurationSeconds())*time.Second+time.Second)
+		}
+	}
+	for _, rs := range r.cl.ReplicaSets {
+		if rs.ScaleDownAt != nil {
+			times = append(times, *rs.ScaleDownAt)
+		}
+	}
+	for _, t := range times {
+		if t > r.lastRun && t <= now {
+			return true
+		}
+	}
+	return false
+}
+
+// reconcile runs the controller while something it watches changed: each
+// of its own writes is an event too, as with the real informers.
+func (r *run) reconcile(now time.Duration) {
+	for range 20 {
+		fp := r.fingerprint()
+		if fp == r.lastSeen && !r.due(now) {
+			return
+		}
+		r.lastSeen = fp
+		d := r.ctl.Reconcile(r.cl, now)
+		r.reconciles++
+		r.lastRun = now
+		r.last = d
+		if d.Weight != nil {
+			r.weight = *d.Weight
+		}
+		r.pods.sync(r.cl, now)
+		if d.Panic != "" {
+			r.res.Totals.StepIndexPastSteps = true
+		}
+	}
+}
+
+// measure is the analysis controller: it takes a measurement every
+// interval from the run's creation and fails the run after failureLimit
+// failed measurements.
+func (r *run) measure(now time.Duration) {
+	a, ar := r.in.Analysis, r.cl.Status.Background
+	if a == nil || ar == nil || ar.Phase != twin.AnalysisRunning {
+		return
+	}
+	if r.measuring == nil || *r.measuring != ar.Created {
+		// A new run: its first measurement is taken at once.
+		created := ar.Created
+		r.measuring, r.nextMeasure, r.failures = &created, created, 0
+	}
+	if now < r.nextMeasure {
+		return
+	}
+	r.nextMeasure = now + a.Interval
+	if r.errorRate(a) >= a.MaxErrorRate {
+		r.failures++
+	}
+	if r.failures > a.FailureLimit {
+		ar.Phase = twin.AnalysisFailed
+		ar.Message = fmt.Sprintf("metric failed %d times (failureLimit %d)", r.failures, a.FailureLimit)
+	}
+}
+
+// errorRate is the query's value: failed over offered in the rate window,
+// for the whole Service or, revision-aware, the canary's requests.
+func (r *run) errorRate(a *Analysis) float64 {
+	n := int(a.Window / time.Second)
+	h := r.history[max(0, len(r.history)-n):]
+	var all, failed float64
+	for _, s := range h {
+		if a.RevisionAware {
+			all, failed = all+s[2], failed+s[3]
+		} else {
+			all, failed = all+s[0], failed+s[1]
+		}
+	}
+	if all == 0 {
+		return math.NaN()
+	}
+	return failed / all
+}
+
+// record serves one second of traffic at the router's weight and writes
+// the timeline row.
+func (r *run) record(now time.Duration) {
+	maxW := float64(rollout.MaxTrafficWeight(r.in.Rollout))
+	share := float64(r.weight) / maxW
+	r.pods.idle()
+	var can, stb side
+	switch {
+	case r.cl.CanarySelector == r.cl.StableSelector:
+		// Both Services select the same pods: one pool serves it all.
+		stb = r.pods.serve(r.cl.StableSelector, r.in.RPS, r.broken)
+	case share == 0:
+		stb = r.pods.serve(r.cl.StableSelector, r.in.RPS, r.broken)
+	case share == 1:
+		can = r.pods.serve(r.cl.CanarySelector, r.in.RPS, r.broken)
+	default:
+		can = r.pods.serve(r.cl.CanarySelector, r.in.RPS*share, r.broken)
+		stb = r.pods.serve(r.cl.StableSelector, r.in.RPS*(1-share), r.broken)
+	}
+	r.history = append(r.history, [4]float64{can.offered + stb.offered, can.failed + stb.failed, can.offered, can.failed})
+	row := Row{T: now.Seconds(), Reconcile: r.reconciles, Weight: r.weight,
+		OfferedRps: r.in.RPS, ServedRps: can.served + stb.served, FailedRps: can.failed + stb.failed,
+		CanaryRps: can.offered, Analysis: "-", Branch: r.last.Branch}
+	if r.in.RPS > 0 {
+		var to float64
+		if r.cl.CanarySelector == r.res.Canary {
+			to += can.offered
+		}
+		if r.cl.StableSelector == r.res.Canary {
+			to += stb.offered
+		}
+		row.TargetShare = 100 * to / r.in.RPS
+	}
+	if st := r.cl.Status.StepIndex; st != nil {
+		v := *st
+		row.StepIndex = &v
+	}
+	if rs := r.cl.ReplicaSet(r.cl.Template); rs != nil {
+		row.CanaryDesired, row.CanaryAvailable = rs.Replicas, rs.Available
+		row.CanaryReady = r.pods.readyOf(rs.Revision)
+	}
+	if rs := r.cl.ReplicaSet(r.res.Stable); rs != nil {
+		row.StableDesired, row.StableReady = rs.Replicas, r.pods.readyOf(rs.Revision)
+	}
+	if ar := r.cl.Status.Background; ar != nil {
+		row.Analysis = string(ar.Phase)
+	}
+	if r.cl.Status.Abort {
+		r.aborted = true
+	}
+	r.res.Timeline = append(r.res.Timeline, row)
+}
+
+func (r *run) totals() {
+	t := &r.res.Totals
+	t.Reconciles = r.reconciles
+	first, last := -1, -1
+	var prevReady int32 = -1
+	maxW := rollout.MaxTrafficWeight(r.in.Rollout)
+	for i, row := range r.res.Timeline {
+		t.OfferedRequests += row.OfferedRps
+		t.FailedRequests += row.FailedRps
+		canaryFailed := r.history[i][3]
+		if row.Weight > 0 && row.CanaryReady == 0 && r.cl.CanarySelector != r.res.Stable {
+			t.ZeroEndpointSeconds++
+		}
+		if row.CanaryReady > 0 {
+			t.PeakRpsPerCanaryPod = max(t.PeakRpsPerCanaryPod, row.CanaryRps/float64(row.CanaryReady))
+		}
+		if need := rollout.WeightToReplicas(r.in.Replicas, row.Weight, maxW); row.Weight > 0 && row.CanaryReady < need {
+			t.ShortSeconds++
+			if row.Weight > t.PeakShortWeight {
+				t.PeakShortWeight, t.ReadyAtPeak = row.Weight, row.CanaryReady
+			}
+		}
+		if prevReady > 0 && row.CanaryReady < prevReady && row.CanaryReady == 0 {
+			t.ReadyFlaps++
+		}
+		prevReady = row.CanaryReady
+		if canaryFailed > 0 {
+			if first < 0 {
+				first = i
+			}
+			last = i
+		}
+	}
+	if t.OfferedRequests > 0 {
+		t.FailedShare = t.FailedRequests / t.OfferedRequests
+	}
+	if first >= 0 {
+		t.WindowStart = r.res.Timeline[first].T
+		t.WindowSeconds = float64(last - first + 1)
+		for _, row := range r.res.Timeline[first : last+1] {
+			t.WindowOffered += row.OfferedRps
+			t.WindowFailed += row.FailedRps
+		}
+		t.WindowFailedShare = t.WindowFailed / t.WindowOffered
+	}
+	switch st := r.cl.Status; {
+	case r.aborted && st.StableRevision != r.res.Canary:
+		t.Outcome = "aborted"
+	case st.StableRevision == r.res.Canary:
+		t.Outcome = "completed"
+	default:
+		t.Outcome = "in progress"
+	}
+}
+
+func ptrString[T any](p *T) string {
+	if p == nil {
+		return "-"
+	}
+	return fmt.Sprint(*p)
+}
