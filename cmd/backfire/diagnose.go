@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"backfire.dev/backfire/internal/config"
 	"backfire.dev/backfire/internal/diagnose"
 	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/observe"
@@ -80,12 +79,7 @@ func runDiagnose(cmd *cobra.Command, args []string, fl *diagnoseFlags) error {
 	if err != nil {
 		return usageError(cmd, "--fail-on: %v", err)
 	}
-	var cfg *config.Config
-	if fl.configPath != "" {
-		cfg, err = config.Load(fl.configPath)
-	} else {
-		cfg, err = config.Discover(".")
-	}
+	cfg, err := loadConfig(fl.configPath)
 	if err != nil {
 		return usageError(cmd, "%v", err)
 	}

@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"backfire.dev/backfire/internal/catalog"
-	"backfire.dev/backfire/internal/config"
 	"backfire.dev/backfire/internal/fix/apply"
 	"backfire.dev/backfire/internal/helm"
 	"backfire.dev/backfire/internal/kustomize"
@@ -82,12 +81,7 @@ func runFix(cmd *cobra.Command, args []string, fl *fixFlags) error {
 	if err != nil {
 		return usageError(cmd, "--rollouts-version: %v", err)
 	}
-	var cfg *config.Config
-	if fl.configPath != "" {
-		cfg, err = config.Load(fl.configPath)
-	} else {
-		cfg, err = config.Discover(".")
-	}
+	cfg, err := loadConfig(fl.configPath)
 	if err != nil {
 		return usageError(cmd, "%v", err)
 	}

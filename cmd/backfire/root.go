@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"backfire.dev/backfire/internal/config"
 	"backfire.dev/backfire/internal/model/rollout"
 )
 
@@ -50,4 +51,14 @@ func newVersionCommand() *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// loadConfig reads the configuration file given with --config, or else the
+// .backfire.yaml found from the working directory up: every command that
+// runs rules reads it the same way.
+func loadConfig(path string) (*config.Config, error) {
+	if path != "" {
+		return config.Load(path)
+	}
+	return config.Discover(".")
 }

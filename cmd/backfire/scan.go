@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"backfire.dev/backfire/internal/config"
 	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/gitbase"
 	"backfire.dev/backfire/internal/helm"
@@ -99,12 +98,7 @@ func runScan(cmd *cobra.Command, args []string, fl *scanFlags) error {
 	if err != nil {
 		return usageError(cmd, "--rollouts-version: %v", err)
 	}
-	var cfg *config.Config
-	if fl.configPath != "" {
-		cfg, err = config.Load(fl.configPath)
-	} else {
-		cfg, err = config.Discover(".")
-	}
+	cfg, err := loadConfig(fl.configPath)
 	if err != nil {
 		return usageError(cmd, "%v", err)
 	}

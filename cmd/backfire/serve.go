@@ -12,7 +12,6 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"backfire.dev/backfire/internal/cluster"
-	"backfire.dev/backfire/internal/config"
 	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/model/rollout"
 	"backfire.dev/backfire/internal/rules"
@@ -87,12 +86,7 @@ func runServe(cmd *cobra.Command, fl *serveFlags) error {
 	if err := level.UnmarshalText([]byte(fl.logLevel)); err != nil {
 		return usageError(cmd, "--log-level: %v", err)
 	}
-	var cfg *config.Config
-	if fl.configPath != "" {
-		cfg, err = config.Load(fl.configPath)
-	} else {
-		cfg, err = config.Discover(".")
-	}
+	cfg, err := loadConfig(fl.configPath)
 	if err != nil {
 		return usageError(cmd, "%v", err)
 	}
