@@ -1,0 +1,358 @@
+// Command eval scans the pinned real-world sources of hack/eval/sources.txt
+// with a backfire binary and writes what it found, machine-readable, for
+// docs/evaluation.md. It is run by hack/eval/run.sh, never in CI: the sources
+// are third-party repositories that are fetched outside it and never
+// committed here.
+//
+// For each source it writes OUT/scans/<name>.json (backfire's own JSON
+// report) and adds a row to OUT/summary.json; OUT/findings.tsv lists every
+// finding, one a line, for judging; OUT/table.md is the per-source table.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+)
+
+// source is one line of sources.txt.
+type source struct {
+	Name   string            `json:"name"`
+	Kind   string            `json:"kind"` // chart or dir
+	Repo   string            `json:"repository"`
+	Commit string            `json:"commit"`
+	Path   string            `json:"path"`
+	Deps   map[string]pinned `json:"dependencies,omitempty"`
+}
+
+// pinned is a directory of a repository at a commit.
+type pinned struct {
+	Repo   string `json:"repository"`
+	Commit string `json:"commit"`
+	Path   string `json:"path"`
+}
+
+// dir is where checkout.sh extracted it.
+func (p pinned) dir(checkouts string) string {
+	return filepath.Join(checkouts, strings.ReplaceAll(p.Repo, "/", "+")+"@"+p.Commit, filepath.FromSlash(p.Path))
+}
+
+// report is the part of backfire's JSON report the evaluation reads.
+type report struct {
+	Findings []finding `json:"findings"`
+	Errors   []struct {
+		File    string `json:"file"`
+		Line    int    `json:"line"`
+		Message string `json:"message"`
+	} `json:"errors"`
+	Summary struct {
+		Files     int `json:"files"`
+		Documents int `json:"documents"`
+		Objects   int `json:"objects"`
+		Skipped   int `json:"skipped"`
+	} `json:"summary"`
+}
+
+type finding struct {
+	Rule     string `json:"rule"`
+	Severity string `json:"severity"`
+	Object   struct {
+		Kind      string `json:"kind"`
+		Namespace string `json:"namespace"`
+		Name      string `json:"name"`
+	} `json:"object"`
+	Container *string `json:"container"`
+	File      string  `json:"file"`
+	Line      int     `json:"line"`
+	Path      string  `json:"path"`
+	Message   string  `json:"message"`
+}
+
+// row is one source's result in summary.json.
+type row struct {
+	source
+	Rendered bool           `json:"rendered"` // false: the scan reported errors and no objects
+	Exit     int            `json:"exitCode"`
+	Files    int            `json:"files"`
+	Objects  int            `json:"objects"`
+	Errors   []string       `json:"errors,omitempty"`
+	ByRule   map[string]int `json:"findingsByRule"`
+	Findings int            `json:"findings"`
+}
+
+func main() {
+	sourcesFile := flag.String("sources", "hack/eval/sources.txt", "the pinned sources")
+	checkouts := flag.String("checkouts", "", "the tree hack/eval/checkout.sh extracted")
+	bin := flag.String("backfire", "", "the backfire binary to run")
+	out := flag.String("out", "", "where results are written")
+	only := flag.String("only", "", "scan only the sources whose name contains this")
+	flag.Parse()
+	if *checkouts == "" || *bin == "" || *out == "" {
+		fmt.Fprintln(os.Stderr, "usage: eval -checkouts DIR -backfire BIN -out DIR [-sources FILE]")
+		os.Exit(2)
+	}
+	if err := run(*sourcesFile, *checkouts, *bin, *out, *only); err != nil {
+		fmt.Fprintln(os.Stderr, "eval:", err)
+		os.Exit(1)
+	}
+}
+
+func run(sourcesFile, checkouts, bin, out, only string) error {
+	sources, err := readSources(sourcesFile)
+	if err != nil {
+		return err
+	}
+	bin, err = filepath.Abs(bin)
+	if err != nil {
+		return err
+	}
+	scratch := filepath.Join(out, "work")
+	if err := os.RemoveAll(scratch); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Join(out, "scans"), 0o755); err != nil {
+		return err
+	}
+	var rows []row
+	var lines []string
+	for _, s := range sources {
+		if only != "" && !strings.Contains(s.Name, only) {
+			continue
+		}
+		r, rep, err := scan(s, checkouts, scratch, bin, out)
+		if err != nil {
+			return fmt.Errorf("%s: %w", s.Name, err)
+		}
+		fmt.Fprintf(os.Stderr, "%-36s objects %4d findings %3d errors %d\n", s.Name, r.Objects, r.Findings, len(r.Errors))
+		rows = append(rows, r)
+		for _, f := range rep.Findings {
+			c := ""
+			if f.Container != nil {
+				c = *f.Container
+			}
+			lines = append(lines, strings.Join([]string{s.Name, f.Rule, f.Severity,
+				f.Object.Kind + "/" + f.Object.Name, c, fmt.Sprintf("%s:%d", f.File, f.Line), f.Path,
+				strings.ReplaceAll(f.Message, "\t", " ")}, "\t"))
+		}
+	}
+	js, err := json.MarshalIndent(rows, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(out, "summary.json"), append(js, '\n'), 0o644); err != nil {
+		return err
+	}
+	tsv := "source\trule\tseverity\tobject\tcontainer\tposition\tpath\tmessage\n" + strings.Join(lines, "\n") + "\n"
+	if err := os.WriteFile(filepath.Join(out, "findings.tsv"), []byte(tsv), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(out, "table.md"), []byte(table(rows)), 0o644)
+}
+
+// scan prepares one source, runs backfire on it from the directory that
+// holds it (so every reported path is relative to the repository or to the
+// chart's parent) and reads the report.
+func scan(s source, checkouts, scratch, bin, out string) (row, report, error) {
+	r := row{source: s}
+	var rep report
+	top := pinned{s.Repo, s.Commit, s.Path}.dir(checkouts)
+	if _, err := os.Stat(top); err != nil {
+		return r, rep, fmt.Errorf("not checked out (run hack/eval/checkout.sh): %w", err)
+	}
+	wd, arg := top, "."
+	if s.Kind == "chart" {
+		// A scratch copy named after the chart, with its pinned dependencies
+		// in charts/, as `helm dependency build` would leave it.
+		wd = filepath.Join(scratch, s.Name)
+		arg = filepath.Base(s.Path)
+		if err := copyChart(top, filepath.Join(wd, arg), s.Deps, checkouts); err != nil {
+			return r, rep, err
+		}
+	}
+	cmd := exec.Command(bin, "scan", "--format", "json", "--fail-on", "none", arg)
+	cmd.Dir = wd
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		r.Exit = exit.ExitCode()
+	} else if err != nil {
+		return r, rep, err
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		return r, rep, fmt.Errorf("backfire exited %d without a JSON report: %v\n%s", r.Exit, err, stderr.String())
+	}
+	name := strings.ReplaceAll(s.Name, "/", "_") + ".json"
+	if err := os.WriteFile(filepath.Join(out, "scans", name), stdout.Bytes(), 0o644); err != nil {
+		return r, rep, err
+	}
+	r.Files, r.Objects = rep.Summary.Files, rep.Summary.Objects
+	r.Rendered = r.Objects > 0 || len(rep.Errors) == 0
+	for _, e := range rep.Errors {
+		r.Errors = append(r.Errors, fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Message))
+	}
+	r.ByRule = map[string]int{}
+	for _, f := range rep.Findings {
+		r.ByRule[f.Rule]++
+	}
+	r.Findings = len(rep.Findings)
+	return r, rep, nil
+}
+
+// copyChart copies a chart and puts each dependency it lists that deps pins
+// into its charts/ folder, recursively (Kibana needs common too).
+func copyChart(from, to string, deps map[string]pinned, checkouts string) error {
+	if err := copyTree(from, to); err != nil {
+		return err
+	}
+	names, err := dependencyNames(to)
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		p, ok := deps[n]
+		if !ok {
+			continue // left missing: backfire reports it, and the table says so
+		}
+		if err := copyChart(p.dir(checkouts), filepath.Join(to, "charts", n), deps, checkouts); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dependencyNames reads Chart.yaml (apiVersion v2) and requirements.yaml (v1).
+func dependencyNames(chart string) ([]string, error) {
+	var names []string
+	for _, f := range []string{"Chart.yaml", "requirements.yaml"} {
+		b, err := os.ReadFile(filepath.Join(chart, f))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		} else if err != nil {
+			return nil, err
+		}
+		var doc struct {
+			Dependencies []struct {
+				Name string `json:"name"`
+			} `json:"dependencies"`
+		}
+		if err := yaml.Unmarshal(b, &doc); err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		for _, d := range doc.Dependencies {
+			names = append(names, d.Name)
+		}
+	}
+	return names, nil
+}
+
+func copyTree(from, to string) error {
+	return filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(from, p)
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(to, rel)
+		if d.IsDir() {
+			return os.MkdirAll(dst, 0o755)
+		}
+		if !d.Type().IsRegular() {
+			return nil // symlinks in charts point outside them
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(dst, b, 0o644)
+	})
+}
+
+func readSources(file string) ([]source, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []source
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		fields := strings.Fields(line)
+		if len(fields) < 5 || (fields[1] != "chart" && fields[1] != "dir") {
+			return nil, fmt.Errorf("%s:%d: want name, chart|dir, repository, commit, path", file, n)
+		}
+		s := source{Name: fields[0], Kind: fields[1], Repo: fields[2], Commit: fields[3], Path: fields[4], Deps: map[string]pinned{}}
+		for _, d := range fields[5:] {
+			name, spec, ok1 := strings.Cut(d, "=")
+			repo, rest, ok2 := strings.Cut(spec, "@")
+			commit, path, ok3 := strings.Cut(rest, ":")
+			if !ok1 || !ok2 || !ok3 {
+				return nil, fmt.Errorf("%s:%d: dependency %q is not name=owner/repo@commit:path", file, n, d)
+			}
+			s.Deps[name] = pinned{repo, commit, path}
+		}
+		out = append(out, s)
+	}
+	return out, sc.Err()
+}
+
+// table is the per-source Markdown table of docs/evaluation.md.
+func table(rows []row) string {
+	rules := map[string]bool{}
+	for _, r := range rows {
+		for id := range r.ByRule {
+			rules[id] = true
+		}
+	}
+	ids := make([]string, 0, len(rules))
+	for id := range rules {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	var b strings.Builder
+	b.WriteString("| source | objects | errors | " + strings.Join(ids, " | ") + " | findings |\n")
+	b.WriteString("|---|--:|--:|" + strings.Repeat("--:|", len(ids)) + "--:|\n")
+	total := row{ByRule: map[string]int{}}
+	for _, r := range rows {
+		fmt.Fprintf(&b, "| %s | %d | %d |", r.Name, r.Objects, len(r.Errors))
+		for _, id := range ids {
+			fmt.Fprintf(&b, " %s |", count(r.ByRule[id]))
+			total.ByRule[id] += r.ByRule[id]
+		}
+		fmt.Fprintf(&b, " %d |\n", r.Findings)
+		total.Objects += r.Objects
+		total.Findings += r.Findings
+		total.Exit += len(r.Errors)
+	}
+	fmt.Fprintf(&b, "| **total** | **%d** | **%d** |", total.Objects, total.Exit)
+	for _, id := range ids {
+		fmt.Fprintf(&b, " **%d** |", total.ByRule[id])
+	}
+	fmt.Fprintf(&b, " **%d** |\n", total.Findings)
+	return b.String()
+}
+
+func count(n int) string {
+	if n == 0 {
+		return "·"
+	}
+	return fmt.Sprint(n)
+}
