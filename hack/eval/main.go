@@ -97,18 +97,19 @@ func main() {
 	bin := flag.String("backfire", "", "the backfire binary to run")
 	out := flag.String("out", "", "where results are written")
 	only := flag.String("only", "", "scan only the sources whose name contains this")
+	judgements := flag.String("judgements", "", "verdicts to join with the findings (hack/eval/judgements.tsv)")
 	flag.Parse()
 	if *checkouts == "" || *bin == "" || *out == "" {
 		fmt.Fprintln(os.Stderr, "usage: eval -checkouts DIR -backfire BIN -out DIR [-sources FILE]")
 		os.Exit(2)
 	}
-	if err := run(*sourcesFile, *checkouts, *bin, *out, *only); err != nil {
+	if err := run(*sourcesFile, *checkouts, *bin, *out, *only, *judgements); err != nil {
 		fmt.Fprintln(os.Stderr, "eval:", err)
 		os.Exit(1)
 	}
 }
 
-func run(sourcesFile, checkouts, bin, out, only string) error {
+func run(sourcesFile, checkouts, bin, out, only, judgementsFile string) error {
 	sources, err := readSources(sourcesFile)
 	if err != nil {
 		return err
@@ -126,6 +127,7 @@ func run(sourcesFile, checkouts, bin, out, only string) error {
 	}
 	var rows []row
 	var lines []string
+	var all []judged
 	for _, s := range sources {
 		if only != "" && !strings.Contains(s.Name, only) {
 			continue
@@ -137,13 +139,14 @@ func run(sourcesFile, checkouts, bin, out, only string) error {
 		fmt.Fprintf(os.Stderr, "%-36s objects %4d findings %3d errors %d\n", s.Name, r.Objects, r.Findings, len(r.Errors))
 		rows = append(rows, r)
 		for _, f := range rep.Findings {
+			all = append(all, judged{source: s.Name, finding: f})
 			c := ""
 			if f.Container != nil {
 				c = *f.Container
 			}
 			lines = append(lines, strings.Join([]string{s.Name, f.Rule, f.Severity,
 				f.Object.Kind + "/" + f.Object.Name, c, fmt.Sprintf("%s:%d", f.File, f.Line), f.Path,
-				strings.ReplaceAll(f.Message, "\t", " ")}, "\t"))
+				strings.Join(strings.Fields(f.Message), " ")}, "\t"))
 		}
 	}
 	js, err := json.MarshalIndent(rows, "", "  ")
@@ -157,7 +160,17 @@ func run(sourcesFile, checkouts, bin, out, only string) error {
 	if err := os.WriteFile(filepath.Join(out, "findings.tsv"), []byte(tsv), 0o644); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(out, "table.md"), []byte(table(rows)), 0o644)
+	if err := os.WriteFile(filepath.Join(out, "table.md"), []byte(table(rows)), 0o644); err != nil {
+		return err
+	}
+	if judgementsFile == "" {
+		return nil
+	}
+	js2, err := readJudgements(judgementsFile)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(out, "judged.md"), []byte(judge(all, js2)), 0o644)
 }
 
 // scan prepares one source, runs backfire on it from the directory that
@@ -355,4 +368,140 @@ func count(n int) string {
 		return "·"
 	}
 	return fmt.Sprint(n)
+}
+
+// judged is one finding of one source.
+type judged struct {
+	source  string
+	finding finding
+	verdict *judgement
+}
+
+// judgement is one line of judgements.tsv.
+type judgement struct {
+	Source, Rule, Object, File, Path, Verdict, Why string
+	used                                           bool
+}
+
+func (j *judgement) matches(source string, f finding) bool {
+	object := f.Object.Kind + "/" + f.Object.Name
+	prefix, wild := strings.CutSuffix(j.Object, "*") // charts that name objects with randAlphaNum
+	return j.Source == source && j.Rule == f.Rule && (j.Object == object || wild && strings.HasPrefix(object, prefix)) &&
+		(j.File == "*" || j.File == f.File) && (j.Path == "*" || j.Path == f.Path)
+}
+
+func readJudgements(file string) ([]*judgement, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	var out []*judgement
+	for n, line := range strings.Split(string(b), "\n") {
+		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		f := strings.Split(line, "\t")
+		if len(f) != 7 {
+			return nil, fmt.Errorf("%s:%d: want 7 tab-separated fields, got %d", file, n+1, len(f))
+		}
+		switch f[5] {
+		case "right", "wrong", "debatable":
+		default:
+			return nil, fmt.Errorf("%s:%d: verdict %q is not right, wrong or debatable", file, n+1, f[5])
+		}
+		out = append(out, &judgement{Source: f[0], Rule: f[1], Object: f[2], File: f[3], Path: f[4], Verdict: f[5], Why: f[6]})
+	}
+	return out, nil
+}
+
+// judge joins findings with their verdicts: the most specific judgement
+// (file and path given) wins over a wildcard one.
+func judge(all []judged, js []*judgement) string {
+	counts := map[string]map[string]int{} // rule -> verdict -> n
+	var unjudged []judged
+	for i := range all {
+		a := &all[i]
+		best := -1
+		for _, j := range js {
+			if !j.matches(a.source, a.finding) {
+				continue
+			}
+			score := 0
+			if j.File != "*" {
+				score++
+			}
+			if j.Path != "*" {
+				score++
+			}
+			if score > best {
+				best, a.verdict = score, j
+			}
+		}
+		v := "unjudged"
+		if a.verdict != nil {
+			a.verdict.used = true
+			v = a.verdict.Verdict
+		} else {
+			unjudged = append(unjudged, *a)
+		}
+		if counts[a.finding.Rule] == nil {
+			counts[a.finding.Rule] = map[string]int{}
+		}
+		counts[a.finding.Rule][v]++
+	}
+	var b strings.Builder
+	rules := make([]string, 0, len(counts))
+	for r := range counts {
+		rules = append(rules, r)
+	}
+	sort.Strings(rules)
+	verdicts := []string{"right", "debatable", "wrong", "unjudged"}
+	b.WriteString("| rule | " + strings.Join(verdicts, " | ") + " |\n|---|--:|--:|--:|--:|\n")
+	total := map[string]int{}
+	for _, r := range rules {
+		fmt.Fprintf(&b, "| %s |", r)
+		for _, v := range verdicts {
+			fmt.Fprintf(&b, " %s |", count(counts[r][v]))
+			total[v] += counts[r][v]
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("| **total** |")
+	for _, v := range verdicts {
+		fmt.Fprintf(&b, " **%d** |", total[v])
+	}
+	b.WriteString("\n\n")
+	b.WriteString("| source | rule | object | position | verdict | why |\n|---|---|---|---|---|---|\n")
+	for _, a := range all {
+		v, why := "**unjudged**", ""
+		if a.verdict != nil {
+			v, why = a.verdict.Verdict, a.verdict.Why
+			if v != "right" {
+				v = "**" + v + "**"
+			}
+		}
+		c := ""
+		if a.finding.Container != nil {
+			c = " (" + *a.finding.Container + ")"
+		}
+		fmt.Fprintf(&b, "| %s | %s %s | %s/%s%s | `%s:%d` | %s | %s |\n", a.source, a.finding.Rule, a.finding.Severity,
+			a.finding.Object.Kind, a.finding.Object.Name, c, a.finding.File, a.finding.Line, v, strings.ReplaceAll(why, "|", "\\|"))
+	}
+	if len(unjudged) > 0 {
+		b.WriteString("\n## Unjudged\n\n")
+		for _, a := range unjudged {
+			fmt.Fprintf(&b, "- %s\t%s\t%s/%s\t%s\t%s: %s\n", a.source, a.finding.Rule, a.finding.Object.Kind, a.finding.Object.Name,
+				a.finding.File, a.finding.Path, strings.Join(strings.Fields(a.finding.Message), " "))
+		}
+	}
+	var stale []string
+	for _, j := range js {
+		if !j.used {
+			stale = append(stale, fmt.Sprintf("- %s %s %s %s %s (%s)", j.Source, j.Rule, j.Object, j.File, j.Path, j.Verdict))
+		}
+	}
+	if len(stale) > 0 {
+		b.WriteString("\n## Judgements no finding matched\n\n" + strings.Join(stale, "\n") + "\n")
+	}
+	return b.String()
 }

@@ -7,7 +7,8 @@
 # OUT receives scans/<source>.json (backfire's JSON report per source),
 # summary.json (objects, errors and findings by rule per source),
 # findings.tsv (every finding, one a line) and table.md (the table of
-# docs/evaluation.md). Set ONLY=word to scan only the sources named with it.
+# docs/evaluation.md) and judged.md (every finding with its verdict from
+# hack/eval/judgements.tsv, and what no verdict covers). Set ONLY=word to scan only the sources named with it.
 set -euo pipefail
 checkouts="$(cd "${1:?usage: run.sh CHECKOUTS OUT}" && pwd)"
 out="${2:?usage: run.sh CHECKOUTS OUT}"
@@ -15,5 +16,6 @@ cd "$(dirname "$0")/../.."
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"
 go build -o "$out/backfire" ./cmd/backfire
-go run ./hack/eval -checkouts "$checkouts" -backfire "$out/backfire" -out "$out" -only "${ONLY:-}"
+go run ./hack/eval -checkouts "$checkouts" -backfire "$out/backfire" -out "$out" -only "${ONLY:-}" \
+	-judgements hack/eval/judgements.tsv
 echo "results in $out" >&2
