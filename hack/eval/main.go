@@ -98,18 +98,19 @@ func main() {
 	out := flag.String("out", "", "where results are written")
 	only := flag.String("only", "", "scan only the sources whose name contains this")
 	judgements := flag.String("judgements", "", "verdicts to join with the findings (hack/eval/judgements.tsv)")
+	helmBin := flag.String("helm", "", "a helm binary: check each chart finding's line against `helm template` output")
 	flag.Parse()
 	if *checkouts == "" || *bin == "" || *out == "" {
 		fmt.Fprintln(os.Stderr, "usage: eval -checkouts DIR -backfire BIN -out DIR [-sources FILE]")
 		os.Exit(2)
 	}
-	if err := run(*sourcesFile, *checkouts, *bin, *out, *only, *judgements); err != nil {
+	if err := run(*sourcesFile, *checkouts, *bin, *out, *only, *judgements, *helmBin); err != nil {
 		fmt.Fprintln(os.Stderr, "eval:", err)
 		os.Exit(1)
 	}
 }
 
-func run(sourcesFile, checkouts, bin, out, only, judgementsFile string) error {
+func run(sourcesFile, checkouts, bin, out, only, judgementsFile, helmBin string) error {
 	sources, err := readSources(sourcesFile)
 	if err != nil {
 		return err
@@ -128,6 +129,7 @@ func run(sourcesFile, checkouts, bin, out, only, judgementsFile string) error {
 	var rows []row
 	var lines []string
 	var all []judged
+	var positions []string
 	for _, s := range sources {
 		if only != "" && !strings.Contains(s.Name, only) {
 			continue
@@ -138,6 +140,15 @@ func run(sourcesFile, checkouts, bin, out, only, judgementsFile string) error {
 		}
 		fmt.Fprintf(os.Stderr, "%-36s objects %4d findings %3d errors %d\n", s.Name, r.Objects, r.Findings, len(r.Errors))
 		rows = append(rows, r)
+		if helmBin != "" && s.Kind == "chart" && len(rep.Findings) > 0 {
+			p, err := checkPositions(helmBin, filepath.Join(scratch, s.Name), filepath.Base(s.Path), rep.Findings)
+			if err != nil {
+				return fmt.Errorf("%s: %w", s.Name, err)
+			}
+			for _, line := range p {
+				positions = append(positions, s.Name+"\t"+line)
+			}
+		}
 		for _, f := range rep.Findings {
 			all = append(all, judged{source: s.Name, finding: f})
 			c := ""
@@ -162,6 +173,11 @@ func run(sourcesFile, checkouts, bin, out, only, judgementsFile string) error {
 	}
 	if err := os.WriteFile(filepath.Join(out, "table.md"), []byte(table(rows)), 0o644); err != nil {
 		return err
+	}
+	if helmBin != "" {
+		if err := os.WriteFile(filepath.Join(out, "positions.tsv"), []byte(strings.Join(positions, "\n")+"\n"), 0o644); err != nil {
+			return err
+		}
 	}
 	if judgementsFile == "" {
 		return nil
@@ -504,4 +520,83 @@ func judge(all []judged, js []*judgement) string {
 		b.WriteString("\n## Judgements no finding matched\n\n" + strings.Join(stale, "\n") + "\n")
 	}
 	return b.String()
+}
+
+// checkPositions renders the chart with `helm template` (backfire's defaults:
+// release-name, namespace default) and checks that each finding's line, counted
+// from the line after its document's "# Source:" header, is the field the
+// finding names (or one of its parents, for a defaulted field). It returns one
+// line per finding: ok or MISMATCH, with what that line holds.
+func checkPositions(helmBin, dir, chart string, findings []finding) ([]string, error) {
+	cmd := exec.Command(helmBin, "template", "release-name", chart, "--include-crds")
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	outb, err := cmd.Output()
+	if err != nil {
+		return []string{fmt.Sprintf("helm template failed: %v: %s", err, strings.Join(strings.Fields(stderr.String()), " "))}, nil
+	}
+	// Each document's lines, by its source template.
+	docs := map[string][][]string{}
+	var cur *[]string
+	for _, line := range strings.Split(string(outb), "\n") {
+		if src, ok := strings.CutPrefix(line, "# Source: "); ok {
+			docs[src] = append(docs[src], nil)
+			cur = &docs[src][len(docs[src])-1]
+			continue
+		}
+		if line == "---" {
+			cur = nil
+			continue
+		}
+		if cur != nil {
+			*cur = append(*cur, line)
+		}
+	}
+	var out []string
+	for _, f := range findings {
+		keys := pathKeys(f.Path)
+		verdict, seen := "MISMATCH", ""
+		for _, doc := range docs[f.File] {
+			if f.Line < 1 || f.Line > len(doc) || !mentions(doc, f.Object.Name) {
+				continue
+			}
+			text := strings.TrimSpace(doc[f.Line-1])
+			seen = text
+			field, value, _ := strings.Cut(strings.TrimPrefix(text, "- "), ":")
+			// The field itself or a parent (a defaulted field points at the
+			// deepest that exists), or, for an absent field of a container,
+			// the container's list item.
+			item := strings.HasPrefix(text, "- ") && field == "name" && f.Container != nil &&
+				strings.Trim(strings.TrimSpace(value), `"'`) == *f.Container
+			if keys[field] || item {
+				verdict = "ok"
+				break
+			}
+		}
+		if len(docs[f.File]) == 0 {
+			verdict = "MISMATCH (no such template in helm's output)"
+		}
+		out = append(out, fmt.Sprintf("%s\t%s:%d\t%s\t%s\t%q", f.Rule, f.File, f.Line, f.Path, verdict, seen))
+	}
+	return out, nil
+}
+
+// pathKeys are the field names of a path: "a.b[0].c" -> a, b, c.
+func pathKeys(p string) map[string]bool {
+	keys := map[string]bool{}
+	for _, k := range strings.Split(p, ".") {
+		k, _, _ = strings.Cut(k, "[")
+		keys[k] = true
+	}
+	return keys
+}
+
+func mentions(doc []string, name string) bool {
+	for _, l := range doc {
+		if strings.Contains(l, name) {
+			return true
+		}
+	}
+	return false
 }

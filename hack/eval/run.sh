@@ -8,7 +8,9 @@
 # summary.json (objects, errors and findings by rule per source),
 # findings.tsv (every finding, one a line) and table.md (the table of
 # docs/evaluation.md) and judged.md (every finding with its verdict from
-# hack/eval/judgements.tsv, and what no verdict covers). Set ONLY=word to scan only the sources named with it.
+# hack/eval/judgements.tsv, and what no verdict covers). Set ONLY=word to scan
+# only the sources named with it; set HELM=path/to/helm to check the line of
+# every chart finding against `helm template` (positions.tsv).
 set -euo pipefail
 checkouts="$(cd "${1:?usage: run.sh CHECKOUTS OUT}" && pwd)"
 out="${2:?usage: run.sh CHECKOUTS OUT}"
@@ -17,5 +19,5 @@ mkdir -p "$out"
 out="$(cd "$out" && pwd)"
 go build -o "$out/backfire" ./cmd/backfire
 go run ./hack/eval -checkouts "$checkouts" -backfire "$out/backfire" -out "$out" -only "${ONLY:-}" \
-	-judgements hack/eval/judgements.tsv
+	-judgements hack/eval/judgements.tsv -helm "${HELM:-}"
 echo "results in $out" >&2
