@@ -21,6 +21,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"sigs.k8s.io/yaml"
@@ -77,6 +78,9 @@ type finding struct {
 	Line      int     `json:"line"`
 	Path      string  `json:"path"`
 	Message   string  `json:"message"`
+	// ValuesSource is "values.yaml:LINE key" when the field was set in a
+	// values file.
+	ValuesSource *string `json:"valuesSource"`
 }
 
 // row is one source's result in summary.json.
@@ -140,6 +144,11 @@ func run(sourcesFile, checkouts, bin, out, only, judgementsFile, helmBin string)
 		}
 		fmt.Fprintf(os.Stderr, "%-36s objects %4d findings %3d errors %d\n", s.Name, r.Objects, r.Findings, len(r.Errors))
 		rows = append(rows, r)
+		if s.Kind == "chart" {
+			for _, line := range checkValuesSources(filepath.Join(scratch, s.Name), rep.Findings) {
+				positions = append(positions, s.Name+"\t"+line)
+			}
+		}
 		if helmBin != "" && s.Kind == "chart" && len(rep.Findings) > 0 {
 			p, err := checkPositions(helmBin, filepath.Join(scratch, s.Name), filepath.Base(s.Path), rep.Findings)
 			if err != nil {
@@ -174,7 +183,7 @@ func run(sourcesFile, checkouts, bin, out, only, judgementsFile, helmBin string)
 	if err := os.WriteFile(filepath.Join(out, "table.md"), []byte(table(rows)), 0o644); err != nil {
 		return err
 	}
-	if helmBin != "" {
+	if len(positions) > 0 {
 		if err := os.WriteFile(filepath.Join(out, "positions.tsv"), []byte(strings.Join(positions, "\n")+"\n"), 0o644); err != nil {
 			return err
 		}
@@ -580,6 +589,37 @@ func checkPositions(helmBin, dir, chart string, findings []finding) ([]string, e
 		out = append(out, fmt.Sprintf("%s\t%s:%d\t%s\t%s\t%q", f.Rule, f.File, f.Line, f.Path, verdict, seen))
 	}
 	return out, nil
+}
+
+// checkValuesSources checks that the values file line a finding names as the
+// source of its value holds the key it names ("values.yaml:294
+// master.livenessProbe (5 keys)": line 294 is "livenessProbe:").
+func checkValuesSources(dir string, findings []finding) []string {
+	var out []string
+	for _, f := range findings {
+		if f.ValuesSource == nil {
+			continue
+		}
+		verdict, seen := "MISMATCH", ""
+		loc, key, _ := strings.Cut(*f.ValuesSource, " ")
+		key, _, _ = strings.Cut(key, " ")
+		file, lineText, ok := strings.Cut(loc, ":")
+		n, err := strconv.Atoi(lineText)
+		if b, rerr := os.ReadFile(filepath.Join(dir, file)); ok && err == nil && rerr == nil {
+			lines := strings.Split(string(b), "\n")
+			if n >= 1 && n <= len(lines) {
+				seen = strings.TrimSpace(lines[n-1])
+				last := key[strings.LastIndex(key, ".")+1:]
+				if strings.HasPrefix(seen, last+":") {
+					verdict = "ok"
+				}
+			}
+		} else if strings.HasPrefix(*f.ValuesSource, "--set") {
+			verdict = "ok (a --set expression)"
+		}
+		out = append(out, fmt.Sprintf("%s\tvaluesSource %s\t%s\t%s\t%q", f.Rule, *f.ValuesSource, f.Path, verdict, seen))
+	}
+	return out
 }
 
 // pathKeys are the field names of a path: "a.b[0].c" -> a, b, c.

@@ -9,8 +9,9 @@
 # findings.tsv (every finding, one a line) and table.md (the table of
 # docs/evaluation.md) and judged.md (every finding with its verdict from
 # hack/eval/judgements.tsv, and what no verdict covers). Set ONLY=word to scan
-# only the sources named with it; set HELM=path/to/helm to check the line of
-# every chart finding against `helm template` (positions.tsv).
+# only the sources named with it. positions.tsv checks that each chart
+# finding's values source names a line that holds its key, and, with
+# HELM=path/to/helm, that its line is the field in `helm template` output.
 set -euo pipefail
 checkouts="$(cd "${1:?usage: run.sh CHECKOUTS OUT}" && pwd)"
 out="${2:?usage: run.sh CHECKOUTS OUT}"
