@@ -632,9 +632,12 @@ func pathKeys(p string) map[string]bool {
 	return keys
 }
 
+// mentions tells whether a document has a "name: <name>" line (its
+// metadata.name, or a container's).
 func mentions(doc []string, name string) bool {
 	for _, l := range doc {
-		if strings.Contains(l, name) {
+		key, value, ok := strings.Cut(strings.TrimSpace(l), ":")
+		if ok && key == "name" && strings.Trim(strings.TrimSpace(value), `"'`) == name {
 			return true
 		}
 	}
