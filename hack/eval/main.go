@@ -80,7 +80,8 @@ type finding struct {
 	Message   string  `json:"message"`
 	// ValuesSource is "values.yaml:LINE key" when the field was set in a
 	// values file.
-	ValuesSource *string `json:"valuesSource"`
+	ValuesSource *string        `json:"valuesSource"`
+	Evidence     map[string]any `json:"evidence"`
 }
 
 // row is one source's result in summary.json.
@@ -133,7 +134,7 @@ func run(sourcesFile, checkouts, bin, out, only, judgementsFile, helmBin string)
 	var rows []row
 	var lines []string
 	var all []judged
-	var positions []string
+	var positions, arithmetic []string
 	for _, s := range sources {
 		if only != "" && !strings.Contains(s.Name, only) {
 			continue
@@ -149,13 +150,30 @@ func run(sourcesFile, checkouts, bin, out, only, judgementsFile, helmBin string)
 				positions = append(positions, s.Name+"\t"+line)
 			}
 		}
+		var objects map[objectKey]map[string]any
+		if s.Kind == "dir" {
+			objects = indexDir(pinned{s.Repo, s.Commit, s.Path}.dir(checkouts))
+		}
 		if helmBin != "" && s.Kind == "chart" && len(rep.Findings) > 0 {
-			p, err := checkPositions(helmBin, filepath.Join(scratch, s.Name), filepath.Base(s.Path), rep.Findings)
+			p, rendered, err := checkPositionsAndRender(helmBin, filepath.Join(scratch, s.Name), filepath.Base(s.Path), rep.Findings)
 			if err != nil {
 				return fmt.Errorf("%s: %w", s.Name, err)
 			}
 			for _, line := range p {
 				positions = append(positions, s.Name+"\t"+line)
+			}
+			objects = indexHelmOutput(rendered)
+		}
+		for _, f := range rep.Findings {
+			if objects == nil {
+				break // a chart without a helm binary to render it
+			}
+			check := "MISMATCH object not found"
+			if obj := objects[objectKey{f.File, f.Object.Kind, f.Object.Name}]; obj != nil {
+				check = recompute(f, obj)
+			}
+			if check != "-" {
+				arithmetic = append(arithmetic, fmt.Sprintf("%s\t%s\t%s/%s\t%s", s.Name, f.Rule, f.Object.Kind, f.Object.Name, check))
 			}
 		}
 		for _, f := range rep.Findings {
@@ -182,6 +200,11 @@ func run(sourcesFile, checkouts, bin, out, only, judgementsFile, helmBin string)
 	}
 	if err := os.WriteFile(filepath.Join(out, "table.md"), []byte(table(rows)), 0o644); err != nil {
 		return err
+	}
+	if len(arithmetic) > 0 {
+		if err := os.WriteFile(filepath.Join(out, "arithmetic.tsv"), []byte(strings.Join(arithmetic, "\n")+"\n"), 0o644); err != nil {
+			return err
+		}
 	}
 	if len(positions) > 0 {
 		if err := os.WriteFile(filepath.Join(out, "positions.tsv"), []byte(strings.Join(positions, "\n")+"\n"), 0o644); err != nil {
@@ -537,13 +560,19 @@ func judge(all []judged, js []*judgement) string {
 // finding names (or one of its parents, for a defaulted field). It returns one
 // line per finding: ok or MISMATCH, with what that line holds.
 func checkPositions(helmBin, dir, chart string, findings []finding) ([]string, error) {
+	lines, _, err := checkPositionsAndRender(helmBin, dir, chart, findings)
+	return lines, err
+}
+
+// checkPositionsAndRender is checkPositions that also returns helm's output.
+func checkPositionsAndRender(helmBin, dir, chart string, findings []finding) ([]string, []byte, error) {
 	cmd := exec.Command(helmBin, "template", "release-name", chart, "--include-crds")
 	cmd.Dir = dir
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	outb, err := cmd.Output()
 	if err != nil {
-		return []string{fmt.Sprintf("helm template failed: %v: %s", err, strings.Join(strings.Fields(stderr.String()), " "))}, nil
+		return []string{fmt.Sprintf("helm template failed: %v: %s", err, strings.Join(strings.Fields(stderr.String()), " "))}, nil, nil
 	}
 	// Each document's lines, by its source template.
 	docs := map[string][][]string{}
@@ -588,7 +617,7 @@ func checkPositions(helmBin, dir, chart string, findings []finding) ([]string, e
 		}
 		out = append(out, fmt.Sprintf("%s\t%s:%d\t%s\t%s\t%q", f.Rule, f.File, f.Line, f.Path, verdict, seen))
 	}
-	return out, nil
+	return out, outb, nil
 }
 
 // checkValuesSources checks that the values file line a finding names as the

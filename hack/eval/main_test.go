@@ -138,3 +138,58 @@ func TestCheckPositionsAgainstHelmOutput(t *testing.T) {
 		}
 	}
 }
+
+func TestRecompute(t *testing.T) {
+	idx := map[objectKey]map[string]any{}
+	indexDocs(idx, "db.yaml", []byte(`apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: db
+spec:
+  template:
+    spec:
+      containers:
+      - name: db
+        livenessProbe:
+          initialDelaySeconds: 300
+          exec: {command: [psql]}
+        startupProbe:
+          failureThreshold: 90
+          exec: {command: [psql]}
+        resources:
+          limits: {cpu: "2"}
+---
+kind: Pod
+metadata:
+  name: other
+spec:
+  containers:
+  - name: db
+`))
+	obj := idx[objectKey{"db.yaml", "StatefulSet", "db"}]
+	if obj == nil || idx[objectKey{"db.yaml", "Pod", "other"}] == nil {
+		t.Fatalf("index = %v", idx)
+	}
+	container := "db"
+	f := func(rule string, evidence map[string]any) finding {
+		var x finding
+		x.Rule, x.Container, x.Evidence = rule, &container, evidence
+		return x
+	}
+	for _, c := range []struct {
+		f    finding
+		want string
+	}{
+		{f("BF101", map[string]any{"timeToKillSeconds": 21.0, "neverHealthyKillSeconds": 330.0}), "ok kill/budget 21/330"},
+		{f("BF101", map[string]any{"timeToKillSeconds": 21.0, "neverHealthyKillSeconds": 900.0, "startupBudgetSeconds": 900.0}), "ok kill/budget 21/900"},
+		{f("BF101", map[string]any{"timeToKillSeconds": 30.0, "neverHealthyKillSeconds": 330.0}), "MISMATCH"},
+		{f("BF102", nil), "ok timeoutSeconds 1"},
+		{f("BF201", nil), "MISMATCH container db sets limits.cpu"},
+		{f("BF202", nil), "ok cpu limit 2"},
+		{f("BF103", nil), "-"},
+	} {
+		if got := recompute(c.f, obj); !strings.HasPrefix(got, c.want) {
+			t.Errorf("%s %v: %q, want %q", c.f.Rule, c.f.Evidence, got, c.want)
+		}
+	}
+}

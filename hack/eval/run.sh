@@ -11,7 +11,9 @@
 # hack/eval/judgements.tsv, and what no verdict covers). Set ONLY=word to scan
 # only the sources named with it. positions.tsv checks that each chart
 # finding's values source names a line that holds its key, and, with
-# HELM=path/to/helm, that its line is the field in `helm template` output.
+# HELM=path/to/helm, that its line is the field in `helm template` output;
+# arithmetic.tsv recomputes the numbers of BF101, BF102, BF201 and BF202
+# findings from the objects (charts: from helm's output, so with HELM only).
 set -euo pipefail
 checkouts="$(cd "${1:?usage: run.sh CHECKOUTS OUT}" && pwd)"
 out="${2:?usage: run.sh CHECKOUTS OUT}"
