@@ -152,7 +152,11 @@ func run(sourcesFile, checkouts, bin, out, only, judgementsFile, helmBin string)
 		}
 		var objects map[objectKey]map[string]any
 		if s.Kind == "dir" {
-			objects = indexDir(pinned{s.Repo, s.Commit, s.Path}.dir(checkouts))
+			top := pinned{s.Repo, s.Commit, s.Path}.dir(checkouts)
+			objects = indexDir(top)
+			for _, line := range checkFileLines(top, rep.Findings) {
+				positions = append(positions, s.Name+"\t"+line)
+			}
 		}
 		if helmBin != "" && s.Kind == "chart" && len(rep.Findings) > 0 {
 			p, rendered, err := checkPositionsAndRender(helmBin, filepath.Join(scratch, s.Name), filepath.Base(s.Path), rep.Findings)
@@ -593,7 +597,6 @@ func checkPositionsAndRender(helmBin, dir, chart string, findings []finding) ([]
 	}
 	var out []string
 	for _, f := range findings {
-		keys := pathKeys(f.Path)
 		verdict, seen := "MISMATCH", ""
 		for _, doc := range docs[f.File] {
 			if f.Line < 1 || f.Line > len(doc) || !mentions(doc, f.Object.Name) {
@@ -601,13 +604,10 @@ func checkPositionsAndRender(helmBin, dir, chart string, findings []finding) ([]
 			}
 			text := strings.TrimSpace(doc[f.Line-1])
 			seen = text
-			field, value, _ := strings.Cut(strings.TrimPrefix(text, "- "), ":")
 			// The field itself or a parent (a defaulted field points at the
 			// deepest that exists), or, for an absent field of a container,
 			// the container's list item.
-			item := strings.HasPrefix(text, "- ") && field == "name" && f.Container != nil &&
-				strings.Trim(strings.TrimSpace(value), `"'`) == *f.Container
-			if keys[field] || item {
+			if holdsField(text, f) {
 				verdict = "ok"
 				break
 			}
@@ -649,6 +649,43 @@ func checkValuesSources(dir string, findings []finding) []string {
 		out = append(out, fmt.Sprintf("%s\tvaluesSource %s\t%s\t%s\t%q", f.Rule, *f.ValuesSource, f.Path, verdict, seen))
 	}
 	return out
+}
+
+// checkFileLines checks the line of each finding in a plain file: it must
+// hold the field the finding names, a parent, or the container's item, as
+// checkPositions accepts them in helm's output.
+func checkFileLines(dir string, findings []finding) []string {
+	var out []string
+	for _, f := range findings {
+		verdict, seen := "MISMATCH", ""
+		if b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f.File))); err == nil {
+			lines := strings.Split(string(b), "\n")
+			if f.Line >= 1 && f.Line <= len(lines) {
+				seen = strings.TrimSpace(lines[f.Line-1])
+				if holdsField(seen, f) {
+					verdict = "ok"
+				}
+			}
+		}
+		out = append(out, fmt.Sprintf("%s\t%s:%d\t%s\t%s\t%q", f.Rule, f.File, f.Line, f.Path, verdict, seen))
+	}
+	return out
+}
+
+// holdsField tells whether a trimmed line is the field a finding names (a
+// YAML key or a JSON "key"), one of its parents, or, for an absent field of
+// a container, the container's list item.
+func holdsField(text string, f finding) bool {
+	keys := pathKeys(f.Path)
+	field, value, _ := strings.Cut(strings.TrimPrefix(text, "- "), ":")
+	field = strings.Trim(strings.TrimSpace(field), `"{`)
+	value = strings.Trim(strings.TrimSpace(value), `"',`)
+	// A list item that starts with another field ("- image: x", or "{" in
+	// JSON) is accepted for a field under a list index: its position is the
+	// item's, and which item it is is not checked here.
+	item := field == "name" && f.Container != nil && value == *f.Container ||
+		(strings.HasPrefix(text, "- ") || text == "{") && strings.Contains(f.Path, "[")
+	return keys[field] || item
 }
 
 // pathKeys are the field names of a path: "a.b[0].c" -> a, b, c.
