@@ -72,6 +72,19 @@ type Result struct {
 	Introduced []finding.Finding
 	// Errors are input problems of the scan.
 	Errors []load.Error
+	// Spans says, for each fixed finding (by fingerprint), which lines of
+	// the changed files its object's fix wrote, so that a report can give
+	// each finding its part of the diff.
+	Spans map[string][]Span
+}
+
+// Span is a part of a changed file that one object's fix wrote: lines
+// From to To (1-based, inclusive) of the old contents, To -1 meaning the
+// last line; From 0 is the whole file (a values file, an overlay's patch
+// file and kustomization, a new file).
+type Span struct {
+	File     string
+	From, To int
 }
 
 // key identifies a finding across scans: line numbers move, rule, object
@@ -156,7 +169,7 @@ func Plan(opts Options) (*Result, error) {
 			continue
 		}
 		pos, _ := o.Doc.Locate("")
-		edits = append(edits, planned{change: c, file: o.Doc.File, pos: pos})
+		edits = append(edits, planned{change: c, file: o.Doc.File, pos: pos, spans: []Span{documentSpan(res.Objects, o)}})
 	}
 	for i, f := range chosen {
 		if !inChange[i] {
@@ -208,7 +221,7 @@ func Plan(opts Options) (*Result, error) {
 			return nil, err
 		}
 		files[opts.ValuesOut] = f
-		applied = append(applied, values.changes...)
+		applied = append(applied, withSpans(values.changes, wholeFiles([]*File{f}))...)
 	} else if len(values.set) > 0 {
 		fs, err := values.inPlace(opts.Scan.MaxFileSize)
 		if err != nil {
@@ -217,7 +230,7 @@ func Plan(opts Options) (*Result, error) {
 		for _, f := range fs {
 			files[f.Path] = f
 		}
-		applied = append(applied, values.changes...)
+		applied = append(applied, withSpans(values.changes, wholeFiles(fs))...)
 	}
 	if len(overlays.byDir) > 0 {
 		fs, err := overlays.files(opts.Scan.MaxFileSize)
@@ -227,7 +240,17 @@ func Plan(opts Options) (*Result, error) {
 		for _, f := range fs {
 			files[f.Path] = f
 		}
-		applied = append(applied, overlays.changes...)
+		for _, c := range overlays.changes {
+			c.spans = []Span{{File: c.file}}
+			if o := objectOf(res.Objects, c.change.Target); o != nil {
+				for _, f := range fs {
+					if filepath.Dir(f.Path) == filepath.Clean(o.Doc.File) && slices.Contains(source.KustomizationFiles, filepath.Base(f.Path)) {
+						c.spans = append(c.spans, Span{File: f.Path})
+					}
+				}
+			}
+			applied = append(applied, c)
+		}
 	}
 	for _, p := range sortedKeys(files) {
 		if f := files[p]; !bytes.Equal(f.Old, f.New) {
@@ -252,6 +275,8 @@ type planned struct {
 	rules   []string
 	// overlay is set for a change made as a Kustomize patch file.
 	overlay bool
+	// spans are the parts of the changed files this change wrote.
+	spans []Span
 }
 
 func (r *Result) leave(fs []finding.Finding, c fix.Change, why string) {
@@ -351,6 +376,10 @@ func (r *Result) prove(opts Options, before *scan.Result, chosen []finding.Findi
 				continue
 			}
 			r.Fixed = append(r.Fixed, f)
+			if r.Spans == nil {
+				r.Spans = map[string][]Span{}
+			}
+			r.Spans[f.Fingerprint] = e.spans
 		}
 		for _, p := range e.change.Placeholders {
 			if v, ok := valueAt(e.change.Patch, p); ok {
@@ -378,6 +407,39 @@ func (r *Result) prove(opts Options, before *scan.Result, chosen []finding.Findi
 		}
 	}
 	return nil
+}
+
+// documentSpan is the lines of o's document in its file: from its first
+// line to the line before the next object's document of the same file.
+func documentSpan(objs []*object.Object, o *object.Object) Span {
+	s := Span{File: o.Doc.File, From: o.Doc.Line}
+	for _, p := range objs {
+		if p.Doc.File == o.Doc.File && p.Doc.Line > o.Doc.Line && (s.To == 0 || p.Doc.Line-1 < s.To) {
+			s.To = p.Doc.Line - 1
+		}
+	}
+	if s.To == 0 {
+		s.To = -1 // to the end of the file
+	}
+	return s
+}
+
+// wholeFiles spans each of fs entirely.
+func wholeFiles(fs []*File) []Span {
+	var out []Span
+	for _, f := range fs {
+		out = append(out, Span{File: f.Path})
+	}
+	return out
+}
+
+func withSpans(ps []planned, spans []Span) []planned {
+	out := make([]planned, len(ps))
+	for i, p := range ps {
+		p.spans = spans
+		out[i] = p
+	}
+	return out
 }
 
 func objectOf(objs []*object.Object, ref object.Ref) *object.Object {
