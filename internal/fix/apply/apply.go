@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/pmezard/go-difflib/difflib"
+	yaml "go.yaml.in/yaml/v3"
 
 	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/fix"
@@ -85,6 +86,10 @@ type Result struct {
 type Span struct {
 	File     string
 	From, To int
+	// Wrote, when set, narrows a whole-file span to the hunks that write
+	// one of these lines of the new contents: the values keys one
+	// object's fix set, in a values file other objects' fixes edit too.
+	Wrote []int
 }
 
 // key identifies a finding across scans: line numbers move, rule, object
@@ -221,7 +226,7 @@ func Plan(opts Options) (*Result, error) {
 			return nil, err
 		}
 		files[opts.ValuesOut] = f
-		applied = append(applied, withSpans(values.changes, wholeFiles([]*File{f}))...)
+		applied = append(applied, values.withSpans([]*File{f}, true)...)
 	} else if len(values.set) > 0 {
 		fs, err := values.inPlace(opts.Scan.MaxFileSize)
 		if err != nil {
@@ -230,7 +235,7 @@ func Plan(opts Options) (*Result, error) {
 		for _, f := range fs {
 			files[f.Path] = f
 		}
-		applied = append(applied, withSpans(values.changes, wholeFiles(fs))...)
+		applied = append(applied, values.withSpans(fs, false)...)
 	}
 	if len(overlays.byDir) > 0 {
 		fs, err := overlays.files(opts.Scan.MaxFileSize)
@@ -424,22 +429,70 @@ func documentSpan(objs []*object.Object, o *object.Object) Span {
 	return s
 }
 
-// wholeFiles spans each of fs entirely.
-func wholeFiles(fs []*File) []Span {
-	var out []Span
+// withSpans gives each values change the lines of the new values files
+// that hold the keys it set; all is set when every key went to the one
+// file (--values-out). A key that cannot be found spans its whole file.
+func (v *valuesPlan) withSpans(fs []*File, all bool) []planned {
+	docs := map[string]*yaml.Node{}
 	for _, f := range fs {
-		out = append(out, Span{File: f.Path})
+		var n yaml.Node
+		if yaml.Unmarshal(f.New, &n) == nil && len(n.Content) > 0 {
+			docs[f.Path] = n.Content[0]
+		}
+	}
+	out := make([]planned, len(v.changes))
+	for i, c := range v.changes {
+		byFile := map[string]*Span{}
+		var order []string
+		for _, k := range sortedKeys(c.values) {
+			for _, f := range fs {
+				if !all && v.fileOf[k] != f.Path {
+					continue
+				}
+				s, ok := byFile[f.Path]
+				if !ok {
+					s = &Span{File: f.Path, Wrote: []int{}}
+					byFile[f.Path] = s
+					order = append(order, f.Path)
+				}
+				if s.Wrote == nil {
+					continue // the whole file already
+				}
+				if line, ok := keyLine(docs[f.Path], k); ok {
+					s.Wrote = append(s.Wrote, line)
+				} else {
+					s.Wrote = nil
+				}
+			}
+		}
+		for _, p := range order {
+			c.spans = append(c.spans, *byFile[p])
+		}
+		out[i] = c
 	}
 	return out
 }
 
-func withSpans(ps []planned, spans []Span) []planned {
-	out := make([]planned, len(ps))
-	for i, p := range ps {
-		p.spans = spans
-		out[i] = p
+// keyLine is the line of a dotted values key in a values file's root.
+func keyLine(root *yaml.Node, key string) (int, bool) {
+	line, n := 0, root
+	for _, seg := range strings.Split(key, ".") {
+		if n == nil || n.Kind != yaml.MappingNode {
+			return 0, false
+		}
+		var next *yaml.Node
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == seg {
+				line, next = n.Content[i].Line, n.Content[i+1]
+				break
+			}
+		}
+		if next == nil {
+			return 0, false
+		}
+		n = next
 	}
-	return out
+	return line, true
 }
 
 func objectOf(objs []*object.Object, ref object.Ref) *object.Object {

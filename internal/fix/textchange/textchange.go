@@ -47,12 +47,23 @@ type hunk struct {
 	// from and to are the old lines replaced (1-based, inclusive); an
 	// insertion has to == from-1: it goes after line to.
 	from, to int
-	change   result.TextChange
+	// newFrom and newTo are the new lines it writes (newTo < newFrom:
+	// none).
+	newFrom, newTo int
+	change         result.TextChange
 }
 
 func (h hunk) inside(s apply.Span) bool {
 	if s.From == 0 {
-		return true
+		if s.Wrote == nil {
+			return true
+		}
+		for _, l := range s.Wrote {
+			if l >= h.newFrom && l <= h.newTo {
+				return true
+			}
+		}
+		return false
 	}
 	last := s.To
 	if last < 0 {
@@ -69,7 +80,7 @@ func (h hunk) inside(s apply.Span) bool {
 // insertion of all of new at line 1.
 func Hunks(file string, old, new []byte) []hunk {
 	if old == nil {
-		return []hunk{{from: 1, to: 0, change: result.TextChange{File: file, StartLine: 1, EndLine: 1, EndColumn: 1, Text: string(new), NewFile: true}}}
+		return []hunk{{from: 1, to: 0, newFrom: 1, newTo: len(lines(new)), change: result.TextChange{File: file, StartLine: 1, EndLine: 1, EndColumn: 1, Text: string(new), NewFile: true}}}
 	}
 	a, b := lines(old), lines(new)
 	var out []hunk
@@ -82,7 +93,7 @@ func Hunks(file string, old, new []byte) []hunk {
 			// The last line has no newline: the region ends at its end.
 			tc.EndLine, tc.EndColumn = op.I2, len(utf16.Encode([]rune(a[op.I2-1])))+1
 		}
-		out = append(out, hunk{from: op.I1 + 1, to: op.I2, change: tc})
+		out = append(out, hunk{from: op.I1 + 1, to: op.I2, newFrom: op.J1 + 1, newTo: op.J2, change: tc})
 	}
 	return out
 }

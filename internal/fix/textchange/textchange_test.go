@@ -78,12 +78,13 @@ func TestByFindingSplitsAFileByDocument(t *testing.T) {
 	old := "kind: A\nx: 1\n---\nkind: B\ny: 1\n"
 	nw := "kind: A\nx: 2\nz: 0\n---\nkind: B\ny: 2\n"
 	p := &apply.Result{
-		Files: []*apply.File{{Path: "m.yaml", Old: []byte(old), New: []byte(nw)}, {Path: "values.yaml", Old: []byte("a: 1\n"), New: []byte("a: 2\n")}},
-		Fixed: []finding.Finding{{Fingerprint: "a"}, {Fingerprint: "b"}, {Fingerprint: "c"}},
+		Files: []*apply.File{{Path: "m.yaml", Old: []byte(old), New: []byte(nw)}, {Path: "values.yaml", Old: []byte("a: 1\nk: 0\nb: 1\n"), New: []byte("a: 2\nk: 0\nb: 2\nc: 3\n")}},
+		Fixed: []finding.Finding{{Fingerprint: "a"}, {Fingerprint: "b"}, {Fingerprint: "c"}, {Fingerprint: "d"}},
 		Spans: map[string][]apply.Span{
 			"a": {{File: "m.yaml", From: 1, To: 2}},
 			"b": {{File: "m.yaml", From: 3, To: -1}},
 			"c": {{File: "values.yaml"}},
+			"d": {{File: "values.yaml", Wrote: []int{4}}}, // the key c
 		},
 	}
 	got := ByFinding(p)
@@ -99,7 +100,8 @@ func TestByFindingSplitsAFileByDocument(t *testing.T) {
 	}
 	check("a", "m.yaml:x: 2\nz: 0\n")
 	check("b", "m.yaml:y: 2\n")
-	check("c", "values.yaml:a: 2\n")
+	check("c", "values.yaml:a: 2\n", "values.yaml:b: 2\nc: 3\n")
+	check("d", "values.yaml:b: 2\nc: 3\n")
 	var all []result.TextChange
 	all = append(all, got["a"]...)
 	all = append(all, got["b"]...)
