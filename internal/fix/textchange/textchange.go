@@ -24,7 +24,7 @@ import (
 func ByFinding(p *apply.Result) map[string][]result.TextChange {
 	hunks := map[string][]hunk{}
 	for _, f := range p.Files {
-		hunks[f.Path] = Hunks(f.Path, f.Old, f.New)
+		hunks[f.Path] = hunksOf(f.Path, f.Old, f.New)
 	}
 	out := map[string][]result.TextChange{}
 	for _, f := range p.Fixed {
@@ -75,10 +75,10 @@ func (h hunk) inside(s apply.Span) bool {
 	return h.from >= s.From && h.to <= last
 }
 
-// Hunks is the line diff of old and new contents of file as text changes
+// hunksOf is the line diff of old and new contents of file as text changes
 // of old, without context; a file that did not exist (old nil) is one
 // insertion of all of new at line 1.
-func Hunks(file string, old, new []byte) []hunk {
+func hunksOf(file string, old, new []byte) []hunk {
 	if old == nil {
 		return []hunk{{from: 1, to: 0, newFrom: 1, newTo: len(lines(new)), change: result.TextChange{File: file, StartLine: 1, EndLine: 1, EndColumn: 1, Text: string(new), NewFile: true}}}
 	}

@@ -31,7 +31,7 @@ func TestHunksApplyBackToTheNewText(t *testing.T) {
 		{"wide characters", "é: 𝄞\nb: 1\n", "é: 𝄞\nb: 2\nc: 3"},
 		{"several hunks", "k: 1\nx: 1\ny: 1\nz: 1\nw: 1\n", "k: 2\nx: 1\ny: 2\nz: 1\nw: 1\nv: 0\n"},
 	} {
-		hs := Hunks("f.yaml", []byte(c.old), []byte(c.new))
+		hs := hunksOf("f.yaml", []byte(c.old), []byte(c.new))
 		if len(hs) == 0 {
 			t.Errorf("%s: no hunks", c.name)
 			continue
@@ -44,7 +44,7 @@ func TestHunksApplyBackToTheNewText(t *testing.T) {
 }
 
 func TestANewFileIsOneInsertionAtLineOne(t *testing.T) {
-	hs := Hunks("p.yaml", nil, []byte("kind: X\n"))
+	hs := hunksOf("p.yaml", nil, []byte("kind: X\n"))
 	want := result.TextChange{File: "p.yaml", StartLine: 1, EndLine: 1, EndColumn: 1, Text: "kind: X\n", NewFile: true}
 	if len(hs) != 1 || hs[0].change != want {
 		t.Fatalf("hunks %+v", hs)
