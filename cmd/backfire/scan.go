@@ -11,6 +11,8 @@ import (
 	"golang.org/x/term"
 
 	"backfire.dev/backfire/internal/finding"
+	"backfire.dev/backfire/internal/fix/apply"
+	"backfire.dev/backfire/internal/fix/textchange"
 	"backfire.dev/backfire/internal/gitbase"
 	"backfire.dev/backfire/internal/helm"
 	"backfire.dev/backfire/internal/kustomize"
@@ -32,6 +34,7 @@ type scanFlags struct {
 	maxFileSize     int64
 	showSuppressed  bool
 	diffBase        string
+	sarifFixes      bool
 	helm            helm.Options
 	cluster         clusterFlags
 }
@@ -71,6 +74,7 @@ everything else is still scanned).`,
 	f.StringArrayVar(&fl.helm.APIVersions, "api-versions", nil, "extra API version charts see in .Capabilities (repeatable)")
 	f.BoolVar(&fl.showSuppressed, "show-suppressed", false, "list the findings an ignore annotation silenced, with its reason (text, json and sarif)")
 	f.StringVar(&fl.diffBase, "diff", "", "report only findings introduced since git revision `BASE` (matched by fingerprint)")
+	f.BoolVar(&fl.sarifFixes, "sarif-fixes", false, "with --format sarif, give each result the text changes \"backfire fix\" would write as SARIF fixes (plans and proves the fixes: a second scan and a rescan)")
 	fl.cluster.register(cmd)
 	return cmd
 }
@@ -141,7 +145,11 @@ func runScan(cmd *cobra.Command, args []string, fl *scanFlags) error {
 	case "json":
 		err = report.JSON(out, res, report.JSONOptions{ShowSuppressed: fl.showSuppressed})
 	case "sarif":
-		err = report.SARIF(out, res, report.SARIFOptions{BaseDir: ".", Version: versionString(), ShowSuppressed: fl.showSuppressed})
+		so := report.SARIFOptions{BaseDir: ".", Version: versionString(), ShowSuppressed: fl.showSuppressed}
+		if fl.sarifFixes {
+			so.Fixes = textFixes(cmd, opts, fl)
+		}
+		err = report.SARIF(out, res, so)
 	case "github":
 		// Errors are annotations too; stderr keeps the plain lines.
 		report.Errors(cmd.ErrOrStderr(), res.Errors)
@@ -160,6 +168,24 @@ func runScan(cmd *cobra.Command, args []string, fl *scanFlags) error {
 		return err
 	}
 	return exitError{exitCode(res, failOn)}
+}
+
+// textFixes plans the fixes as "backfire fix" does and returns each fixed
+// finding's hunks. A plan that fails (the fix would not be proven) gives
+// no fixes, and says why on stderr: the scan's report stands without them.
+func textFixes(cmd *cobra.Command, opts scan.Options, fl *scanFlags) map[string][]result.TextChange {
+	if len(opts.Paths) == 0 {
+		return nil // a live cluster alone: no files to edit
+	}
+	opts.Extra = nil                   // a live cluster has no files to edit
+	opts.Stdin = strings.NewReader("") // standard input was read by the scan
+	opts.Charts = nil
+	plan, err := apply.Plan(apply.Options{Scan: opts, Helm: &fl.helm})
+	if err != nil {
+		fmt.Fprintf(cmd.ErrOrStderr(), "backfire: --sarif-fixes: %v\n", err)
+		return nil
+	}
+	return textchange.ByFinding(plan)
 }
 
 // dropBaseFindings scans the same paths at git revision base and keeps

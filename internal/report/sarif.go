@@ -23,6 +23,10 @@ type SARIFOptions struct {
 	// ShowSuppressed adds the findings an annotation silenced, as results
 	// with an inSource suppression that carries the annotation's reason.
 	ShowSuppressed bool
+	// Fixes are the text changes of each finding's fix, by fingerprint
+	// (what `backfire fix` would write); a result with some gets them as
+	// SARIF fixes, the others keep the patch in properties.fix only.
+	Fixes map[string][]result.TextChange
 }
 
 // SrcRoot is the uriBaseId of every result's location: GitHub code
@@ -103,6 +107,9 @@ func SARIF(w io.Writer, r *result.Result, opts SARIFOptions) error {
 			props["fix"] = f.Fix
 		}
 		res.Properties = props
+		if tcs := opts.Fixes[f.Fingerprint]; len(tcs) > 0 {
+			res.AddFix(textFix(f, tcs, opts.BaseDir))
+		}
 		return res
 	}
 	for _, f := range r.Findings {
@@ -138,6 +145,30 @@ func SARIF(w io.Writer, r *result.Result, opts SARIFOptions) error {
 	}
 	log.AddRun(run)
 	return log.PrettyWrite(w)
+}
+
+// textFix is a finding's fix as SARIF's fixes (§3.55): one artifactChange
+// per file, in the order the changes came, each hunk a replacement.
+func textFix(f finding.Finding, tcs []result.TextChange, base string) *sarif.Fix {
+	desc := "backfire fix on " + f.Object.String() + ": the fixes of all its findings, composed and proven by a rescan"
+	if f.Fix != nil && f.Fix.Description != "" {
+		desc = f.Fix.Description + " (" + desc + ")"
+	}
+	fx := sarif.NewFix().WithDescriptionText(desc)
+	changes := map[string]*sarif.ArtifactChange{}
+	for _, tc := range tcs {
+		ac, ok := changes[tc.File]
+		if !ok {
+			ac = sarif.NewArtifactChange(sarif.NewSimpleArtifactLocation(relativeURI(tc.File, base)).WithUriBaseId(SrcRoot))
+			ac.Replacements = []*sarif.Replacement{}
+			changes[tc.File] = ac
+			fx.AddArtifactChanges(ac)
+		}
+		region := sarif.NewRegion().WithStartLine(tc.StartLine).WithStartColumn(1).
+			WithEndLine(tc.EndLine).WithEndColumn(tc.EndColumn)
+		ac.WithReplacement(sarif.NewReplacement(region).WithInsertedContent(sarif.NewArtifactContent().WithText(tc.Text)))
+	}
+	return fx
 }
 
 // guid spells a 32-digit hex fingerprint as a GUID, as SARIF wants a

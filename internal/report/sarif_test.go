@@ -213,3 +213,71 @@ func TestSARIFSuppressedResults(t *testing.T) {
 		t.Error("suppressed results without ShowSuppressed")
 	}
 }
+
+func TestSARIFFixesAreTextReplacementsThatValidate(t *testing.T) {
+	schema := sarifSchema(t)
+	r := sample()
+	r.Findings[0].Fingerprint, r.Findings[1].Fingerprint = "0123456789abcdef0123456789abcdef", "fedcba98765432100123456789abcdef"
+	fp := r.Findings[0].Fingerprint
+	fixes := map[string][]result.TextChange{fp: {
+		{File: "deploy/db.yaml", StartLine: 53, EndLine: 56, EndColumn: 1, Text: "          tcpSocket:\n            port: 5432\n"},
+		{File: "deploy/db.yaml", StartLine: 60, EndLine: 60, EndColumn: 1, Text: "          failureThreshold: 6\n"},
+		{File: "deploy/patch.yaml", StartLine: 1, EndLine: 1, EndColumn: 1, Text: "kind: StatefulSet\n", NewFile: true},
+	}}
+	var b bytes.Buffer
+	if err := SARIF(&b, r, SARIFOptions{Fixes: fixes}); err != nil {
+		t.Fatal(err)
+	}
+	if err := validateSARIF(t, schema, b.Bytes()); err != nil {
+		t.Fatalf("log with fixes does not validate: %v", err)
+	}
+	var log struct {
+		Runs []struct {
+			Results []struct {
+				PartialFingerprints map[string]string
+				Fixes               []struct {
+					Description     struct{ Text string }
+					ArtifactChanges []struct {
+						ArtifactLocation struct{ URI, URIBaseID string }
+						Replacements     []struct {
+							DeletedRegion   struct{ StartLine, StartColumn, EndLine, EndColumn int }
+							InsertedContent struct{ Text string }
+						}
+					}
+				}
+				Properties map[string]any
+			}
+		}
+	}
+	if err := json.Unmarshal(b.Bytes(), &log); err != nil {
+		t.Fatal(err)
+	}
+	with := 0
+	for _, res := range log.Runs[0].Results {
+		if res.PartialFingerprints[FingerprintKey] != fp {
+			if len(res.Fixes) != 0 {
+				t.Errorf("a result without text changes has fixes: %+v", res.Fixes)
+			}
+			continue
+		}
+		with++
+		if len(res.Fixes) != 1 || res.Fixes[0].Description.Text == "" {
+			t.Fatalf("fixes %+v", res.Fixes)
+		}
+		acs := res.Fixes[0].ArtifactChanges
+		if len(acs) != 2 || acs[0].ArtifactLocation.URI != "deploy/db.yaml" || acs[0].ArtifactLocation.URIBaseID != SrcRoot ||
+			acs[1].ArtifactLocation.URI != "deploy/patch.yaml" || len(acs[0].Replacements) != 2 || len(acs[1].Replacements) != 1 {
+			t.Fatalf("artifact changes %+v", acs)
+		}
+		rp := acs[0].Replacements[0]
+		if d := rp.DeletedRegion; d.StartLine != 53 || d.StartColumn != 1 || d.EndLine != 56 || d.EndColumn != 1 || rp.InsertedContent.Text != "          tcpSocket:\n            port: 5432\n" {
+			t.Errorf("replacement %+v", rp)
+		}
+		if _, ok := res.Properties["fix"]; !ok && r.Findings[0].Fix != nil {
+			t.Error("the patch is no longer in properties.fix")
+		}
+	}
+	if with != 1 {
+		t.Errorf("%d results carry the fingerprint", with)
+	}
+}

@@ -80,3 +80,16 @@ func (r *Result) DropKnown(known []finding.Finding) {
 	r.Findings = kept
 	r.Count()
 }
+
+// TextChange is one hunk of a fix as text: the region of File from
+// StartLine, column 1, up to EndLine:EndColumn (exclusive; columns count
+// UTF-16 code units, SARIF's default) is replaced by Text. A region that
+// starts and ends at the same place inserts; a file the fix creates is
+// inserted whole at line 1.
+type TextChange struct {
+	File                          string
+	StartLine, EndLine, EndColumn int
+	Text                          string
+	// NewFile: the file does not exist yet.
+	NewFile bool
+}

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/pmezard/go-difflib/difflib"
+	yaml "go.yaml.in/yaml/v3"
 
 	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/fix"
@@ -72,6 +73,23 @@ type Result struct {
 	Introduced []finding.Finding
 	// Errors are input problems of the scan.
 	Errors []load.Error
+	// Spans says, for each fixed finding (by fingerprint), which lines of
+	// the changed files its object's fix wrote, so that a report can give
+	// each finding its part of the diff.
+	Spans map[string][]Span
+}
+
+// Span is a part of a changed file that one object's fix wrote: lines
+// From to To (1-based, inclusive) of the old contents, To -1 meaning the
+// last line; From 0 is the whole file (a values file, an overlay's patch
+// file and kustomization, a new file).
+type Span struct {
+	File     string
+	From, To int
+	// Wrote, when set, narrows a whole-file span to the hunks that write
+	// one of these lines of the new contents: the values keys one
+	// object's fix set, in a values file other objects' fixes edit too.
+	Wrote []int
 }
 
 // key identifies a finding across scans: line numbers move, rule, object
@@ -156,7 +174,7 @@ func Plan(opts Options) (*Result, error) {
 			continue
 		}
 		pos, _ := o.Doc.Locate("")
-		edits = append(edits, planned{change: c, file: o.Doc.File, pos: pos})
+		edits = append(edits, planned{change: c, file: o.Doc.File, pos: pos, spans: []Span{documentSpan(res.Objects, o)}})
 	}
 	for i, f := range chosen {
 		if !inChange[i] {
@@ -208,7 +226,7 @@ func Plan(opts Options) (*Result, error) {
 			return nil, err
 		}
 		files[opts.ValuesOut] = f
-		applied = append(applied, values.changes...)
+		applied = append(applied, values.withSpans([]*File{f}, true)...)
 	} else if len(values.set) > 0 {
 		fs, err := values.inPlace(opts.Scan.MaxFileSize)
 		if err != nil {
@@ -217,7 +235,7 @@ func Plan(opts Options) (*Result, error) {
 		for _, f := range fs {
 			files[f.Path] = f
 		}
-		applied = append(applied, values.changes...)
+		applied = append(applied, values.withSpans(fs, false)...)
 	}
 	if len(overlays.byDir) > 0 {
 		fs, err := overlays.files(opts.Scan.MaxFileSize)
@@ -227,7 +245,17 @@ func Plan(opts Options) (*Result, error) {
 		for _, f := range fs {
 			files[f.Path] = f
 		}
-		applied = append(applied, overlays.changes...)
+		for _, c := range overlays.changes {
+			c.spans = []Span{{File: c.file}}
+			if o := objectOf(res.Objects, c.change.Target); o != nil {
+				for _, f := range fs {
+					if filepath.Dir(f.Path) == filepath.Clean(o.Doc.File) && slices.Contains(source.KustomizationFiles, filepath.Base(f.Path)) {
+						c.spans = append(c.spans, Span{File: f.Path})
+					}
+				}
+			}
+			applied = append(applied, c)
+		}
 	}
 	for _, p := range sortedKeys(files) {
 		if f := files[p]; !bytes.Equal(f.Old, f.New) {
@@ -252,6 +280,8 @@ type planned struct {
 	rules   []string
 	// overlay is set for a change made as a Kustomize patch file.
 	overlay bool
+	// spans are the parts of the changed files this change wrote.
+	spans []Span
 }
 
 func (r *Result) leave(fs []finding.Finding, c fix.Change, why string) {
@@ -351,6 +381,10 @@ func (r *Result) prove(opts Options, before *scan.Result, chosen []finding.Findi
 				continue
 			}
 			r.Fixed = append(r.Fixed, f)
+			if r.Spans == nil {
+				r.Spans = map[string][]Span{}
+			}
+			r.Spans[f.Fingerprint] = e.spans
 		}
 		for _, p := range e.change.Placeholders {
 			if v, ok := valueAt(e.change.Patch, p); ok {
@@ -378,6 +412,87 @@ func (r *Result) prove(opts Options, before *scan.Result, chosen []finding.Findi
 		}
 	}
 	return nil
+}
+
+// documentSpan is the lines of o's document in its file: from its first
+// line to the line before the next object's document of the same file.
+func documentSpan(objs []*object.Object, o *object.Object) Span {
+	s := Span{File: o.Doc.File, From: o.Doc.Line}
+	for _, p := range objs {
+		if p.Doc.File == o.Doc.File && p.Doc.Line > o.Doc.Line && (s.To == 0 || p.Doc.Line-1 < s.To) {
+			s.To = p.Doc.Line - 1
+		}
+	}
+	if s.To == 0 {
+		s.To = -1 // to the end of the file
+	}
+	return s
+}
+
+// withSpans gives each values change the lines of the new values files
+// that hold the keys it set; all is set when every key went to the one
+// file (--values-out). A key that cannot be found spans its whole file.
+func (v *valuesPlan) withSpans(fs []*File, all bool) []planned {
+	docs := map[string]*yaml.Node{}
+	for _, f := range fs {
+		var n yaml.Node
+		if yaml.Unmarshal(f.New, &n) == nil && len(n.Content) > 0 {
+			docs[f.Path] = n.Content[0]
+		}
+	}
+	out := make([]planned, len(v.changes))
+	for i, c := range v.changes {
+		byFile := map[string]*Span{}
+		var order []string
+		for _, k := range sortedKeys(c.values) {
+			for _, f := range fs {
+				if !all && v.fileOf[k] != f.Path {
+					continue
+				}
+				s, ok := byFile[f.Path]
+				if !ok {
+					s = &Span{File: f.Path, Wrote: []int{}}
+					byFile[f.Path] = s
+					order = append(order, f.Path)
+				}
+				if s.Wrote == nil {
+					continue // the whole file already
+				}
+				if line, ok := keyLine(docs[f.Path], k); ok {
+					s.Wrote = append(s.Wrote, line)
+				} else {
+					s.Wrote = nil
+				}
+			}
+		}
+		for _, p := range order {
+			c.spans = append(c.spans, *byFile[p])
+		}
+		out[i] = c
+	}
+	return out
+}
+
+// keyLine is the line of a dotted values key in a values file's root.
+func keyLine(root *yaml.Node, key string) (int, bool) {
+	line, n := 0, root
+	for _, seg := range strings.Split(key, ".") {
+		if n == nil || n.Kind != yaml.MappingNode {
+			return 0, false
+		}
+		var next *yaml.Node
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == seg {
+				line, next = n.Content[i].Line, n.Content[i+1]
+				break
+			}
+		}
+		if next == nil {
+			return 0, false
+		}
+		n = next
+	}
+	return line, true
 }
 
 func objectOf(objs []*object.Object, ref object.Ref) *object.Object {
