@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
@@ -9,6 +10,8 @@ import (
 	"testing"
 
 	"backfire.dev/backfire/internal/benchcorpus"
+	"backfire.dev/backfire/internal/load"
+	"backfire.dev/backfire/internal/result"
 	"backfire.dev/backfire/internal/scan"
 )
 
@@ -83,4 +86,41 @@ func firstDiff(a, b []byte) int {
 		}
 	}
 	return min(len(a), len(b))
+}
+
+// The streaming writer writes what one json.Encoder would have written for
+// the whole document, on a result with findings, errors and suppressed
+// findings (the corpus, the suppression rule's fixtures, and an input
+// error with characters an HTML-escaping encoder would change).
+func TestJSONStreamsTheEncodersBytes(t *testing.T) {
+	res := scanRepo(t, append(corpusPaths, "internal/rules/suppression/testdata/BF901")...)
+	res.Errors = append(res.Errors, load.Error{File: "bad.yaml", Line: 3, Message: "mapping <values> & more are not allowed"})
+	if len(res.Findings) == 0 || len(res.Errors) == 0 || len(res.Suppressed) == 0 {
+		t.Fatalf("the input should have findings (%d), errors (%d) and suppressed findings (%d)",
+			len(res.Findings), len(res.Errors), len(res.Suppressed))
+	}
+	for _, opts := range []JSONOptions{{}, {ShowSuppressed: true}} {
+		var want bytes.Buffer
+		enc := json.NewEncoder(&want)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(jsonDocument(res, opts)); err != nil {
+			t.Fatal(err)
+		}
+		var got bytes.Buffer
+		if err := JSON(&got, res, opts); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.Bytes(), want.Bytes()) {
+			t.Errorf("ShowSuppressed=%v: streamed JSON differs from the encoder's at byte %d", opts.ShowSuppressed, firstDiff(got.Bytes(), want.Bytes()))
+		}
+	}
+	empty := &result.Result{}
+	var got bytes.Buffer
+	if err := JSON(&got, empty, JSONOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(got.Bytes(), []byte(`"findings": [],`)) || !json.Valid(got.Bytes()) {
+		t.Errorf("an empty result is not written with empty lists:\n%s", got.Bytes())
+	}
 }
