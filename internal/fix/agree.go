@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"backfire.dev/backfire/internal/finding"
+	"backfire.dev/backfire/internal/object"
 )
 
 // Agree makes the fix each finding proposes agree with the composition of
@@ -16,9 +17,18 @@ import (
 // proposes half of a probe another fix rewrites. Applied alone, each patch
 // still removes its finding; applied together, they compose.
 func Agree(fs []finding.Finding) {
-	for _, c := range Compose(fs) {
+	// Only fixes that share their object with another can disagree; the
+	// others are not decoded and composed at all (most findings at scale).
+	shared, at := sharingTargets(fs)
+	if len(shared) == 0 {
+		return
+	}
+	for _, c := range Compose(shared) {
 		if len(c.Findings) < 2 {
 			continue
+		}
+		for k, i := range c.Findings {
+			c.Findings[k] = at[i]
 		}
 		var rulesIn []string
 		for _, i := range c.Findings {
@@ -53,6 +63,29 @@ func Agree(fs []finding.Finding) {
 			f.Fix = &fx
 		}
 	}
+}
+
+// sharingTargets returns the findings Compose would give a change of two
+// or more, in their order, and the index in fs of each.
+func sharingTargets(fs []finding.Finding) ([]finding.Finding, []int) {
+	composable := func(f *finding.Finding) bool {
+		return f.Fix != nil && f.Fix.Type == finding.StrategicMergePatch && len(f.Fix.Patch) > 0
+	}
+	count := map[object.Ref]int{}
+	for i := range fs {
+		if composable(&fs[i]) {
+			count[TargetOf(fs[i])]++
+		}
+	}
+	var shared []finding.Finding
+	var at []int
+	for i := range fs {
+		if composable(&fs[i]) && count[TargetOf(fs[i])] > 1 {
+			shared = append(shared, fs[i])
+			at = append(at, i)
+		}
+	}
+	return shared, at
 }
 
 // project takes from composed the fields own sets, whole for probes and
