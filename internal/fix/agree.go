@@ -3,8 +3,10 @@ package fix
 import (
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/object"
@@ -18,56 +20,80 @@ import (
 // still removes its finding; applied together, they compose.
 func Agree(fs []finding.Finding) {
 	// Only fixes that share their object with another can disagree; the
-	// others are not decoded and composed at all (most findings at scale).
-	shared, at := sharingTargets(fs)
-	if len(shared) == 0 {
-		return
-	}
-	for _, c := range Compose(shared) {
-		if len(c.Findings) < 2 {
-			continue
-		}
-		for k, i := range c.Findings {
-			c.Findings[k] = at[i]
-		}
-		var rulesIn []string
-		for _, i := range c.Findings {
-			if !slices.Contains(rulesIn, fs[i].Rule) {
-				rulesIn = append(rulesIn, fs[i].Rule)
-			}
-		}
-		for _, i := range c.Findings {
-			f := &fs[i]
-			var own map[string]any
-			if json.Unmarshal(f.Fix.Patch, &own) != nil {
-				continue
-			}
-			agreed := project(own, c.Patch)
-			if equal(agreed, own) {
-				continue
-			}
-			b, err := json.Marshal(agreed)
-			if err != nil {
-				continue
-			}
-			fx := *f.Fix
-			fx.Own = f.Fix.Patch
-			fx.Patch = b
-			var others []string
-			for _, r := range rulesIn {
-				if r != f.Rule {
-					others = append(others, r)
+	// others are not decoded and composed at all. Objects are independent
+	// and each finding belongs to one, so they are agreed on all cores.
+	groups := sharingTargets(fs)
+	work := make(chan *targetGroup)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(groups)) {
+		wg.Go(func() {
+			for g := range work {
+				for _, c := range Compose(g.findings) {
+					if len(c.Findings) < 2 {
+						continue
+					}
+					for k, i := range c.Findings {
+						c.Findings[k] = g.at[i]
+					}
+					agreeChange(fs, c)
 				}
 			}
-			fx.Description += fmt.Sprintf(" The patch is composed with the fix of %s on the same object, so the fixes agree (precedence: docs/fix.md).", strings.Join(others, ", "))
-			f.Fix = &fx
+		})
+	}
+	for i := range groups {
+		work <- &groups[i]
+	}
+	close(work)
+	wg.Wait()
+}
+
+// agreeChange rewrites the patch of each finding of c (indices into fs)
+// that disagrees with the composed patch.
+func agreeChange(fs []finding.Finding, c Change) {
+	var rulesIn []string
+	for _, i := range c.Findings {
+		if !slices.Contains(rulesIn, fs[i].Rule) {
+			rulesIn = append(rulesIn, fs[i].Rule)
 		}
+	}
+	for _, i := range c.Findings {
+		f := &fs[i]
+		var own map[string]any
+		if json.Unmarshal(f.Fix.Patch, &own) != nil {
+			continue
+		}
+		agreed := project(own, c.Patch)
+		if equal(agreed, own) {
+			continue
+		}
+		b, err := json.Marshal(agreed)
+		if err != nil {
+			continue
+		}
+		fx := *f.Fix
+		fx.Own = f.Fix.Patch
+		fx.Patch = b
+		var others []string
+		for _, r := range rulesIn {
+			if r != f.Rule {
+				others = append(others, r)
+			}
+		}
+		fx.Description += fmt.Sprintf(" The patch is composed with the fix of %s on the same object, so the fixes agree (precedence: docs/fix.md).", strings.Join(others, ", "))
+		f.Fix = &fx
 	}
 }
 
-// sharingTargets returns the findings Compose would give a change of two
-// or more, in their order, and the index in fs of each.
-func sharingTargets(fs []finding.Finding) ([]finding.Finding, []int) {
+// targetGroup is the composable findings of one object, copied, with the
+// index in fs of each.
+type targetGroup struct {
+	findings []finding.Finding
+	at       []int
+}
+
+// sharingTargets groups the findings whose fixes Compose would compose
+// with another's, by object.
+func sharingTargets(fs []finding.Finding) []targetGroup {
 	composable := func(f *finding.Finding) bool {
 		return f.Fix != nil && f.Fix.Type == finding.StrategicMergePatch && len(f.Fix.Patch) > 0
 	}
@@ -77,15 +103,23 @@ func sharingTargets(fs []finding.Finding) ([]finding.Finding, []int) {
 			count[TargetOf(fs[i])]++
 		}
 	}
-	var shared []finding.Finding
-	var at []int
+	group := map[object.Ref]int{}
+	var groups []targetGroup
 	for i := range fs {
-		if composable(&fs[i]) && count[TargetOf(fs[i])] > 1 {
-			shared = append(shared, fs[i])
-			at = append(at, i)
+		t := TargetOf(fs[i])
+		if !composable(&fs[i]) || count[t] < 2 {
+			continue
 		}
+		g, ok := group[t]
+		if !ok {
+			g = len(groups)
+			group[t] = g
+			groups = append(groups, targetGroup{})
+		}
+		groups[g].findings = append(groups[g].findings, fs[i])
+		groups[g].at = append(groups[g].at, i)
 	}
-	return shared, at
+	return groups
 }
 
 // project takes from composed the fields own sets, whole for probes and
