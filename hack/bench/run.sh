@@ -8,6 +8,8 @@
 #
 # Environment:
 #   KUBE_LINTER, KUBE_SCORE  paths of the peers' binaries (skipped when unset)
+#   BACKFIRE_BEFORE          another backfire binary (e.g. built from an older
+#                            commit) measured beside this one as "backfire-before"
 #   GEN_CORPUS               the corpus generator (default ../shared/bench/gen_corpus.py)
 #   RUNS, WARMUP             hyperfine runs and warm-ups (default 5 and 1)
 #   INPUTS                   the inputs to run (default "10k 100k 100mb")
@@ -63,6 +65,9 @@ tools() {
 	local in=$1 dir=$out/$1
 	printf 'floor\t%s\n' "$out/bin/floor $dir"
 	printf 'backfire\t%s\n' "$out/bin/backfire scan --format json --fail-on none $dir"
+	if [ -n "${BACKFIRE_BEFORE:-}" ]; then
+		printf 'backfire-before\t%s\n' "$BACKFIRE_BEFORE scan --format json --fail-on none $dir"
+	fi
 	case " $peers_at " in *" $in "*) ;; *) return ;; esac
 	if [ -n "${KUBE_LINTER:-}" ] && [ -x "$KUBE_LINTER" ]; then
 		printf 'kube-linter\t%s\n' "$KUBE_LINTER lint --format json $dir"
