@@ -8,6 +8,9 @@ cd "$(dirname "$0")/.."
 KUBEBUILDER_ASSETS=$(hack/test-assets.sh)
 export KUBEBUILDER_ASSETS
 go test ./...
+# A benchmark smoke run: every benchmark of the scan once, so that they
+# keep compiling and running (about 15 s; timings are not asserted).
+go test ./internal/scan -run '^$' -bench . -benchtime 1x
 # The Argo Rollouts replica arithmetic against the controller's own code, in
 # its own module (it needs k8s.io/kubernetes, which the binary must not).
 hack/test-upstream.sh

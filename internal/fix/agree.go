@@ -3,10 +3,13 @@ package fix
 import (
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"backfire.dev/backfire/internal/finding"
+	"backfire.dev/backfire/internal/object"
 )
 
 // Agree makes the fix each finding proposes agree with the composition of
@@ -16,43 +19,107 @@ import (
 // proposes half of a probe another fix rewrites. Applied alone, each patch
 // still removes its finding; applied together, they compose.
 func Agree(fs []finding.Finding) {
-	for _, c := range Compose(fs) {
-		if len(c.Findings) < 2 {
-			continue
-		}
-		var rulesIn []string
-		for _, i := range c.Findings {
-			if !slices.Contains(rulesIn, fs[i].Rule) {
-				rulesIn = append(rulesIn, fs[i].Rule)
-			}
-		}
-		for _, i := range c.Findings {
-			f := &fs[i]
-			var own map[string]any
-			if json.Unmarshal(f.Fix.Patch, &own) != nil {
-				continue
-			}
-			agreed := project(own, c.Patch)
-			if equal(agreed, own) {
-				continue
-			}
-			b, err := json.Marshal(agreed)
-			if err != nil {
-				continue
-			}
-			fx := *f.Fix
-			fx.Own = f.Fix.Patch
-			fx.Patch = b
-			var others []string
-			for _, r := range rulesIn {
-				if r != f.Rule {
-					others = append(others, r)
+	// Only fixes that share their object with another can disagree; the
+	// others are not decoded and composed at all. Objects are independent
+	// and each finding belongs to one, so they are agreed on all cores.
+	groups := sharingTargets(fs)
+	work := make(chan *targetGroup)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(groups)) {
+		wg.Go(func() {
+			for g := range work {
+				for _, c := range Compose(g.findings) {
+					if len(c.Findings) < 2 {
+						continue
+					}
+					for k, i := range c.Findings {
+						c.Findings[k] = g.at[i]
+					}
+					agreeChange(fs, c)
 				}
 			}
-			fx.Description += fmt.Sprintf(" The patch is composed with the fix of %s on the same object, so the fixes agree (precedence: docs/fix.md).", strings.Join(others, ", "))
-			f.Fix = &fx
+		})
+	}
+	for i := range groups {
+		work <- &groups[i]
+	}
+	close(work)
+	wg.Wait()
+}
+
+// agreeChange rewrites the patch of each finding of c (indices into fs)
+// that disagrees with the composed patch.
+func agreeChange(fs []finding.Finding, c Change) {
+	var rulesIn []string
+	for _, i := range c.Findings {
+		if !slices.Contains(rulesIn, fs[i].Rule) {
+			rulesIn = append(rulesIn, fs[i].Rule)
 		}
 	}
+	for _, i := range c.Findings {
+		f := &fs[i]
+		var own map[string]any
+		if json.Unmarshal(f.Fix.Patch, &own) != nil {
+			continue
+		}
+		agreed := project(own, c.Patch)
+		if equal(agreed, own) {
+			continue
+		}
+		b, err := json.Marshal(agreed)
+		if err != nil {
+			continue
+		}
+		fx := *f.Fix
+		fx.Own = f.Fix.Patch
+		fx.Patch = b
+		var others []string
+		for _, r := range rulesIn {
+			if r != f.Rule {
+				others = append(others, r)
+			}
+		}
+		fx.Description += fmt.Sprintf(" The patch is composed with the fix of %s on the same object, so the fixes agree (precedence: docs/fix.md).", strings.Join(others, ", "))
+		f.Fix = &fx
+	}
+}
+
+// targetGroup is the composable findings of one object, copied, with the
+// index in fs of each.
+type targetGroup struct {
+	findings []finding.Finding
+	at       []int
+}
+
+// sharingTargets groups the findings whose fixes Compose would compose
+// with another's, by object.
+func sharingTargets(fs []finding.Finding) []targetGroup {
+	composable := func(f *finding.Finding) bool {
+		return f.Fix != nil && f.Fix.Type == finding.StrategicMergePatch && len(f.Fix.Patch) > 0
+	}
+	count := map[object.Ref]int{}
+	for i := range fs {
+		if composable(&fs[i]) {
+			count[TargetOf(fs[i])]++
+		}
+	}
+	group := map[object.Ref]int{}
+	var groups []targetGroup
+	for i := range fs {
+		t := TargetOf(fs[i])
+		if !composable(&fs[i]) || count[t] < 2 {
+			continue
+		}
+		g, ok := group[t]
+		if !ok {
+			g = len(groups)
+			group[t] = g
+			groups = append(groups, targetGroup{})
+		}
+		groups[g].findings = append(groups[g].findings, fs[i])
+		groups[g].at = append(groups[g].at, i)
+	}
+	return groups
 }
 
 // project takes from composed the fields own sets, whole for probes and

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# Whole-process benchmark: backfire beside the parse floor (hack/bench/floor)
+# and, when their binaries are given, kube-linter and kube-score, on the
+# shared corpus at 10k objects, 100k (10 copies in subdirectories) and one
+# 100 MB file (the 10k files concatenated 7 times).
+#
+#   hack/bench/run.sh [OUTDIR]
+#
+# Environment:
+#   KUBE_LINTER, KUBE_SCORE  paths of the peers' binaries (skipped when unset)
+#   BACKFIRE_BEFORE          another backfire binary (e.g. built from an older
+#                            commit) measured beside this one as "backfire-before"
+#   GEN_CORPUS               the corpus generator (default ../shared/bench/gen_corpus.py)
+#   RUNS, WARMUP             hyperfine runs and warm-ups (default 5 and 1)
+#   INPUTS                   the inputs to run (default "10k 100k 100mb")
+#   PEERS_AT                 inputs the peers run on (default "10k"; they take
+#                            minutes at 100k)
+#
+# OUTDIR (default: a new temporary directory) receives the corpora, one
+# hyperfine JSON and markdown export per input, peak RSS per tool and input
+# (rss.tsv) and the table (table.md), which is printed at the end.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+repo=$(pwd)
+out=${1:-$(mktemp -d -t backfire-bench-XXXXXX)}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+runs=${RUNS:-5}
+warmup=${WARMUP:-1}
+peers_at=${PEERS_AT:-10k}
+gen=${GEN_CORPUS:-$repo/../shared/bench/gen_corpus.py}
+
+need() { command -v "$1" >/dev/null || { echo "run.sh: $1 is needed ($2)" >&2; exit 2; }; }
+need hyperfine "apt-get install hyperfine"
+need python3 "to generate the corpus"
+if [ ! -x /usr/bin/time ]; then
+	echo "run.sh: installing Debian's time package for peak RSS" >&2
+	sudo apt-get install -y time >/dev/null 2>&1 || apt-get install -y time >/dev/null
+fi
+[ -f "$gen" ] || { echo "run.sh: corpus generator $gen not found (set GEN_CORPUS)" >&2; exit 2; }
+
+echo "== building into $out/bin" >&2
+mkdir -p "$out/bin"
+go build -o "$out/bin/backfire" ./cmd/backfire
+go build -o "$out/bin/floor" ./hack/bench/floor
+
+echo "== generating the corpora" >&2
+if [ ! -d "$out/10k" ]; then
+	python3 "$gen" "$out/10k" >/dev/null
+fi
+if [ ! -d "$out/100k" ]; then
+	mkdir -p "$out/100k"
+	for i in $(seq -w 0 9); do cp -r "$out/10k" "$out/100k/copy-$i"; done
+fi
+if [ ! -f "$out/100mb/all.yaml" ]; then
+	mkdir -p "$out/100mb"
+	# Files are joined with a document separator: each ends without one.
+	for _ in 1 2 3 4 5 6 7; do
+		for f in "$out"/10k/*.yaml; do cat "$f"; printf -- '---\n'; done
+	done >"$out/100mb/all.yaml"
+fi
+
+# tools prints "name<TAB>command" for the tools that run on input $1.
+tools() {
+	local in=$1 dir=$out/$1
+	printf 'floor\t%s\n' "$out/bin/floor $dir"
+	# The 100 MB file is above backfire's default --max-file-size (64 MiB).
+	printf 'backfire\t%s\n' "$out/bin/backfire scan --format json --fail-on none --max-file-size 200000000 $dir"
+	if [ -n "${BACKFIRE_BEFORE:-}" ]; then
+		printf 'backfire-before\t%s\n' "$BACKFIRE_BEFORE scan --format json --fail-on none --max-file-size 200000000 $dir"
+	fi
+	case " $peers_at " in *" $in "*) ;; *) return ;; esac
+	if [ -n "${KUBE_LINTER:-}" ] && [ -x "$KUBE_LINTER" ]; then
+		printf 'kube-linter\t%s\n' "$KUBE_LINTER lint --format json $dir"
+	fi
+	if [ -n "${KUBE_SCORE:-}" ] && [ -x "$KUBE_SCORE" ]; then
+		# kube-score takes files, not directories.
+		printf 'kube-score\t%s\n' "find $dir -name '*.yaml' -print0 | xargs -0 $KUBE_SCORE score --output-format json"
+	fi
+}
+[ -n "${KUBE_LINTER:-}" ] || echo "run.sh: KUBE_LINTER not set: kube-linter skipped" >&2
+[ -n "${KUBE_SCORE:-}" ] || echo "run.sh: KUBE_SCORE not set: kube-score skipped" >&2
+
+touch "$out/rss.tsv"
+for in in ${INPUTS:-10k 100k 100mb}; do
+	# A rerun of one input replaces its lines and keeps the others'.
+	grep -v "^$in	" "$out/rss.tsv" >"$out/rss.tmp" || true
+	mv "$out/rss.tmp" "$out/rss.tsv"
+	echo "== $in" >&2
+	args=()
+	while IFS=$'\t' read -r name cmd; do
+		args+=(-n "$name" "$cmd")
+		# Peak RSS of one run; the linters exit non-zero on findings.
+		/usr/bin/time -f '%M' -o "$out/time.tmp" sh -c "$cmd" >/dev/null 2>&1 || true
+		printf '%s\t%s\t%s\n' "$in" "$name" "$(tail -1 "$out/time.tmp")" >>"$out/rss.tsv"
+	done < <(tools "$in")
+	hyperfine --ignore-failure --output null --warmup "$warmup" --runs "$runs" \
+		--export-json "$out/$in.json" --export-markdown "$out/$in.md" "${args[@]}" >&2
+done
+rm -f "$out/time.tmp"
+
+go run ./hack/bench/table -svg "$out/benchmarks.svg" "$out" | tee "$out/table.md"
