@@ -145,13 +145,17 @@ func (s *Server) Refusal() string {
 var serverSuffixes = []string{"", "ql", "sql", "db", "d", "server"}
 
 // NotServerTokens mark images that sit beside a server without being one
-// (exporters, operators, proxies, clients, admin UIs, backup jobs). They
-// win over every other piece of evidence.
+// (exporters, operators, proxies, clients, admin UIs, backup jobs) and
+// application servers that bundle a database driver
+// ("arungupta/wildfly-mysql-javaee7" is WildFly, not MySQL). They win over
+// every other piece of evidence; a version suffix ("javaee7") still matches.
 var NotServerTokens = []string{
 	"exporter", "operator", "proxy", "pgbouncer", "odyssey", "pgpool", "client", "cli", "backup", "ui",
 	"admin", "pgadmin", "pgadmin4", "commander", "express", "metrics", "sidecar", "agent", "controller",
 	"migrate", "migration", "migrations", "migrator", "tools", "dashboard", "insight", "connect",
 	"nginx", "haproxy", "envoy", "traefik", "router", "curator", "redisinsight", "postgrest",
+	"wildfly", "jboss", "tomcat", "tomee", "javaee", "jakartaee", "glassfish", "payara", "jetty",
+	"weblogic", "websphere",
 }
 
 // Verdict is what a container was classified as.
@@ -214,7 +218,7 @@ func ContainerOf(once string, c *corev1.Container) Verdict {
 	tokens := splitTokens(base)
 	for _, t := range tokens {
 		for _, n := range NotServerTokens {
-			if t == n {
+			if strings.TrimRight(t, "0123456789") == n {
 				return Verdict{NotBecause: "image " + repo + ` has the token "` + n + `": it runs beside a server, it is not one`}
 			}
 		}

@@ -104,6 +104,12 @@ func TestContainer(t *testing.T) {
 		{name: "postgrest is an API server", kind: "Deployment",
 			c:          corev1.Container{Name: "api", Image: "postgrest/postgrest:v12"},
 			notBecause: `image postgrest/postgrest has the token "postgrest": it runs beside a server, it is not one`},
+		{name: "an application server bundling the MySQL driver", kind: "ReplicationController",
+			c:          corev1.Container{Name: "wildfly-rc-pod", Image: "arungupta/wildfly-mysql-javaee7:k8s", Ports: ports(8080)},
+			notBecause: `image arungupta/wildfly-mysql-javaee7 has the token "wildfly": it runs beside a server, it is not one`},
+		{name: "a version suffix on an application-server token", kind: "Deployment",
+			c:          corev1.Container{Name: "app", Image: "example/shop-mysql-tomcat9:1"},
+			notBecause: `image example/shop-mysql-tomcat9 has the token "tomcat": it runs beside a server, it is not one`},
 		{name: "an application whose name starts with mongo", kind: "Deployment",
 			c: corev1.Container{Name: "api", Image: "registry.example.com/mongoose-api:1"}},
 	}
