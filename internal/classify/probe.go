@@ -62,6 +62,12 @@ type HTTPEndpoint struct {
 	Path    string
 	Queries bool
 	What    string
+	// WaitParam, when set, is the prefix of query parameters that make
+	// the endpoint wait for a state it may not reach during recovery
+	// ("wait_for_"); with one, it queries, and WaitWhat says why.
+	WaitParam, WaitWhat string
+	// Source is where the behaviour was checked.
+	Source string
 }
 
 // HTTPEndpoints are health endpoints of sidecars, instance managers and
@@ -84,6 +90,12 @@ var HTTPEndpoints = []HTTPEndpoint{
 		What: "answers Ok. from the HTTP handler without running a query"},
 	{Server: "InfluxDB", Who: "InfluxDB", Port: 8086, Path: "/ping", Queries: false,
 		What: "answers without running a query"},
+	// The status code comes from ClusterHealthResponse.status(): 408 only
+	// when a wait_for_* condition timed out, 200 otherwise, red included.
+	{Server: "Elasticsearch", Who: "Elasticsearch cluster health API", Port: 9200, Path: "/_cluster/health", Queries: false,
+		What:      "answers 200 whatever the cluster's status (red while shards recover included); it answers 408 only when a wait_for_* condition times out",
+		WaitParam: "wait_for_", WaitWhat: "waits for the condition and answers 408 when it times out, as it does while shards recover",
+		Source: "elasticsearch: server/src/main/java/org/elasticsearch/action/admin/cluster/health/ClusterHealthResponse.java `status` (REQUEST_TIMEOUT only when timed out); rest/action/admin/cluster/RestClusterHealthAction.java `fromRequest` (the wait_for_* parameters)"},
 }
 
 // ProbeQuery is what a probe asks of the server.
@@ -102,6 +114,8 @@ type ProbeQuery struct {
 	// then says what was assumed, for the finding.
 	Assumed    bool
 	Assumption string
+	// endpoint: the verdict comes from a known health endpoint.
+	endpoint bool
 }
 
 // FailsDuringRecovery reports whether the probe fails while the server of
@@ -179,14 +193,17 @@ func httpQuery(c *corev1.Container, h *corev1.HTTPGetAction, v Verdict) ProbeQue
 
 // urlQuery decides for an HTTP request to port and path of the container.
 func urlQuery(desc string, port int32, urlPath string, v Verdict) ProbeQuery {
-	p := urlPath
+	p, query := urlPath, ""
 	if i := strings.IndexAny(p, "?#"); i >= 0 {
-		p = p[:i]
+		p, query = p[:i], p[i:]
 	}
 	if v.Server != nil {
 		for _, e := range HTTPEndpoints {
 			if e.Server == v.Server.Name && e.Port == port && strings.TrimSuffix(p, "/") == e.Path {
-				return ProbeQuery{Queries: e.Queries, Evidence: fmt.Sprintf("%s is the %s's %s on port %d, which %s", desc, e.Who, e.Path, e.Port, e.What)}
+				if param := waitParam(query, e.WaitParam); param != "" {
+					return ProbeQuery{Queries: true, Connects: true, Evidence: fmt.Sprintf("%s asks the %s's %s on port %d with %s, which %s", desc, e.Who, e.Path, e.Port, param, e.WaitWhat)}
+				}
+				return ProbeQuery{Queries: e.Queries, endpoint: true, Evidence: fmt.Sprintf("%s is the %s's %s on port %d, which %s", desc, e.Who, e.Path, e.Port, e.What)}
 			}
 		}
 		if containsPort(v.Server.QueryHTTPPorts, port) {
@@ -197,6 +214,21 @@ func urlQuery(desc string, port int32, urlPath string, v Verdict) ProbeQuery {
 		}
 	}
 	return ProbeQuery{Evidence: desc + " is not a known query API: assumed to answer without querying the server"}
+}
+
+// waitParam returns the first parameter of query ("?local=true&wait_for_status=green")
+// whose name starts with prefix, as written; "" when none does.
+func waitParam(query, prefix string) string {
+	if prefix == "" || !strings.HasPrefix(query, "?") {
+		return ""
+	}
+	query, _, _ = strings.Cut(query[1:], "#")
+	for _, kv := range strings.Split(query, "&") {
+		if name, _, _ := strings.Cut(kv, "="); strings.HasPrefix(name, prefix) {
+			return kv
+		}
+	}
+	return ""
 }
 
 func resolvePort(c *corev1.Container, p intstr.IntOrString) int32 {
@@ -252,7 +284,10 @@ func execQuery(kind string, c *corev1.Container, argv []string, v Verdict, files
 			continue
 		case name == "curl" || name == "wget":
 			if q, ok := curlQuery(cmd, v); ok {
-				return q
+				if q.Queries {
+					return q
+				}
+				keep(q)
 			}
 			continue
 		}
@@ -435,7 +470,8 @@ func serverOfCommand(qc string) string {
 }
 
 // curlQuery finds the URL of a curl or wget command and decides whether it
-// asks the server's query API.
+// asks the server's query API; ok also when it asks a known health endpoint
+// that answers during recovery.
 func curlQuery(cmd []string, v Verdict) (ProbeQuery, bool) {
 	for _, a := range cmd[1:] {
 		if strings.HasPrefix(a, "-") {
@@ -445,7 +481,7 @@ func curlQuery(cmd []string, v Verdict) (ProbeQuery, bool) {
 		if !ok {
 			continue
 		}
-		if q := urlQuery(path.Base(cmd[0])+" "+a, port, urlPath, v); q.Queries {
+		if q := urlQuery(path.Base(cmd[0])+" "+a, port, urlPath, v); q.Queries || q.endpoint {
 			q.Evidence = "exec runs " + q.Evidence
 			return q, true
 		}

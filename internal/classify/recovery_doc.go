@@ -90,6 +90,23 @@ script that a ConfigMap of the input mounts at that path, backfire reads the scr
 		}
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", s.Name, img, verdict, cell(s.What))
 	}
+	b.WriteString("\n## Health endpoints known by path\n\nAn httpGet probe, or a curl or wget in an exec probe, of these paths. Every other path on a server's own query API port is assumed to query.\n\n| server | endpoint | port | path | during recovery | what it does | checked in |\n|---|---|---|---|---|---|---|\n")
+	for _, e := range HTTPEndpoints {
+		verdict := Passes
+		if e.Queries {
+			verdict = Fails
+		}
+		what := e.What
+		if e.WaitParam != "" {
+			verdict += "; with a `" + e.WaitParam + "*` parameter: " + Fails
+			what += "; with a `" + e.WaitParam + "*` parameter it " + e.WaitWhat
+		}
+		source := e.Source
+		if source == "" {
+			source = "the rule page (docs/rules/BF101.md)"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %d | `%s` | %s | %s | %s |\n", e.Server, e.Who, e.Port, e.Path, verdict, cell(what), cell(source))
+	}
 	b.WriteString("\nThe Bitnami Redis scripts were read in bitnami/charts, `bitnami/redis/templates/health-configmap.yaml` (commit 06a7f9aef170014ad00b078a09a4fc100016c0bd).\n")
 	return b.String()
 }
