@@ -59,6 +59,10 @@ type Server struct {
 	// passes. PortClosedDuringRecovery: it opens its port only once
 	// recovery is over, so a tcpSocket probe fails too. Neither: not known.
 	ListensDuringRecovery, PortClosedDuringRecovery bool
+	// NoCrashRecovery: the server has no recovery phase after a crash (its
+	// files are consistent on disk), so no probe fails because of one. It
+	// stays database-like for the resource rules.
+	NoCrashRecovery bool
 }
 
 // Servers is the classification table.
@@ -120,7 +124,9 @@ var Servers = []Server{
 	{Name: "Neo4j", ImageTokens: []string{"neo4j"}, ImagePorts: []int32{7687},
 		Recovery: "does not accept Bolt connections during recovery"},
 	{Name: "CouchDB", ImageTokens: []string{"couchdb"}, ImagePorts: []int32{5984}, QueryHTTPPorts: []int32{5984},
-		Recovery: "does not answer until databases are opened"},
+		Recovery: "has no crash-recovery phase: it never overwrites committed data, so its files need no check or repair after a crash",
+		// Crash-only, append-only B-trees: it serves as soon as it starts.
+		NoCrashRecovery: true},
 	{Name: "RabbitMQ", ImageTokens: []string{"rabbitmq"}, ImagePorts: []int32{5672},
 		QueryCommands: []string{"rabbitmq-diagnostics check_running", "rabbitmqctl node_health_check"},
 		Recovery:      "does not accept connections until queues are recovered"},

@@ -550,3 +550,20 @@ func TestRunsOnce(t *testing.T) {
 		t.Errorf("a postgres image in a Helm test Pod: %+v", v)
 	}
 }
+
+// CouchDB has no recovery phase: even a probe of its query API does not fail
+// because of one, while the container stays database-like.
+func TestNoCrashRecovery(t *testing.T) {
+	c := corev1.Container{Image: "couchdb:2.3.1", Ports: ports(5984)}
+	v := Container("StatefulSet", &c)
+	if !v.DatabaseLike || v.Server.Name != "CouchDB" {
+		t.Fatalf("couchdb: %+v, want database-like CouchDB", v)
+	}
+	q := Probe("StatefulSet", &c, httpProbe(intstr.FromInt(5984), "/"), v)
+	if !q.Queries {
+		t.Fatalf("GET / on 5984 does not query: %s", q.Evidence)
+	}
+	if q.FailsDuringRecovery(v) {
+		t.Error("a CouchDB probe fails during a recovery CouchDB does not have")
+	}
+}

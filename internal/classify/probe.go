@@ -121,8 +121,12 @@ type ProbeQuery struct {
 // FailsDuringRecovery reports whether the probe fails while the server of
 // verdict v recovers from a crash, and why. A server that keeps its port
 // closed fails every probe that connects to it, tcpSocket included; one
-// that listens (PostgreSQL, Redis) fails only those that need an answer.
+// that listens (PostgreSQL, Redis) fails only those that need an answer; one
+// without a recovery phase (CouchDB) fails none.
 func (q ProbeQuery) FailsDuringRecovery(v Verdict) bool {
+	if v.Server != nil && v.Server.NoCrashRecovery {
+		return false // nothing to recover from
+	}
 	if v.Server != nil && v.Server.PortClosedDuringRecovery {
 		return q.Queries || q.Connects
 	}

@@ -27,6 +27,8 @@ marked *assumed* was not checked, and findings that rely on it say so.
 		r := RecoveryOf(s.Name)
 		listens := "not known (*assumed* not to answer queries)"
 		switch {
+		case s.NoCrashRecovery:
+			listens = "no recovery phase: it serves as soon as it starts, and no probe fails because of a recovery"
 		case s.ListensDuringRecovery:
 			listens = "yes: a tcpSocket probe passes"
 		case s.PortClosedDuringRecovery:
