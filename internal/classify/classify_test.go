@@ -567,3 +567,44 @@ func TestNoCrashRecovery(t *testing.T) {
 		t.Error("a CouchDB probe fails during a recovery CouchDB does not have")
 	}
 }
+
+// A script that runs its siblings through $(dirname "$0") (Bitnami Valkey's
+// ping_liveness_local_and_primary.sh) is followed into them.
+func TestScriptDirSiblings(t *testing.T) {
+	c := corev1.Container{Image: "bitnami/valkey:8.1"}
+	v := Container("StatefulSet", &c)
+	scripts := map[string]string{
+		"/health/both.sh":    "script_dir=\"$(dirname \"$0\")\"\nexit_status=0\n\"$script_dir/local.sh\" $1 || exit_status=$?\n\"${script_dir}/primary.sh\" $1 || exit_status=$?\nexit $exit_status",
+		"/health/local.sh":   `response=$(valkey-cli ping); if [ "$response" != "PONG" ] && [ "$response" != "LOADING Valkey is loading the dataset in memory" ]; then exit 1; fi`,
+		"/health/primary.sh": `response=$(valkey-cli -h primary ping); if [ "$response" != "PONG" ] && [ "$response" != "LOADING Valkey is loading the dataset in memory" ]; then exit 1; fi`,
+	}
+	files := func(p string) (File, bool) {
+		text, ok := scripts[p]
+		return File{Text: text, From: "ConfigMap health, key " + p}, ok
+	}
+	q := ProbeWith("StatefulSet", &c, execProbe("sh", "-c", "/health/both.sh 5"), v, files)
+	if q.Queries || q.Assumed {
+		t.Fatalf("siblings that accept LOADING read as a query: %+v", q)
+	}
+	if !strings.Contains(q.Evidence, "accepts LOADING") {
+		t.Errorf("evidence does not come from the siblings: %s", q.Evidence)
+	}
+	// The sibling that requires PONG is found the same way.
+	scripts["/health/primary.sh"] = `[ "$(valkey-cli -h primary ping)" = PONG ]`
+	if q := ProbeWith("StatefulSet", &c, execProbe("sh", "-c", "/health/both.sh 5"), v, files); !q.Queries || q.Assumed {
+		t.Errorf("a sibling that requires PONG is not a seen query: %+v", q)
+	}
+}
+
+func TestWithScriptDir(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{`d="$(dirname "$0")"; "$d/x.sh"`, `d="/health"; "/health/x.sh"`},
+		{"d=`dirname $0`\n$d/x.sh ${d}/y.sh $dd", "d=/health\n/health/x.sh /health/y.sh $dd"},
+		{`"$(dirname "$0")/x.sh"`, `"/health/x.sh"`},
+		{`d=/other; $d/x.sh`, `d=/other; $d/x.sh`},
+	} {
+		if got := withScriptDir(tt.in, "/health"); got != tt.want {
+			t.Errorf("withScriptDir(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

@@ -305,8 +305,9 @@ func execQuery(kind string, c *corev1.Container, argv []string, v Verdict, files
 	// name, unknown ones by the image they run on.
 	for _, cmd := range cmds {
 		if f, ok := lookup(files, cmd[0]); ok && depth < maxScriptDepth {
-			q := execQuery(kind, c, []string{"sh", "-c", f.Text}, v, files, depth+1)
-			q.Evidence = "exec runs " + cmd[0] + " (" + f.From + "), which " + strings.TrimPrefix(strings.TrimPrefix(q.Evidence, "exec "), "[sh -c "+f.Text+"] ")
+			text := withScriptDir(f.Text, path.Dir(cmd[0]))
+			q := execQuery(kind, c, []string{"sh", "-c", text}, v, files, depth+1)
+			q.Evidence = "exec runs " + cmd[0] + " (" + f.From + "), which " + strings.TrimPrefix(strings.TrimPrefix(q.Evidence, "exec "), "[sh -c "+text+"] ")
 			if q.Queries && !q.Assumed {
 				return q
 			}
@@ -352,6 +353,38 @@ func execQuery(kind string, c *corev1.Container, argv []string, v Verdict, files
 		return ProbeQuery{Evidence: "exec runs only " + strings.Join(dedupe(names), ", ") + ": no login or query"}
 	}
 	return ProbeQuery{Evidence: "exec runs " + strings.Join(dedupe(names), ", ") + ", not known to need a query"}
+}
+
+// dirnameOfSelf matches $(dirname "$0") and its spellings: the directory
+// the running script was started from.
+var dirnameOfSelf = regexp.MustCompile("\\$\\(\\s*dirname\\s+\"?\\$(?:0|\\{0\\})\"?\\s*\\)|`\\s*dirname\\s+\"?\\$(?:0|\\{0\\})\"?\\s*`")
+
+// dirAssignment matches a variable set to a directory only: script_dir="/health".
+var dirAssignment = regexp.MustCompile(`(?m)(?:^|[;&|])\s*(?:export\s+|local\s+|readonly\s+)?([A-Za-z_][A-Za-z0-9_]*)=("?)([^"\s;]+)("?)\s*(?:[;&|]|$)`)
+
+// withScriptDir resolves, in the text of a script started as dir/name, the
+// directory of the script: $(dirname "$0") and the variables set to it
+// (script_dir="$(dirname "$0")"; "$script_dir/ping_liveness_primary.sh"),
+// so that the sibling scripts it runs are found in the input.
+func withScriptDir(text, dir string) string {
+	if !dirnameOfSelf.MatchString(text) {
+		return text
+	}
+	text = dirnameOfSelf.ReplaceAllLiteralString(text, dir)
+	for _, m := range dirAssignment.FindAllStringSubmatch(text, -1) {
+		if m[3] != dir || m[2] != m[4] {
+			continue
+		}
+		name := regexp.QuoteMeta(m[1])
+		ref := regexp.MustCompile(`\$\{` + name + `\}|\$` + name + `([^A-Za-z0-9_]|$)`)
+		text = ref.ReplaceAllStringFunc(text, func(r string) string {
+			if strings.HasPrefix(r, "${") {
+				return dir
+			}
+			return dir + r[1+len(m[1]):]
+		})
+	}
+	return text
 }
 
 func lookup(files Files, p string) (File, bool) {
