@@ -63,6 +63,11 @@ type Server struct {
 	// files are consistent on disk), so no probe fails because of one. It
 	// stays database-like for the resource rules.
 	NoCrashRecovery bool
+	// EnsembleEnv lists variables that name the servers of its ensemble
+	// (ZOO_SERVERS). When set, whether it listens during recovery depends
+	// on the ensemble (see Members): a server that runs alone listens, a
+	// quorum member keeps its port closed.
+	EnsembleEnv []string
 }
 
 // Servers is the classification table.
@@ -109,7 +114,9 @@ var Servers = []Server{
 		// The native transport starts after the commit log is replayed.
 		PortClosedDuringRecovery: true},
 	{Name: "ZooKeeper", ImageTokens: []string{"zookeeper"}, Ports: []int32{2181},
-		Recovery: "does not serve until it has loaded its snapshot and log"},
+		Recovery: "does not serve until it has loaded its snapshot and log",
+		// Standalone: listens, then loads; a quorum member: loads, then listens.
+		EnsembleEnv: []string{"ZOO_SERVERS"}},
 	{Name: "Kafka", ImageTokens: []string{"kafka"}, Ports: []int32{9092},
 		Recovery: "does not serve until log recovery has finished"},
 	{Name: "ClickHouse", ImageTokens: []string{"clickhouse"}, ImagePorts: []int32{9000, 8123},

@@ -608,3 +608,41 @@ func TestWithScriptDir(t *testing.T) {
 		}
 	}
 }
+
+// ZooKeeper listens during recovery only when it runs alone: ruok passes on a
+// standalone server and fails on a quorum member, whose port stays closed.
+func TestZooKeeperMembers(t *testing.T) {
+	zk := corev1.Container{Image: "bitnami/zookeeper:3.9", Ports: ports(2181)}
+	ruok := execProbe("sh", "-c", "echo ruok | nc 127.0.0.1 2181")
+	healthcheck := execProbe("/bin/bash", "-ec", "ZOO_HC_TIMEOUT=3 /opt/bitnami/scripts/zookeeper/healthcheck.sh")
+	three := zk
+	three.Env = []corev1.EnvVar{{Name: "ZOO_SERVERS", Value: "zk-0:2888:3888::1 zk-1:2888:3888::2 zk-2:2888:3888::3"}}
+	one := zk
+	one.Env = []corev1.EnvVar{{Name: "ZOO_SERVERS", Value: "zk-0:2888:3888::1"}}
+	tests := []struct {
+		name     string
+		c        *corev1.Container
+		replicas int32
+		p        *corev1.Probe
+		fails    bool
+	}{
+		{"ruok on one replica", &zk, 1, ruok, false},
+		{"ruok on three replicas", &zk, 3, ruok, true},
+		{"bitnami healthcheck.sh on one replica with one server listed", &one, 1, healthcheck, false},
+		{"bitnami healthcheck.sh with three servers listed", &three, 1, healthcheck, true},
+		{"tcpSocket on a quorum member", &zk, 3, tcpProbe(2181), true},
+		{"tcpSocket on a standalone server", &zk, 1, tcpProbe(2181), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := Members(Container("StatefulSet", tt.c), tt.c, tt.replicas)
+			q := Probe("StatefulSet", tt.c, tt.p, v)
+			if got := q.FailsDuringRecovery(v); got != tt.fails {
+				t.Errorf("fails during recovery = %v, want %v (%s; %s)", got, tt.fails, q.Evidence, v.Server.Recovery)
+			}
+		})
+	}
+	if v := Members(Container("StatefulSet", &zk), &zk, 3); v.Server == &Servers[0] || Container("StatefulSet", &zk).Server.PortClosedDuringRecovery {
+		t.Error("Members changed the shared table")
+	}
+}

@@ -37,6 +37,10 @@ var Scripts = []Script{
 		What: "Harbor's health check, which runs echo 'SELECT 1' | psql"},
 	{Name: "healthcheck.sh", Image: "mariadb", Queries: true,
 		What: "the MariaDB image's health check, which connects to the server"},
+	// bitnami/containers zookeeper .../libzookeeper.sh zookeeper_healthcheck:
+	// echo ruok | nc (openssl s_client with TLS), wanting imok.
+	{Name: "healthcheck.sh", Image: "zookeeper", Queries: false,
+		What: "the Bitnami ZooKeeper image's health check, which sends ruok (echo ruok | nc) and wants imok, which ZooKeeper answers as soon as its client port is open"},
 	// bitnami/charts redis/templates/health-configmap.yaml: the liveness
 	// scripts accept PONG, LOADING (and MASTERDOWN locally); the readiness
 	// scripts require PONG.
@@ -301,6 +305,11 @@ func execQuery(kind string, c *corev1.Container, argv []string, v Verdict, files
 		}
 		keep(q)
 	}
+	// ZooKeeper's ruok needs only an open client port: the server answers
+	// imok whatever its state (RuokCommand).
+	if v.Server != nil && len(v.Server.EnsembleEnv) > 0 && sendsWord(cmds, "ruok") {
+		keep(ProbeQuery{Connects: true, Evidence: "exec sends ruok, which " + v.Server.Name + " answers with imok as soon as its client port is open, while it loads its data too"})
+	}
 	// Scripts: read from the input where it holds them, known ones by
 	// name, unknown ones by the image they run on.
 	for _, cmd := range cmds {
@@ -385,6 +394,16 @@ func withScriptDir(text, dir string) string {
 		})
 	}
 	return text
+}
+
+// sendsWord reports whether a command of the probe writes word (echo ruok).
+func sendsWord(cmds [][]string, word string) bool {
+	for _, cmd := range cmds {
+		if (path.Base(cmd[0]) == "echo" || path.Base(cmd[0]) == "printf") && slices.Contains(cmd[1:], word) {
+			return true
+		}
+	}
+	return false
 }
 
 func lookup(files Files, p string) (File, bool) {

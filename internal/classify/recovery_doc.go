@@ -27,6 +27,8 @@ marked *assumed* was not checked, and findings that rely on it say so.
 		r := RecoveryOf(s.Name)
 		listens := "not known (*assumed* not to answer queries)"
 		switch {
+		case len(s.EnsembleEnv) > 0:
+			listens = "run alone (1 replica, and " + strings.Join(s.EnsembleEnv, ", ") + " lists at most one server): yes, a tcpSocket probe passes; a quorum member: no, every probe that connects fails"
 		case s.NoCrashRecovery:
 			listens = "no recovery phase: it serves as soon as it starts, and no probe fails because of a recovery"
 		case s.ListensDuringRecovery:
