@@ -168,7 +168,7 @@ var NotServerTokens = []string{
 	"migrate", "migration", "migrations", "migrator", "tools", "dashboard", "insight", "connect",
 	"nginx", "haproxy", "envoy", "traefik", "router", "curator", "redisinsight", "postgrest",
 	"wildfly", "jboss", "tomcat", "tomee", "javaee", "jakartaee", "glassfish", "payara", "jetty",
-	"weblogic", "websphere",
+	"weblogic", "websphere", "sentinel",
 }
 
 // Verdict is what a container was classified as.
@@ -272,7 +272,43 @@ func ContainerOf(once string, c *corev1.Container) Verdict {
 			v = Verdict{DatabaseLike: true, Server: s, Evidence: ev}
 		}
 	}
+	if v.Server != nil && v.Server.Name == "Redis" {
+		if why := redisSentinel(c); why != "" {
+			return Verdict{NotBecause: "container " + c.Name + " runs Redis Sentinel (" + why + "), which monitors Redis servers and holds no dataset"}
+		}
+	}
 	return v
+}
+
+// redisSentinel says why c runs Redis Sentinel rather than a Redis server,
+// or "". redis-server runs as Sentinel when started as redis-sentinel or
+// with --sentinel (redis src/server.c checkForSentinelMode); it then loads
+// no dataset (main: loadDataFromDisk only outside sentinel_mode) and
+// listens on 26379 (sentinel.c initSentinelConfig). A container that
+// declares 26379 and not 6379 is read as Sentinel too.
+func redisSentinel(c *corev1.Container) string {
+	for _, a := range append(append([]string{}, c.Command...), c.Args...) {
+		for _, w := range strings.Fields(a) {
+			switch b := path.Base(w); {
+			case b == "redis-sentinel" || b == "valkey-sentinel":
+				return "it runs " + b
+			case w == "--sentinel":
+				return "it runs with --sentinel"
+			}
+		}
+	}
+	declares := func(p int32) bool {
+		for _, cp := range c.Ports {
+			if cp.ContainerPort == p {
+				return true
+			}
+		}
+		return false
+	}
+	if declares(26379) && !declares(6379) {
+		return "it listens on 26379, Sentinel's port, and not on 6379"
+	}
+	return ""
 }
 
 // ServerPort is the port a tcpSocket probe of the server should open: the
