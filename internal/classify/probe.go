@@ -443,7 +443,7 @@ func clientQuery(name string, cmd []string, script string, v Verdict) ProbeQuery
 				sub = "nodetool status"
 			}
 			return ProbeQuery{Queries: true, Assumed: true,
-				Evidence:   "exec runs " + sub + ", which asks the node over JMX",
+				Evidence:   "exec runs " + sub + ", which asks the node over JMX; it is assumed to fail until the node has recovered (JMX opens before the commit-log replay)",
 				Assumption: sub + " asks the node over JMX, which Cassandra opens before it replays its commit log (CassandraDaemon.setup: maybeInitJmx first): it may answer during the replay. This finding assumes it fails until the node has recovered; if it answers, the probe does not kill the recovery and the finding does not apply: suppress it with the annotation backfire.dev/ignore: BF101."}
 		}
 	}
