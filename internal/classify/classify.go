@@ -59,6 +59,15 @@ type Server struct {
 	// passes. PortClosedDuringRecovery: it opens its port only once
 	// recovery is over, so a tcpSocket probe fails too. Neither: not known.
 	ListensDuringRecovery, PortClosedDuringRecovery bool
+	// NoCrashRecovery: the server has no recovery phase after a crash (its
+	// files are consistent on disk), so no probe fails because of one. It
+	// stays database-like for the resource rules.
+	NoCrashRecovery bool
+	// EnsembleEnv lists variables that name the servers of its ensemble
+	// (ZOO_SERVERS). When set, whether it listens during recovery depends
+	// on the ensemble (see Members): a server that runs alone listens, a
+	// quorum member keeps its port closed.
+	EnsembleEnv []string
 }
 
 // Servers is the classification table.
@@ -105,7 +114,9 @@ var Servers = []Server{
 		// The native transport starts after the commit log is replayed.
 		PortClosedDuringRecovery: true},
 	{Name: "ZooKeeper", ImageTokens: []string{"zookeeper"}, Ports: []int32{2181},
-		Recovery: "does not serve until it has loaded its snapshot and log"},
+		Recovery: "does not serve until it has loaded its snapshot and log",
+		// Standalone: listens, then loads; a quorum member: loads, then listens.
+		EnsembleEnv: []string{"ZOO_SERVERS"}},
 	{Name: "Kafka", ImageTokens: []string{"kafka"}, Ports: []int32{9092},
 		Recovery: "does not serve until log recovery has finished"},
 	{Name: "ClickHouse", ImageTokens: []string{"clickhouse"}, ImagePorts: []int32{9000, 8123},
@@ -120,7 +131,9 @@ var Servers = []Server{
 	{Name: "Neo4j", ImageTokens: []string{"neo4j"}, ImagePorts: []int32{7687},
 		Recovery: "does not accept Bolt connections during recovery"},
 	{Name: "CouchDB", ImageTokens: []string{"couchdb"}, ImagePorts: []int32{5984}, QueryHTTPPorts: []int32{5984},
-		Recovery: "does not answer until databases are opened"},
+		Recovery: "has no crash-recovery phase: it never overwrites committed data, so its files need no check or repair after a crash",
+		// Crash-only, append-only B-trees: it serves as soon as it starts.
+		NoCrashRecovery: true},
 	{Name: "RabbitMQ", ImageTokens: []string{"rabbitmq"}, ImagePorts: []int32{5672},
 		QueryCommands: []string{"rabbitmq-diagnostics check_running", "rabbitmqctl node_health_check"},
 		Recovery:      "does not accept connections until queues are recovered"},
@@ -145,13 +158,17 @@ func (s *Server) Refusal() string {
 var serverSuffixes = []string{"", "ql", "sql", "db", "d", "server"}
 
 // NotServerTokens mark images that sit beside a server without being one
-// (exporters, operators, proxies, clients, admin UIs, backup jobs). They
-// win over every other piece of evidence.
+// (exporters, operators, proxies, clients, admin UIs, backup jobs) and
+// application servers that bundle a database driver
+// ("arungupta/wildfly-mysql-javaee7" is WildFly, not MySQL). They win over
+// every other piece of evidence; a version suffix ("javaee7") still matches.
 var NotServerTokens = []string{
 	"exporter", "operator", "proxy", "pgbouncer", "odyssey", "pgpool", "client", "cli", "backup", "ui",
 	"admin", "pgadmin", "pgadmin4", "commander", "express", "metrics", "sidecar", "agent", "controller",
 	"migrate", "migration", "migrations", "migrator", "tools", "dashboard", "insight", "connect",
 	"nginx", "haproxy", "envoy", "traefik", "router", "curator", "redisinsight", "postgrest",
+	"wildfly", "jboss", "tomcat", "tomee", "javaee", "jakartaee", "glassfish", "payara", "jetty",
+	"weblogic", "websphere", "sentinel",
 }
 
 // Verdict is what a container was classified as.
@@ -214,7 +231,7 @@ func ContainerOf(once string, c *corev1.Container) Verdict {
 	tokens := splitTokens(base)
 	for _, t := range tokens {
 		for _, n := range NotServerTokens {
-			if t == n {
+			if strings.TrimRight(t, "0123456789") == n {
 				return Verdict{NotBecause: "image " + repo + ` has the token "` + n + `": it runs beside a server, it is not one`}
 			}
 		}
@@ -255,7 +272,43 @@ func ContainerOf(once string, c *corev1.Container) Verdict {
 			v = Verdict{DatabaseLike: true, Server: s, Evidence: ev}
 		}
 	}
+	if v.Server != nil && v.Server.Name == "Redis" {
+		if why := redisSentinel(c); why != "" {
+			return Verdict{NotBecause: "container " + c.Name + " runs Redis Sentinel (" + why + "), which monitors Redis servers and holds no dataset"}
+		}
+	}
 	return v
+}
+
+// redisSentinel says why c runs Redis Sentinel rather than a Redis server,
+// or "". redis-server runs as Sentinel when started as redis-sentinel or
+// with --sentinel (redis src/server.c checkForSentinelMode); it then loads
+// no dataset (main: loadDataFromDisk only outside sentinel_mode) and
+// listens on 26379 (sentinel.c initSentinelConfig). A container that
+// declares 26379 and not 6379 is read as Sentinel too.
+func redisSentinel(c *corev1.Container) string {
+	for _, a := range append(append([]string{}, c.Command...), c.Args...) {
+		for _, w := range strings.Fields(a) {
+			switch b := path.Base(w); {
+			case b == "redis-sentinel" || b == "valkey-sentinel":
+				return "it runs " + b
+			case w == "--sentinel":
+				return "it runs with --sentinel"
+			}
+		}
+	}
+	declares := func(p int32) bool {
+		for _, cp := range c.Ports {
+			if cp.ContainerPort == p {
+				return true
+			}
+		}
+		return false
+	}
+	if declares(26379) && !declares(6379) {
+		return "it listens on 26379, Sentinel's port, and not on 6379"
+	}
+	return ""
 }
 
 // ServerPort is the port a tcpSocket probe of the server should open: the

@@ -104,6 +104,24 @@ func TestContainer(t *testing.T) {
 		{name: "postgrest is an API server", kind: "Deployment",
 			c:          corev1.Container{Name: "api", Image: "postgrest/postgrest:v12"},
 			notBecause: `image postgrest/postgrest has the token "postgrest": it runs beside a server, it is not one`},
+		{name: "an application server bundling the MySQL driver", kind: "ReplicationController",
+			c:          corev1.Container{Name: "wildfly-rc-pod", Image: "arungupta/wildfly-mysql-javaee7:k8s", Ports: ports(8080)},
+			notBecause: `image arungupta/wildfly-mysql-javaee7 has the token "wildfly": it runs beside a server, it is not one`},
+		{name: "a version suffix on an application-server token", kind: "Deployment",
+			c:          corev1.Container{Name: "app", Image: "example/shop-mysql-tomcat9:1"},
+			notBecause: `image example/shop-mysql-tomcat9 has the token "tomcat": it runs beside a server, it is not one`},
+		{name: "redis-server --sentinel holds no dataset", kind: "StatefulSet",
+			c:          corev1.Container{Name: "sentinel", Image: "redis:7.4", Command: []string{"redis-server", "/etc/sentinel/sentinel.conf", "--sentinel"}, Ports: ports(26379)},
+			notBecause: "container sentinel runs Redis Sentinel (it runs with --sentinel), which monitors Redis servers and holds no dataset"},
+		{name: "redis-sentinel in a shell script", kind: "StatefulSet",
+			c:          corev1.Container{Name: "sentinel", Image: "valkey/valkey:8", Command: []string{"sh", "-c"}, Args: []string{"exec redis-sentinel /data/sentinel.conf"}},
+			notBecause: "container sentinel runs Redis Sentinel (it runs redis-sentinel), which monitors Redis servers and holds no dataset"},
+		{name: "kubernetes/examples sentinel: the redis image on 26379 only", kind: "ReplicationController",
+			c:          corev1.Container{Name: "sentinel", Image: "registry.k8s.io/redis:v1", Ports: ports(26379), Env: env("SENTINEL")},
+			notBecause: "container sentinel runs Redis Sentinel (it listens on 26379, Sentinel's port, and not on 6379), which monitors Redis servers and holds no dataset"},
+		{name: "a sentinel image", kind: "StatefulSet",
+			c:          corev1.Container{Name: "sentinel", Image: "bitnami/redis-sentinel:7.4"},
+			notBecause: `image bitnami/redis-sentinel has the token "sentinel": it runs beside a server, it is not one`},
 		{name: "an application whose name starts with mongo", kind: "Deployment",
 			c: corev1.Container{Name: "api", Image: "registry.example.com/mongoose-api:1"}},
 	}
@@ -233,10 +251,14 @@ func TestProbeQueries(t *testing.T) {
 			"exec runs cockroach node status, which asks the cluster for the node's status over SQL"},
 		{"cockroach start is not a query", "StatefulSet", &cockroach, execProbe("cockroach", "version"), false,
 			"exec runs cockroach, not known to need a query"},
-		{"curl on elasticsearch's query port", "StatefulSet", &elastic, execProbe("sh", "-c", "curl -fsS http://localhost:9200/_cluster/health?local=true"), true,
-			"exec runs curl http://localhost:9200/_cluster/health?local=true asks Elasticsearch's own query API (port 9200)"},
-		{"httpGet on elasticsearch's named query port", "StatefulSet", &elastic, httpProbe(intstr.FromString("http"), "/_cluster/health"), true,
-			"httpGet :http/_cluster/health asks Elasticsearch's own query API (port 9200)"},
+		{"curl of cluster health answers whatever the status", "StatefulSet", &elastic, execProbe("sh", "-c", "curl -fsS http://localhost:9200/_cluster/health?local=true"), false,
+			"exec runs curl http://localhost:9200/_cluster/health?local=true is the Elasticsearch cluster health API's /_cluster/health on port 9200, which answers 200 whatever the cluster's status (red while shards recover included); it answers 408 only when a wait_for_* condition times out"},
+		{"curl of cluster health waiting for a status", "StatefulSet", &elastic, execProbe("sh", "-c", `curl -fsS "http://localhost:9200/_cluster/health?local=true&wait_for_status=yellow&timeout=1s"`), true,
+			"exec runs curl http://localhost:9200/_cluster/health?local=true&wait_for_status=yellow&timeout=1s asks the Elasticsearch cluster health API's /_cluster/health on port 9200 with wait_for_status=yellow, which waits for the condition and answers 408 when it times out, as it does while shards recover"},
+		{"httpGet of cluster health on the named port", "StatefulSet", &elastic, httpProbe(intstr.FromString("http"), "/_cluster/health"), false,
+			"httpGet :http/_cluster/health is the Elasticsearch cluster health API's /_cluster/health on port 9200, which answers 200 whatever the cluster's status (red while shards recover included); it answers 408 only when a wait_for_* condition times out"},
+		{"httpGet of an index search on elasticsearch's query port", "StatefulSet", &elastic, httpProbe(intstr.FromString("http"), "/logs/_search?size=0"), true,
+			"httpGet :http/logs/_search?size=0 asks Elasticsearch's own query API (port 9200)"},
 		{"psql from an application to a remote database", "Deployment", &web, execProbe("psql", "-h", "db", "-c", "SELECT 1"), true,
 			"exec runs psql (a PostgreSQL client), which logs in and runs a query"},
 
@@ -538,5 +560,101 @@ func TestRunsOnce(t *testing.T) {
 	c := corev1.Container{Image: "postgres:16", Env: env("PGDATA")}
 	if v := ContainerOf(RunsOnce("Pod", hook("test"), nil), &c); v.DatabaseLike || !strings.Contains(v.NotBecause, "Helm test") {
 		t.Errorf("a postgres image in a Helm test Pod: %+v", v)
+	}
+}
+
+// CouchDB has no recovery phase: even a probe of its query API does not fail
+// because of one, while the container stays database-like.
+func TestNoCrashRecovery(t *testing.T) {
+	c := corev1.Container{Image: "couchdb:2.3.1", Ports: ports(5984)}
+	v := Container("StatefulSet", &c)
+	if !v.DatabaseLike || v.Server.Name != "CouchDB" {
+		t.Fatalf("couchdb: %+v, want database-like CouchDB", v)
+	}
+	q := Probe("StatefulSet", &c, httpProbe(intstr.FromInt(5984), "/"), v)
+	if !q.Queries {
+		t.Fatalf("GET / on 5984 does not query: %s", q.Evidence)
+	}
+	if q.FailsDuringRecovery(v) {
+		t.Error("a CouchDB probe fails during a recovery CouchDB does not have")
+	}
+}
+
+// A script that runs its siblings through $(dirname "$0") (Bitnami Valkey's
+// ping_liveness_local_and_primary.sh) is followed into them.
+func TestScriptDirSiblings(t *testing.T) {
+	c := corev1.Container{Image: "bitnami/valkey:8.1"}
+	v := Container("StatefulSet", &c)
+	scripts := map[string]string{
+		"/health/both.sh":    "script_dir=\"$(dirname \"$0\")\"\nexit_status=0\n\"$script_dir/local.sh\" $1 || exit_status=$?\n\"${script_dir}/primary.sh\" $1 || exit_status=$?\nexit $exit_status",
+		"/health/local.sh":   `response=$(valkey-cli ping); if [ "$response" != "PONG" ] && [ "$response" != "LOADING Valkey is loading the dataset in memory" ]; then exit 1; fi`,
+		"/health/primary.sh": `response=$(valkey-cli -h primary ping); if [ "$response" != "PONG" ] && [ "$response" != "LOADING Valkey is loading the dataset in memory" ]; then exit 1; fi`,
+	}
+	files := func(p string) (File, bool) {
+		text, ok := scripts[p]
+		return File{Text: text, From: "ConfigMap health, key " + p}, ok
+	}
+	q := ProbeWith("StatefulSet", &c, execProbe("sh", "-c", "/health/both.sh 5"), v, files)
+	if q.Queries || q.Assumed {
+		t.Fatalf("siblings that accept LOADING read as a query: %+v", q)
+	}
+	if !strings.Contains(q.Evidence, "accepts LOADING") {
+		t.Errorf("evidence does not come from the siblings: %s", q.Evidence)
+	}
+	// The sibling that requires PONG is found the same way.
+	scripts["/health/primary.sh"] = `[ "$(valkey-cli -h primary ping)" = PONG ]`
+	if q := ProbeWith("StatefulSet", &c, execProbe("sh", "-c", "/health/both.sh 5"), v, files); !q.Queries || q.Assumed {
+		t.Errorf("a sibling that requires PONG is not a seen query: %+v", q)
+	}
+}
+
+func TestWithScriptDir(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{`d="$(dirname "$0")"; "$d/x.sh"`, `d="/health"; "/health/x.sh"`},
+		{"d=`dirname $0`\n$d/x.sh ${d}/y.sh $dd", "d=/health\n/health/x.sh /health/y.sh $dd"},
+		{`"$(dirname "$0")/x.sh"`, `"/health/x.sh"`},
+		{`d=/other; $d/x.sh`, `d=/other; $d/x.sh`},
+	} {
+		if got := withScriptDir(tt.in, "/health"); got != tt.want {
+			t.Errorf("withScriptDir(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// ZooKeeper listens during recovery only when it runs alone: ruok passes on a
+// standalone server and fails on a quorum member, whose port stays closed.
+func TestZooKeeperMembers(t *testing.T) {
+	zk := corev1.Container{Image: "bitnami/zookeeper:3.9", Ports: ports(2181)}
+	ruok := execProbe("sh", "-c", "echo ruok | nc 127.0.0.1 2181")
+	healthcheck := execProbe("/bin/bash", "-ec", "ZOO_HC_TIMEOUT=3 /opt/bitnami/scripts/zookeeper/healthcheck.sh")
+	three := zk
+	three.Env = []corev1.EnvVar{{Name: "ZOO_SERVERS", Value: "zk-0:2888:3888::1 zk-1:2888:3888::2 zk-2:2888:3888::3"}}
+	one := zk
+	one.Env = []corev1.EnvVar{{Name: "ZOO_SERVERS", Value: "zk-0:2888:3888::1"}}
+	tests := []struct {
+		name     string
+		c        *corev1.Container
+		replicas int32
+		p        *corev1.Probe
+		fails    bool
+	}{
+		{"ruok on one replica", &zk, 1, ruok, false},
+		{"ruok on three replicas", &zk, 3, ruok, true},
+		{"bitnami healthcheck.sh on one replica with one server listed", &one, 1, healthcheck, false},
+		{"bitnami healthcheck.sh with three servers listed", &three, 1, healthcheck, true},
+		{"tcpSocket on a quorum member", &zk, 3, tcpProbe(2181), true},
+		{"tcpSocket on a standalone server", &zk, 1, tcpProbe(2181), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := Members(Container("StatefulSet", tt.c), tt.c, tt.replicas)
+			q := Probe("StatefulSet", tt.c, tt.p, v)
+			if got := q.FailsDuringRecovery(v); got != tt.fails {
+				t.Errorf("fails during recovery = %v, want %v (%s; %s)", got, tt.fails, q.Evidence, v.Server.Recovery)
+			}
+		})
+	}
+	if v := Members(Container("StatefulSet", &zk), &zk, 3); v.Server == &Servers[0] || Container("StatefulSet", &zk).Server.PortClosedDuringRecovery {
+		t.Error("Members changed the shared table")
 	}
 }

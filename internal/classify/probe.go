@@ -37,6 +37,10 @@ var Scripts = []Script{
 		What: "Harbor's health check, which runs echo 'SELECT 1' | psql"},
 	{Name: "healthcheck.sh", Image: "mariadb", Queries: true,
 		What: "the MariaDB image's health check, which connects to the server"},
+	// bitnami/containers zookeeper .../libzookeeper.sh zookeeper_healthcheck:
+	// echo ruok | nc (openssl s_client with TLS), wanting imok.
+	{Name: "healthcheck.sh", Image: "zookeeper", Queries: false,
+		What: "the Bitnami ZooKeeper image's health check, which sends ruok (echo ruok | nc) and wants imok, which ZooKeeper answers as soon as its client port is open"},
 	// bitnami/charts redis/templates/health-configmap.yaml: the liveness
 	// scripts accept PONG, LOADING (and MASTERDOWN locally); the readiness
 	// scripts require PONG.
@@ -62,6 +66,12 @@ type HTTPEndpoint struct {
 	Path    string
 	Queries bool
 	What    string
+	// WaitParam, when set, is the prefix of query parameters that make
+	// the endpoint wait for a state it may not reach during recovery
+	// ("wait_for_"); with one, it queries, and WaitWhat says why.
+	WaitParam, WaitWhat string
+	// Source is where the behaviour was checked.
+	Source string
 }
 
 // HTTPEndpoints are health endpoints of sidecars, instance managers and
@@ -84,6 +94,12 @@ var HTTPEndpoints = []HTTPEndpoint{
 		What: "answers Ok. from the HTTP handler without running a query"},
 	{Server: "InfluxDB", Who: "InfluxDB", Port: 8086, Path: "/ping", Queries: false,
 		What: "answers without running a query"},
+	// The status code comes from ClusterHealthResponse.status(): 408 only
+	// when a wait_for_* condition timed out, 200 otherwise, red included.
+	{Server: "Elasticsearch", Who: "Elasticsearch cluster health API", Port: 9200, Path: "/_cluster/health", Queries: false,
+		What:      "answers 200 whatever the cluster's status (red while shards recover included); it answers 408 only when a wait_for_* condition times out",
+		WaitParam: "wait_for_", WaitWhat: "waits for the condition and answers 408 when it times out, as it does while shards recover",
+		Source: "elasticsearch: server/src/main/java/org/elasticsearch/action/admin/cluster/health/ClusterHealthResponse.java `status` (REQUEST_TIMEOUT only when timed out); rest/action/admin/cluster/RestClusterHealthAction.java `fromRequest` (the wait_for_* parameters)"},
 }
 
 // ProbeQuery is what a probe asks of the server.
@@ -102,13 +118,19 @@ type ProbeQuery struct {
 	// then says what was assumed, for the finding.
 	Assumed    bool
 	Assumption string
+	// endpoint: the verdict comes from a known health endpoint.
+	endpoint bool
 }
 
 // FailsDuringRecovery reports whether the probe fails while the server of
 // verdict v recovers from a crash, and why. A server that keeps its port
 // closed fails every probe that connects to it, tcpSocket included; one
-// that listens (PostgreSQL, Redis) fails only those that need an answer.
+// that listens (PostgreSQL, Redis) fails only those that need an answer; one
+// without a recovery phase (CouchDB) fails none.
 func (q ProbeQuery) FailsDuringRecovery(v Verdict) bool {
+	if v.Server != nil && v.Server.NoCrashRecovery {
+		return false // nothing to recover from
+	}
 	if v.Server != nil && v.Server.PortClosedDuringRecovery {
 		return q.Queries || q.Connects
 	}
@@ -179,14 +201,17 @@ func httpQuery(c *corev1.Container, h *corev1.HTTPGetAction, v Verdict) ProbeQue
 
 // urlQuery decides for an HTTP request to port and path of the container.
 func urlQuery(desc string, port int32, urlPath string, v Verdict) ProbeQuery {
-	p := urlPath
+	p, query := urlPath, ""
 	if i := strings.IndexAny(p, "?#"); i >= 0 {
-		p = p[:i]
+		p, query = p[:i], p[i:]
 	}
 	if v.Server != nil {
 		for _, e := range HTTPEndpoints {
 			if e.Server == v.Server.Name && e.Port == port && strings.TrimSuffix(p, "/") == e.Path {
-				return ProbeQuery{Queries: e.Queries, Evidence: fmt.Sprintf("%s is the %s's %s on port %d, which %s", desc, e.Who, e.Path, e.Port, e.What)}
+				if param := waitParam(query, e.WaitParam); param != "" {
+					return ProbeQuery{Queries: true, Connects: true, Evidence: fmt.Sprintf("%s asks the %s's %s on port %d with %s, which %s", desc, e.Who, e.Path, e.Port, param, e.WaitWhat)}
+				}
+				return ProbeQuery{Queries: e.Queries, endpoint: true, Evidence: fmt.Sprintf("%s is the %s's %s on port %d, which %s", desc, e.Who, e.Path, e.Port, e.What)}
 			}
 		}
 		if containsPort(v.Server.QueryHTTPPorts, port) {
@@ -197,6 +222,21 @@ func urlQuery(desc string, port int32, urlPath string, v Verdict) ProbeQuery {
 		}
 	}
 	return ProbeQuery{Evidence: desc + " is not a known query API: assumed to answer without querying the server"}
+}
+
+// waitParam returns the first parameter of query ("?local=true&wait_for_status=green")
+// whose name starts with prefix, as written; "" when none does.
+func waitParam(query, prefix string) string {
+	if prefix == "" || !strings.HasPrefix(query, "?") {
+		return ""
+	}
+	query, _, _ = strings.Cut(query[1:], "#")
+	for _, kv := range strings.Split(query, "&") {
+		if name, _, _ := strings.Cut(kv, "="); strings.HasPrefix(name, prefix) {
+			return kv
+		}
+	}
+	return ""
 }
 
 func resolvePort(c *corev1.Container, p intstr.IntOrString) int32 {
@@ -252,7 +292,10 @@ func execQuery(kind string, c *corev1.Container, argv []string, v Verdict, files
 			continue
 		case name == "curl" || name == "wget":
 			if q, ok := curlQuery(cmd, v); ok {
-				return q
+				if q.Queries {
+					return q
+				}
+				keep(q)
 			}
 			continue
 		}
@@ -262,12 +305,18 @@ func execQuery(kind string, c *corev1.Container, argv []string, v Verdict, files
 		}
 		keep(q)
 	}
+	// ZooKeeper's ruok needs only an open client port: the server answers
+	// imok whatever its state (RuokCommand).
+	if v.Server != nil && len(v.Server.EnsembleEnv) > 0 && sendsWord(cmds, "ruok") {
+		keep(ProbeQuery{Connects: true, Evidence: "exec sends ruok, which " + v.Server.Name + " answers with imok as soon as its client port is open, while it loads its data too"})
+	}
 	// Scripts: read from the input where it holds them, known ones by
 	// name, unknown ones by the image they run on.
 	for _, cmd := range cmds {
 		if f, ok := lookup(files, cmd[0]); ok && depth < maxScriptDepth {
-			q := execQuery(kind, c, []string{"sh", "-c", f.Text}, v, files, depth+1)
-			q.Evidence = "exec runs " + cmd[0] + " (" + f.From + "), which " + strings.TrimPrefix(strings.TrimPrefix(q.Evidence, "exec "), "[sh -c "+f.Text+"] ")
+			text := withScriptDir(f.Text, path.Dir(cmd[0]))
+			q := execQuery(kind, c, []string{"sh", "-c", text}, v, files, depth+1)
+			q.Evidence = "exec runs " + cmd[0] + " (" + f.From + "), which " + strings.TrimPrefix(strings.TrimPrefix(q.Evidence, "exec "), "[sh -c "+text+"] ")
 			if q.Queries && !q.Assumed {
 				return q
 			}
@@ -315,6 +364,48 @@ func execQuery(kind string, c *corev1.Container, argv []string, v Verdict, files
 	return ProbeQuery{Evidence: "exec runs " + strings.Join(dedupe(names), ", ") + ", not known to need a query"}
 }
 
+// dirnameOfSelf matches $(dirname "$0") and its spellings: the directory
+// the running script was started from.
+var dirnameOfSelf = regexp.MustCompile("\\$\\(\\s*dirname\\s+\"?\\$(?:0|\\{0\\})\"?\\s*\\)|`\\s*dirname\\s+\"?\\$(?:0|\\{0\\})\"?\\s*`")
+
+// dirAssignment matches a variable set to a directory only: script_dir="/health".
+var dirAssignment = regexp.MustCompile(`(?m)(?:^|[;&|])\s*(?:export\s+|local\s+|readonly\s+)?([A-Za-z_][A-Za-z0-9_]*)=("?)([^"\s;]+)("?)\s*(?:[;&|]|$)`)
+
+// withScriptDir resolves, in the text of a script started as dir/name, the
+// directory of the script: $(dirname "$0") and the variables set to it
+// (script_dir="$(dirname "$0")"; "$script_dir/ping_liveness_primary.sh"),
+// so that the sibling scripts it runs are found in the input.
+func withScriptDir(text, dir string) string {
+	if !dirnameOfSelf.MatchString(text) {
+		return text
+	}
+	text = dirnameOfSelf.ReplaceAllLiteralString(text, dir)
+	for _, m := range dirAssignment.FindAllStringSubmatch(text, -1) {
+		if m[3] != dir || m[2] != m[4] {
+			continue
+		}
+		name := regexp.QuoteMeta(m[1])
+		ref := regexp.MustCompile(`\$\{` + name + `\}|\$` + name + `([^A-Za-z0-9_]|$)`)
+		text = ref.ReplaceAllStringFunc(text, func(r string) string {
+			if strings.HasPrefix(r, "${") {
+				return dir
+			}
+			return dir + r[1+len(m[1]):]
+		})
+	}
+	return text
+}
+
+// sendsWord reports whether a command of the probe writes word (echo ruok).
+func sendsWord(cmds [][]string, word string) bool {
+	for _, cmd := range cmds {
+		if (path.Base(cmd[0]) == "echo" || path.Base(cmd[0]) == "printf") && slices.Contains(cmd[1:], word) {
+			return true
+		}
+	}
+	return false
+}
+
 func lookup(files Files, p string) (File, bool) {
 	if files == nil || !strings.Contains(p, "/") {
 		return File{}, false
@@ -352,7 +443,7 @@ func clientQuery(name string, cmd []string, script string, v Verdict) ProbeQuery
 				sub = "nodetool status"
 			}
 			return ProbeQuery{Queries: true, Assumed: true,
-				Evidence:   "exec runs " + sub + ", which asks the node over JMX",
+				Evidence:   "exec runs " + sub + ", which asks the node over JMX; it is assumed to fail until the node has recovered (JMX opens before the commit-log replay)",
 				Assumption: sub + " asks the node over JMX, which Cassandra opens before it replays its commit log (CassandraDaemon.setup: maybeInitJmx first): it may answer during the replay. This finding assumes it fails until the node has recovered; if it answers, the probe does not kill the recovery and the finding does not apply: suppress it with the annotation backfire.dev/ignore: BF101."}
 		}
 	}
@@ -435,7 +526,8 @@ func serverOfCommand(qc string) string {
 }
 
 // curlQuery finds the URL of a curl or wget command and decides whether it
-// asks the server's query API.
+// asks the server's query API; ok also when it asks a known health endpoint
+// that answers during recovery.
 func curlQuery(cmd []string, v Verdict) (ProbeQuery, bool) {
 	for _, a := range cmd[1:] {
 		if strings.HasPrefix(a, "-") {
@@ -445,7 +537,7 @@ func curlQuery(cmd []string, v Verdict) (ProbeQuery, bool) {
 		if !ok {
 			continue
 		}
-		if q := urlQuery(path.Base(cmd[0])+" "+a, port, urlPath, v); q.Queries {
+		if q := urlQuery(path.Base(cmd[0])+" "+a, port, urlPath, v); q.Queries || q.endpoint {
 			q.Evidence = "exec runs " + q.Evidence
 			return q, true
 		}

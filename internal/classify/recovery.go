@@ -68,6 +68,17 @@ var Recoveries = []RecoveryBehaviour{
 			{"every command without the loading flag (PING, GET, SET...), while the dataset loads", `-LOADING Redis is loading the dataset in memory`},
 		},
 		Source: "redis: src/server.c `main` (`initListeners()` before `loadDataFromDisk()`), `processCommand` (commands without CMD_LOADING get shared.loadingerr); Valkey and KeyDB keep that code"},
+	{Server: "ZooKeeper",
+		Messages: []Message{
+			{"a standalone server (one server), while it loads its snapshot and log", `ruok is answered imok; other requests: "This ZooKeeper instance is not currently serving requests"`},
+			{"clients and tcpSocket probes of a quorum member, until it has loaded its snapshot and log", `Connection refused (the client port is not open yet)`},
+		},
+		Source: "zookeeper: zookeeper-server/src/main/java/org/apache/zookeeper/server/NIOServerCnxnFactory.java `startup` (`start()` opens the port, then `zks.startdata()` loads the data); command/RuokCommand.java `commandRun` (prints imok whatever the server's state); quorum/QuorumPeer.java `start` (`loadDataBase()` before `startServerCnxnFactory()`)"},
+	{Server: "CouchDB",
+		Messages: []Message{
+			{"clients, after a crash and restart", `answers as soon as it listens: there is no recovery phase; a partly written update is simply not in the file's last committed header`},
+		},
+		Source: "CouchDB documentation, Technical Overview, \"ACID Properties\" (docs.couchdb.org/en/stable/intro/overview.html): it never overwrites committed data, a crash-only design that needs no check or repair after a crash apart from the header"},
 }
 
 // Verdict of a client command while the server recovers.

@@ -27,6 +27,10 @@ marked *assumed* was not checked, and findings that rely on it say so.
 		r := RecoveryOf(s.Name)
 		listens := "not known (*assumed* not to answer queries)"
 		switch {
+		case len(s.EnsembleEnv) > 0:
+			listens = "run alone (1 replica, and " + strings.Join(s.EnsembleEnv, ", ") + " lists at most one server): yes, a tcpSocket probe passes; a quorum member: no, every probe that connects fails"
+		case s.NoCrashRecovery:
+			listens = "no recovery phase: it serves as soon as it starts, and no probe fails because of a recovery"
 		case s.ListensDuringRecovery:
 			listens = "yes: a tcpSocket probe passes"
 		case s.PortClosedDuringRecovery:
@@ -89,6 +93,23 @@ script that a ConfigMap of the input mounts at that path, backfire reads the scr
 			verdict = Fails
 		}
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", s.Name, img, verdict, cell(s.What))
+	}
+	b.WriteString("\n## Health endpoints known by path\n\nAn httpGet probe, or a curl or wget in an exec probe, of these paths. Every other path on a server's own query API port is assumed to query.\n\n| server | endpoint | port | path | during recovery | what it does | checked in |\n|---|---|---|---|---|---|---|\n")
+	for _, e := range HTTPEndpoints {
+		verdict := Passes
+		if e.Queries {
+			verdict = Fails
+		}
+		what := e.What
+		if e.WaitParam != "" {
+			verdict += "; with a `" + e.WaitParam + "*` parameter: " + Fails
+			what += "; with a `" + e.WaitParam + "*` parameter it " + e.WaitWhat
+		}
+		source := e.Source
+		if source == "" {
+			source = "the rule page (docs/rules/BF101.md)"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %d | `%s` | %s | %s | %s |\n", e.Server, e.Who, e.Port, e.Path, verdict, cell(what), cell(source))
 	}
 	b.WriteString("\nThe Bitnami Redis scripts were read in bitnami/charts, `bitnami/redis/templates/health-configmap.yaml` (commit 06a7f9aef170014ad00b078a09a4fc100016c0bd).\n")
 	return b.String()

@@ -78,6 +78,11 @@ func (p *Pass) Classify(c *corev1.Container) classify.Verdict {
 		return v
 	}
 	v := classify.ContainerOf(p.RunsOnce(), c)
+	replicas, set := p.Object.Replicas()
+	if !set {
+		replicas = 1 // the API's default; a Pod is one server too
+	}
+	v = classify.Members(v, c, replicas)
 	if p.verdicts != nil {
 		p.verdicts[c] = v
 	}

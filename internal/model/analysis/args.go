@@ -7,6 +7,7 @@ import (
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 
+	"backfire.dev/backfire/internal/index"
 	"backfire.dev/backfire/internal/object"
 )
 
@@ -18,7 +19,8 @@ type Arg struct {
 	// Latest is true when the Rollout feeds it the canary's pod-template
 	// hash (valueFrom.podTemplateHashValue: Latest).
 	Latest bool
-	// Secret names the Secret the value comes from ("" if none).
+	// Secret names the Secret the value comes from ("" if none); with
+	// Known, its value was read from the Secret in the input.
 	Secret string
 	// Known is true when Text is the value itself.
 	Known bool
@@ -31,8 +33,10 @@ type Arg struct {
 // (utils/analysis/helpers.go) does: a Rollout arg sets the value of the
 // declared arg of its name (a value, else its valueFrom) and is dropped
 // when no template declares it; the Rollout's valueFrom is resolved as
-// BuildArgumentsForRolloutAnalysisRun (utils/analysis/factory.go) does.
-func Args(ro *object.Object, rolloutArgs []v1alpha1.AnalysisRunArgument, declared []v1alpha1.Argument) map[string]Arg {
+// BuildArgumentsForRolloutAnalysisRun (utils/analysis/factory.go) does. A
+// secretKeyRef is read from a Secret of the Rollout's namespace in ix, when
+// the input holds it (see SecretValue); ix may be nil.
+func Args(ix *index.Index, ro *object.Object, rolloutArgs []v1alpha1.AnalysisRunArgument, declared []v1alpha1.Argument) map[string]Arg {
 	out := map[string]Arg{}
 	for _, a := range declared {
 		v := Arg{Name: a.Name}
@@ -40,8 +44,12 @@ func Args(ro *object.Object, rolloutArgs []v1alpha1.AnalysisRunArgument, declare
 		case a.Value != nil:
 			v.Text, v.Known = *a.Value, true
 		case a.ValueFrom != nil && a.ValueFrom.SecretKeyRef != nil:
-			v.Secret = a.ValueFrom.SecretKeyRef.Name + " (key " + a.ValueFrom.SecretKeyRef.Key + ")"
+			ref := a.ValueFrom.SecretKeyRef
+			v.Secret = ref.Name + " (key " + ref.Key + ")"
 			v.Text = "the value of Secret " + v.Secret
+			if text, ok := SecretValue(ix, ro.Namespace, ref.Name, ref.Key); ok {
+				v.Text, v.Known = text, true
+			}
 		case a.ValueFrom != nil && a.ValueFrom.FieldRef != nil:
 			v.Text, v.Known = FieldRefValue(ro, a.ValueFrom.FieldRef.FieldPath)
 		default:

@@ -86,8 +86,10 @@ func nameByte(b byte) bool {
 
 // inCluster reports whether a host can be a name the cluster resolves: an
 // address, a bare or namespaced Service name ("prometheus.monitoring"),
-// anything under .svc or .local; a host under a public suffix (.com,
-// .io, co.uk) is outside.
+// anything under .svc or .local; a host under an ICANN top-level domain
+// (.com, .io, .uk) is outside. Only the last label is asked: a private
+// suffix of the list (githubusercontent.com, github.io) is as public as
+// its TLD, though PublicSuffix reports it with icann false.
 func inCluster(host string) bool {
 	if net.ParseIP(host) != nil || !strings.Contains(host, ".") {
 		return true
@@ -97,6 +99,7 @@ func inCluster(host string) bool {
 			return true
 		}
 	}
-	_, icann := publicsuffix.PublicSuffix(host)
+	tld := host[strings.LastIndexByte(host, '.')+1:]
+	_, icann := publicsuffix.PublicSuffix(tld)
 	return !icann
 }

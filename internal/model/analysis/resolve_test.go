@@ -112,7 +112,7 @@ func TestResolve(t *testing.T) {
 		t.Errorf("missing %q", res.Missing)
 	}
 	// Declared args, flattened: window keeps the value errors gave it.
-	args := Args(ro, blocks[0].Analysis.Args, res.Args)
+	args := Args(ix, ro, blocks[0].Analysis.Args, res.Args)
 	for name, want := range map[string]Arg{
 		"service": {Name: "service", Text: "web", Known: true},
 		"hash":    {Name: "hash", Text: "(the Latest ReplicaSet's hash)", Latest: true},

@@ -140,25 +140,31 @@ func (b *bf101) finding() rules.Report {
 	tcp := lp.TCPSocket != nil
 
 	sev := finding.Error
+	// A verdict read from an unchecked claim (an unknown script, nodetool
+	// other than info | grep Native Transport) says so in the message.
+	fails, needs, queries := "fails", "needs", "queries it"
+	if q.Assumed {
+		fails, needs, queries = "is assumed to fail", "is assumed to need", "is assumed to query it"
+	}
 	var msg string
 	switch {
 	case b.closed() && b.held():
 		sev = finding.Warning
-		msg = fmt.Sprintf("liveness probe %s fails while %s recovers (it %s): the %s holds it back through a recovery of up to %d s, but every slow minute still ends in a kill and a crash recovery",
-			probe.Describe(lp), s.Name, s.Recovery, b.coveredBy, limit.seconds)
+		msg = fmt.Sprintf("liveness probe %s %s while %s recovers (it %s): the %s holds it back through a recovery of up to %d s, but every slow minute still ends in a kill and a crash recovery",
+			probe.Describe(lp), fails, s.Name, s.Recovery, b.coveredBy, limit.seconds)
 	case b.closed():
-		msg = fmt.Sprintf("liveness probe %s fails while %s recovers, because %s %s: a recovery longer than %d s (%s) is killed and starts over, forever",
-			probe.Describe(lp), s.Name, s.Name, s.Recovery, limit.seconds, limit.formula)
+		msg = fmt.Sprintf("liveness probe %s %s while %s recovers, because %s %s: a recovery longer than %d s (%s) is killed and starts over, forever",
+			probe.Describe(lp), fails, s.Name, s.Name, s.Recovery, limit.seconds, limit.formula)
 	case st.Holds:
 		sev = finding.Warning
-		msg = fmt.Sprintf("liveness probe %s needs %s to answer a query: the startupProbe holds it back through a recovery of up to %d s, but every slow minute still ends in a kill and a crash recovery",
-			probe.Describe(lp), s.Name, st.Budget)
+		msg = fmt.Sprintf("liveness probe %s %s %s to answer a query: the startupProbe holds it back through a recovery of up to %d s, but every slow minute still ends in a kill and a crash recovery",
+			probe.Describe(lp), needs, s.Name, st.Budget)
 	default:
-		msg = fmt.Sprintf("liveness probe %s needs %s %s: a recovery longer than %d s (%s) is killed and starts over, forever",
-			probe.Describe(lp), s.Name, s.Refusal(), limit.seconds, limit.formula)
+		msg = fmt.Sprintf("liveness probe %s %s %s %s: a recovery longer than %d s (%s) is killed and starts over, forever",
+			probe.Describe(lp), needs, s.Name, s.Refusal(), limit.seconds, limit.formula)
 	}
 
-	first := fmt.Sprintf("Container %s is %s, and its liveness probe queries it: %s.", c.Name, classification(v), q.Evidence)
+	first := fmt.Sprintf("Container %s is %s, and its liveness probe %s: %s.", c.Name, classification(v), queries, q.Evidence)
 	if b.closed() && !q.Queries {
 		first = fmt.Sprintf("Container %s is %s, which keeps its port closed while it recovers, and its liveness probe connects to it: %s.", c.Name, classification(v), q.Evidence)
 	}

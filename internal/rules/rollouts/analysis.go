@@ -87,7 +87,7 @@ func checkMetric(tm analysis.Metric, args map[string]analysis.Arg, svc serviceNa
 	}
 	for _, a := range mc.used {
 		switch {
-		case a.Secret != "":
+		case a.Secret != "" && !a.Known:
 			mc.verdict, mc.why = unknown, fmt.Sprintf("its %s takes args.%s from Secret %s", q.What, a.Name, a.Secret)
 			return mc
 		case a.Missing:

@@ -48,7 +48,7 @@ func runBF402(p *rules.Pass) {
 			continue // the run starts once the canary has all the traffic
 		}
 		res := analysis.Resolve(p.Index, p.Object, b.Analysis)
-		args := analysis.Args(p.Object, b.Analysis.Args, res.Args)
+		args := analysis.Args(p.Index, p.Object, b.Analysis.Args, res.Args)
 		var checks []metricCheck
 		for _, tm := range res.Metrics {
 			checks = append(checks, checkMetric(tm, args, svc))
