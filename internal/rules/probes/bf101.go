@@ -349,12 +349,9 @@ func (b *bf101) fix() *finding.Fix {
 			desc = append(desc, "The readinessProbe already runs a query: it takes a slow pod out of rotation instead of killing it.")
 		}
 	default:
-		r := map[string]any{old: query, "timeoutSeconds": fixQueryTimeout}
-		if rk := probe.Handler(rp); rk != old {
-			r[rk] = nil
-		}
-		fields["readinessProbe"] = r
-		desc = append(desc, fmt.Sprintf("The query moves to the readinessProbe, replacing its %s check, with timeoutSeconds %d: a slow answer takes the pod out of rotation instead of killing it.", probe.Handler(rp), fixQueryTimeout))
+		// The readiness check the authors wrote stays: replacing it could drop
+		// what it checks (replication lag, a quorum) for the liveness query.
+		desc = append(desc, fmt.Sprintf("The readinessProbe keeps its own %s check; if it does not already ask %s to answer, add the query there (timeoutSeconds %d), so that a slow answer takes the pod out of rotation instead of killing it.", probe.Handler(rp), s.Name, fixQueryTimeout))
 	}
 	return &finding.Fix{
 		Description: strings.Join(desc, " "),
