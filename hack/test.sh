@@ -3,6 +3,13 @@
 # It does its own set-up, so it works on a fresh machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Headless Chromium (Debian's package) for the tests that check pages and
+# charts as a person sees them.
+if ! command -v chromium >/dev/null; then
+  sudo=; [ "$(id -u)" = 0 ] || sudo=sudo
+  $sudo apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q chromium
+fi
 # The live-cluster tests (internal/cluster, cmd/backfire) run against a real
 # kube-apiserver and etcd; the script builds them once and caches them.
 KUBEBUILDER_ASSETS=$(hack/test-assets.sh)
