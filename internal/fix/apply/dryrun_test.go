@@ -1,8 +1,10 @@
 package apply
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -10,7 +12,11 @@ import (
 
 	"backfire.dev/backfire/internal/cluster/clustertest"
 	"backfire.dev/backfire/internal/config"
+	"backfire.dev/backfire/internal/helm"
+	"backfire.dev/backfire/internal/kustomize"
 	"backfire.dev/backfire/internal/load"
+	"backfire.dev/backfire/internal/object"
+	"backfire.dev/backfire/internal/source"
 	"backfire.dev/backfire/internal/testutil"
 )
 
@@ -74,17 +80,184 @@ func dryRunAll(t *testing.T, env *clustertest.Env, name string, data []byte) []e
 	}
 	var errs []error
 	for _, d := range f.Documents {
-		u := &unstructured.Unstructured{}
-		if err := u.UnmarshalJSON(d.JSON); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		// One namespace for all: fixtures share names across files, and
-		// a dry run stores nothing.
-		if u.GetNamespace() != "" && !strings.HasPrefix(u.GetNamespace(), "kube-") {
-			u.SetNamespace("fix-dry-run")
-		}
-		errs = append(errs, env.DryRun(t, u))
+		errs = append(errs, dryRunJSON(t, env, d.JSON))
 	}
 	return errs
+}
+
+// dryRunJSON creates one object with a server-side dry run.
+func dryRunJSON(t *testing.T, env *clustertest.Env, data []byte) error {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	if err := u.UnmarshalJSON(data); err != nil {
+		return err
+	}
+	// One namespace for all: fixtures share names across files, and a dry
+	// run stores nothing.
+	if u.GetNamespace() != "" && !strings.HasPrefix(u.GetNamespace(), "kube-") {
+		u.SetNamespace("fix-dry-run")
+	}
+	return env.DryRun(t, u)
+}
+
+// The Harbor chart, fixed through --values-out: the chart is rendered with
+// and without the new values, and every object the values changed is
+// created with a server-side dry run, before and after.
+func TestHarborChartValuesPassServerSideDryRun(t *testing.T) {
+	env := clustertest.Shared(t)
+	dir := t.TempDir()
+	chart := filepath.Join(dir, "harbor")
+	if err := os.CopyFS(chart, os.DirFS(testutil.Corpus(t, "harbor-helm"))); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "backfire-values.yaml")
+	o := options(chart)
+	o.Helm = &helm.Options{}
+	o.ValuesOut = out
+	p, err := Plan(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Files) != 1 || p.Files[0].Path != out {
+		t.Fatalf("files %v, want only the values file", p.Files)
+	}
+	before := renderChart(t, chart, nil)
+	if errs := p.Write(); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	after := renderChart(t, chart, []string{out})
+	assertFixedAccepted(t, p, dryRunChanged(t, env, before, after))
+}
+
+// The overlay fixture, fixed with a patch file of its own: the overlay is
+// built before and after, and every object the patch changed is created
+// with a server-side dry run, before and after.
+func TestKustomizeOverlayPassesServerSideDryRun(t *testing.T) {
+	env := clustertest.Shared(t)
+	root := testutil.RepoRoot(t)
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join(root, "internal", "fix", "apply", "testdata", "overlay"))); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	for _, overlay := range []string{filepath.Join("overlays", "prod"), filepath.Join("overlays", "staging")} {
+		o := options(overlay)
+		o.Scan.Kustomize = kustomize.New()
+		p, err := Plan(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Files) == 0 {
+			t.Fatalf("%s: nothing to fix", overlay)
+		}
+		before := buildOverlay(t, overlay)
+		if errs := p.Write(); len(errs) > 0 {
+			t.Fatal(errs)
+		}
+		after := buildOverlay(t, overlay)
+		assertFixedAccepted(t, p, dryRunChanged(t, env, before, after))
+	}
+}
+
+// assertFixedAccepted checks that the object of every fixed finding was
+// changed by the fix and accepted by the dry run.
+func assertFixedAccepted(t *testing.T, p *Result, accepted map[object.Ref]bool) {
+	t.Helper()
+	if len(p.Fixed) == 0 {
+		t.Fatal("nothing fixed")
+	}
+	for _, f := range p.Fixed {
+		if !accepted[f.Object] {
+			t.Errorf("%s on %s: the fixed object is not among those changed and accepted by the dry run", f.Rule, f.Object)
+		}
+	}
+}
+
+// renderChart renders a chart as the fix proof does, with values files
+// after the chart's own.
+func renderChart(t *testing.T, chart string, values []string) map[object.Ref][]byte {
+	t.Helper()
+	r, err := helm.New(helm.Options{ValueFiles: values})
+	if err != nil {
+		t.Fatal(err)
+	}
+	streams, errs := r.Render(source.Input{Path: chart, Explicit: true})
+	if len(errs) > 0 {
+		t.Fatalf("%s: %v", chart, errs)
+	}
+	return objects(t, streams)
+}
+
+// buildOverlay builds an overlay as `kubectl kustomize` does.
+func buildOverlay(t *testing.T, dir string) map[object.Ref][]byte {
+	t.Helper()
+	streams, errs := kustomize.New().Render(source.Input{Path: dir, Explicit: true})
+	if len(errs) > 0 {
+		t.Fatalf("%s: %v", dir, errs)
+	}
+	return objects(t, streams)
+}
+
+// objects keys each rendered object by what findings name it by.
+func objects(t *testing.T, streams []source.Stream) map[object.Ref][]byte {
+	t.Helper()
+	out := map[object.Ref][]byte{}
+	for _, s := range streams {
+		f := load.Parse(s.Name, s.Data)
+		if s.Documents != nil {
+			f = load.ParseDocuments(s.Name, s.Documents)
+		}
+		if len(f.Errors) > 0 {
+			t.Fatalf("%s: %v", s.Name, f.Errors)
+		}
+		for _, d := range f.Documents {
+			u := &unstructured.Unstructured{}
+			if err := u.UnmarshalJSON(d.JSON); err != nil {
+				t.Fatalf("%s: %v", s.Name, err)
+			}
+			key := object.Ref{APIVersion: u.GetAPIVersion(), Kind: u.GetKind(), Namespace: u.GetNamespace(), Name: u.GetName()}
+			if _, dup := out[key]; dup {
+				t.Fatalf("%s: %s rendered twice", s.Name, key)
+			}
+			out[key] = d.JSON
+		}
+	}
+	return out
+}
+
+// dryRunChanged dry-runs each object whose rendering differs after the
+// fix, before and after; a rejection after the fix that was an acceptance
+// before fails the test. It returns the changed objects the API server
+// accepted. (A chart that generates random secrets renders them anew each
+// time: they are dry-run too, which checks more, not less.)
+func dryRunChanged(t *testing.T, env *clustertest.Env, before, after map[object.Ref][]byte) map[object.Ref]bool {
+	t.Helper()
+	if len(after) != len(before) {
+		t.Errorf("the fix renders %d objects, %d before", len(after), len(before))
+	}
+	keys := make([]object.Ref, 0, len(after))
+	for k := range after {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
+	accepted := map[object.Ref]bool{}
+	for _, k := range keys {
+		old, ok := before[k]
+		if !ok {
+			t.Errorf("%s: rendered only after the fix", k)
+			continue
+		}
+		if bytes.Equal(old, after[k]) {
+			continue
+		}
+		wasAccepted := dryRunJSON(t, env, old) == nil
+		err := dryRunJSON(t, env, after[k])
+		switch {
+		case err != nil && wasAccepted:
+			t.Errorf("%s: the API server rejects the fixed object: %v", k, err)
+		case err == nil:
+			accepted[k] = true
+		}
+	}
+	return accepted
 }
