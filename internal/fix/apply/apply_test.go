@@ -586,3 +586,63 @@ func positiveManifestFixtures(root string) []string {
 	}
 	return out
 }
+
+// A literal handler block the rendered object does not come from (a dead
+// branch; the probe is built by toYaml) matches, is edited, and the proof
+// shows BF101 still reported: the template is not written and the finding
+// is left with the reason.
+func TestTemplateEditNotProvenIsLeft(t *testing.T) {
+	dir := t.TempDir()
+	handler := "            command:\n            - /bin/sh\n            - -c\n            - exec pg_isready -h 127.0.0.1 -p 5432\n"
+	testutil.WriteFiles(t, dir, map[string]string{
+		"db/Chart.yaml": "apiVersion: v2\nname: db\nversion: 0.1.0\n",
+		"db/values.yaml": "probe:\n  exec:\n    command:\n    - /bin/sh\n    - -c\n    - exec pg_isready -h 127.0.0.1 -p 5432\n" +
+			"  initialDelaySeconds: 30\n  periodSeconds: 10\n  timeoutSeconds: 5\n  failureThreshold: 6\n",
+		"db/templates/statefulset.yaml": `apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: orders-postgresql
+spec:
+  replicas: 1
+  serviceName: orders-postgresql
+  selector: {matchLabels: {app: orders-postgresql}}
+  template:
+    metadata: {labels: {app: orders-postgresql}}
+    spec:
+      containers:
+      - name: postgresql
+        image: docker.io/bitnami/postgresql:16.4.0
+        ports:
+        - name: tcp-postgresql
+          containerPort: 5432
+        livenessProbe:
+{{- if .Values.never }}
+          exec:
+` + handler + `{{- else }}
+{{ toYaml .Values.probe | indent 10 }}
+{{- end }}
+`,
+	})
+	t.Chdir(dir)
+	o := options("db")
+	o.Helm = &helm.Options{}
+	o.ValuesOut = "backfire-values.yaml"
+	p, err := Plan(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range p.Files {
+		if strings.Contains(f.Path, "templates") {
+			t.Errorf("%s is changed though the edit is not proven", f.Path)
+		}
+	}
+	var left bool
+	for _, l := range p.Left {
+		if l.Finding.Rule == "BF101" {
+			left = strings.Contains(l.Reason, "the template edit was not proven") && strings.Contains(l.Reason, "still reported")
+		}
+	}
+	if !left {
+		t.Errorf("BF101 is not left with the proof's reason: fixed %d, left %+v", len(p.Fixed), p.Left)
+	}
+}
