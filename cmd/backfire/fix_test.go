@@ -96,19 +96,29 @@ func TestFixReadOnlyFileIsAnError(t *testing.T) {
 	}
 }
 
+// The chart is copied: fix edits the database template's literal
+// liveness handler in place.
 func TestFixHarborValuesOut(t *testing.T) {
+	chart := filepath.Join(t.TempDir(), "harbor")
+	if err := os.CopyFS(chart, os.DirFS(testutil.Corpus(t, "harbor-helm"))); err != nil {
+		t.Fatal(err)
+	}
 	out := filepath.Join(t.TempDir(), "backfire-values.yaml")
-	stdout, stderr, code := execute(t, "", "fix", "--values-out", out, testutil.Corpus(t, "harbor-helm"))
-	if code != exitFindings || !strings.Contains(stdout, "13 fixed, 5 left\n") || !strings.Contains(stdout, "fixed "+out) {
+	stdout, stderr, code := execute(t, "", "fix", "--values-out", out, chart)
+	template := filepath.Join(chart, "templates", "database", "database-ss.yaml")
+	if code != exitFindings || !strings.Contains(stdout, "14 fixed, 4 left\n") || !strings.Contains(stdout, "fixed "+out) || !strings.Contains(stdout, "fixed "+template) {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	data, err := os.ReadFile(out)
-	if err != nil || !strings.Contains(string(data), "database:\n  internal:\n    livenessProbe:\n      failureThreshold: 6\n      timeoutSeconds: 5\n") {
+	if err != nil || !strings.Contains(string(data), "database:\n  internal:\n    livenessProbe:\n      failureThreshold: 6\n      timeoutSeconds: 3\n") {
 		t.Errorf("values file (%v):\n%s", err, data)
 	}
+	if data, err := os.ReadFile(template); err != nil || !strings.Contains(string(data), "        livenessProbe:\n          tcpSocket:\n            port: 5432\n") {
+		t.Errorf("template (%v):\n%s", err, data)
+	}
 	// scan with the values agrees that only what values cannot reach is left.
-	stdout, _, _ = execute(t, "", "scan", "--values", out, "--format", "json", testutil.Corpus(t, "harbor-helm"))
-	if n := strings.Count(stdout, `"rule": "BF`); n != 5 {
-		t.Errorf("scan with the new values reports %d findings, want the 5 left", n)
+	stdout, _, _ = execute(t, "", "scan", "--values", out, "--format", "json", chart)
+	if n := strings.Count(stdout, `"rule": "BF`); n != 4 {
+		t.Errorf("scan with the new values reports %d findings, want the 4 left", n)
 	}
 }

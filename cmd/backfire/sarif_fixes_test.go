@@ -313,7 +313,8 @@ func TestSARIFFixesOfAnOverlayCreateThePatchFile(t *testing.T) {
 	}
 }
 
-// A chart's objects are fixed in its values.yaml: each object's results
+// A chart's objects are fixed in its values.yaml (and the database's
+// literal liveness handler in its template): each object's results
 // carry only the hunks of the keys its own fix set, and all of them
 // together give the values file fix writes.
 func TestSARIFFixesOfAChartAreItsValuesHunks(t *testing.T) {
@@ -334,7 +335,10 @@ func TestSARIFFixesOfAChartAreItsValuesHunks(t *testing.T) {
 		}
 		objects[r.Properties.Object] = true
 		for file, tcs := range changesOf(t, log, r.Properties.Object) {
-			if file != "harbor/values.yaml" {
+			// The database's liveness handler is written literally in its
+			// template, and is fixed there.
+			database := strings.HasSuffix(r.Properties.Object, "release-name-harbor-database") && file == "harbor/templates/database/database-ss.yaml"
+			if file != "harbor/values.yaml" && !database {
 				t.Errorf("%s: fix changes %s, want the chart's values.yaml", r.Properties.Object, file)
 			}
 			for _, tc := range tcs {

@@ -6,6 +6,8 @@ package apply
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -73,6 +75,9 @@ type Result struct {
 	Introduced []finding.Finding
 	// Errors are input problems of the scan.
 	Errors []load.Error
+	// templateWhy, when set, says why the template edits did not remove
+	// their findings: the plan is made again without them.
+	templateWhy string
 	// Spans says, for each fixed finding (by fingerprint), which lines of
 	// the changed files its object's fix wrote, so that a report can give
 	// each finding its part of the diff.
@@ -105,7 +110,28 @@ func keyOf(f finding.Finding) key { return key{f.Rule, f.Object, f.Container} }
 // Plan scans, composes the fixes, edits the files in memory, and proves
 // the edits: the rescan of the new contents must not report the fixed
 // findings, and applying the fixes again must change nothing.
+//
+// A handler written literally in a chart's template is replaced there;
+// when the proof does not bear that edit out, the plan is made again
+// without template edits, and the finding is left with the reason.
 func Plan(opts Options) (*Result, error) {
+	r, err := plan(opts, true, "")
+	if r != nil && r.templateWhy != "" {
+		return plan(opts, false, r.templateWhy)
+	}
+	var pe *templateProofError
+	if errors.As(err, &pe) {
+		return plan(opts, false, pe.err.Error())
+	}
+	return r, err
+}
+
+// templateProofError is a proof that failed with a template edited.
+type templateProofError struct{ err error }
+
+func (e *templateProofError) Error() string { return e.err.Error() }
+
+func plan(opts Options, templates bool, proofWhy string) (*Result, error) {
 	if opts.Scan.MaxFileSize <= 0 {
 		opts.Scan.MaxFileSize = source.DefaultMaxFileSize
 	}
@@ -142,7 +168,10 @@ func Plan(opts Options) (*Result, error) {
 
 	files := map[string]*File{}
 	var edits []planned
-	values := &valuesPlan{set: map[string]any{}, fileOf: map[string]string{}}
+	values := &valuesPlan{set: map[string]any{}, fileOf: map[string]string{}, maxSize: opts.Scan.MaxFileSize, proofWhy: proofWhy}
+	if templates {
+		values.templates = map[string]*File{}
+	}
 	overlays := &overlayPlan{}
 	inChange := make([]bool, len(chosen))
 	for _, c := range fix.Compose(chosen) {
@@ -220,6 +249,22 @@ func Plan(opts Options) (*Result, error) {
 		out.Notes = append(out.Notes, e.change.Notes...)
 		applied = append(applied, e)
 	}
+	for p, f := range values.templates {
+		f.Rules = nil
+		for _, c := range values.changes {
+			if c.template == p {
+				for _, r := range c.rules {
+					if !slices.Contains(f.Rules, r) {
+						f.Rules = append(f.Rules, r)
+					}
+				}
+			}
+		}
+		files[p] = f
+	}
+	if len(values.set) == 0 && len(values.changes) > 0 {
+		applied = append(applied, values.withSpans(nil, false)...)
+	}
 	if len(values.set) > 0 && opts.ValuesOut != "" {
 		f, err := values.file(opts.ValuesOut, valuesOld)
 		if err != nil {
@@ -266,7 +311,11 @@ func Plan(opts Options) (*Result, error) {
 	if len(out.Files) == 0 {
 		return out, nil
 	}
-	return out, out.prove(opts, res, chosen, applied)
+	err = out.prove(opts, res, chosen, applied)
+	if err != nil && len(values.templates) > 0 {
+		return nil, &templateProofError{err}
+	}
+	return out, err
 }
 
 type planned struct {
@@ -278,6 +327,8 @@ type planned struct {
 	values  map[string]any
 	missing []string
 	rules   []string
+	// template is the chart template the change edits, if any.
+	template string
 	// overlay is set for a change made as a Kustomize patch file.
 	overlay bool
 	// spans are the parts of the changed files this change wrote.
@@ -320,6 +371,22 @@ func (r *Result) prove(opts Options, before *scan.Result, chosen []finding.Findi
 				return fmt.Errorf("the new values do not load: %v", err)
 			}
 			so.Charts = r
+		}
+		// A template edit is proven on a copy of its chart.
+		var rest []*File
+		for _, f := range r.Files {
+			if f.Path != opts.ValuesOut {
+				rest = append(rest, f)
+			}
+		}
+		tmps, err := copyCharts(&so, rest)
+		defer func() {
+			for _, t := range tmps {
+				os.RemoveAll(t)
+			}
+		}()
+		if err != nil {
+			return err
 		}
 	}
 	if opts.Helm != nil && opts.ValuesOut == "" {
@@ -374,6 +441,9 @@ func (r *Result) prove(opts Options, before *scan.Result, chosen []finding.Findi
 			f := chosen[i]
 			if g, ok := still[keyOf(f)]; ok {
 				why := "still reported after the composed fix: " + g.Message
+				if e.template != "" && r.templateWhy == "" && replacesHandler(f) {
+					r.templateWhy = e.template + ": still reported after the edit: " + g.Message
+				}
 				if len(e.missing) > 0 {
 					why = "the chart's values do not reach " + strings.Join(e.missing, ", ") + ": change the template, or patch the rendered object with " + string(f.Fix.Patch)
 				}
@@ -467,6 +537,9 @@ func (v *valuesPlan) withSpans(fs []*File, all bool) []planned {
 		}
 		for _, p := range order {
 			c.spans = append(c.spans, *byFile[p])
+		}
+		if c.template != "" {
+			c.spans = append(c.spans, Span{File: c.template})
 		}
 		out[i] = c
 	}
@@ -664,4 +737,18 @@ func create(f *File) error {
 		return fmt.Errorf("%s: %v", f.Path, err)
 	}
 	return nil
+}
+
+// replacesHandler reports whether a finding's own fix replaces a probe
+// handler: the part of a change a template edit makes.
+func replacesHandler(f finding.Finding) bool {
+	if f.Fix == nil {
+		return false
+	}
+	own := f.Fix.Patch
+	if f.Fix.Own != nil {
+		own = f.Fix.Own
+	}
+	var p any
+	return json.Unmarshal(own, &p) == nil && fix.ReplacesHandler(p)
 }

@@ -333,36 +333,55 @@ func assertNoTemp(t *testing.T, dir string) {
 	}
 }
 
-// The Harbor chart, fixed through a values file of its own: the chart's
-// files stay untouched, the values that reach the fields are written, the
-// rescan renders the chart with them, and BF101 (the chart writes the exec
-// handler in its template) is left with the reason and the patch.
+// The Harbor chart, fixed through a values file of its own: the values
+// that reach the fields are written to it, and the database's exec
+// liveness handler, which the chart writes literally in
+// templates/database/database-ss.yaml, is replaced there (BF101). The
+// rescan renders a copy of the chart with both, and a second run changes
+// nothing.
 func TestHarborChartValuesOut(t *testing.T) {
-	chart := testutil.Corpus(t, "harbor-helm")
-	out := filepath.Join(t.TempDir(), "backfire-values.yaml")
-	o := options(chart)
+	root := testutil.RepoRoot(t)
+	dir := t.TempDir()
+	if err := os.CopyFS(filepath.Join(dir, "harbor"), os.DirFS(testutil.Corpus(t, "harbor-helm"))); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	o := options("harbor")
 	o.Helm = &helm.Options{}
-	o.ValuesOut = out
+	o.ValuesOut = "backfire-values.yaml"
 	p, err := Plan(o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(p.Files) != 1 || p.Files[0].Path != out {
-		t.Fatalf("files %v, want only the values file", p.Files)
+	template := filepath.Join("harbor", "templates", "database", "database-ss.yaml")
+	if len(p.Files) != 2 || p.Files[0].Path != o.ValuesOut || p.Files[1].Path != filepath.ToSlash(template) {
+		var names []string
+		for _, f := range p.Files {
+			names = append(names, f.Path)
+		}
+		t.Fatalf("files %v, want the values file and %s", names, template)
 	}
 	if len(p.Fixed) < 10 {
 		t.Errorf("%d fixed", len(p.Fixed))
 	}
 	var bf101 bool
+	for _, f := range p.Fixed {
+		bf101 = bf101 || f.Rule == "BF101" && f.Container == "database"
+	}
 	for _, l := range p.Left {
 		if l.Finding.Rule == "BF101" {
-			bf101 = strings.Contains(l.Reason, "values do not reach") && strings.Contains(l.Reason, "livenessProbe.exec (deleted)") && strings.Contains(l.Reason, `"tcpSocket"`)
+			t.Errorf("BF101 left: %s", l.Reason)
 		}
 	}
 	if !bf101 {
-		t.Errorf("BF101 is not left with its reason and patch: %+v", p.Left)
+		t.Errorf("BF101 on the database is not fixed")
 	}
-	golden(t, filepath.Join(testutil.RepoRoot(t), "internal", "fix", "apply", "testdata", "harbor-values-out.yaml"), p.Files[0].New)
+	golden(t, filepath.Join(root, "internal", "fix", "apply", "testdata", "harbor-values-out.yaml"), p.Files[0].New)
+	var diff bytes.Buffer
+	if err := (&Result{Files: p.Files[1:]}).Diff(&diff); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, filepath.Join(root, "internal", "fix", "apply", "testdata", "harbor-template.diff"), diff.Bytes())
 	if errs := p.Write(); len(errs) > 0 {
 		t.Fatal(errs)
 	}
@@ -375,8 +394,53 @@ func TestHarborChartValuesOut(t *testing.T) {
 	}
 }
 
+// A liveness handler written with a template action is not edited: BF101
+// stays left with the reason, and the template keeps every byte.
+func TestHarborTemplateActionNotEdited(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.CopyFS(filepath.Join(dir, "harbor"), os.DirFS(testutil.Corpus(t, "harbor-helm"))); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	template := filepath.Join("harbor", "templates", "database", "database-ss.yaml")
+	data, err := os.ReadFile(template)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The liveness command comes from the chart's own helper now.
+	src := strings.Replace(string(data), "          exec:\n            command:\n            - /docker-healthcheck.sh\n          initialDelaySeconds: {{ .Values.database.internal.livenessProbe", "          exec:\n            command:\n            - {{ \"/docker-healthcheck.sh\" }}\n          initialDelaySeconds: {{ .Values.database.internal.livenessProbe", 1)
+	if src == string(data) {
+		t.Fatal("the liveness block of the template is not where the test expects it")
+	}
+	if err := os.WriteFile(template, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := options("harbor")
+	o.Helm = &helm.Options{}
+	o.ValuesOut = "backfire-values.yaml"
+	p, err := Plan(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range p.Files {
+		if f.Path != o.ValuesOut {
+			t.Errorf("%s is changed", f.Path)
+		}
+	}
+	var left bool
+	for _, l := range p.Left {
+		if l.Finding.Rule == "BF101" {
+			left = strings.Contains(l.Reason, "livenessProbe.exec is written with template actions") && strings.Contains(l.Reason, `"tcpSocket"`)
+		}
+	}
+	if !left {
+		t.Errorf("BF101 is not left with the template's reason: %+v", p.Left)
+	}
+}
+
 // Without --values-out the chart's own values.yaml is edited in place
-// (only the values that change), the copy of the chart is rendered again
+// (only the values that change), with the database template's literal
+// liveness handler, the copy of the chart is rendered again
 // with it for the proof, and a second run changes nothing.
 func TestHarborChartValuesInPlace(t *testing.T) {
 	root := testutil.RepoRoot(t)
@@ -391,8 +455,8 @@ func TestHarborChartValuesInPlace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(p.Files) != 1 || p.Files[0].Path != filepath.Join("harbor", "values.yaml") {
-		t.Fatalf("files %v, want only the chart's values.yaml", p.Files)
+	if len(p.Files) != 2 || p.Files[1].Path != filepath.Join("harbor", "values.yaml") || p.Files[0].Path != "harbor/templates/database/database-ss.yaml" {
+		t.Fatalf("files %v, want the chart's values.yaml and the database template", p.Files)
 	}
 	var diff bytes.Buffer
 	if err := p.Diff(&diff); err != nil {
@@ -521,4 +585,64 @@ func positiveManifestFixtures(root string) []string {
 		}
 	}
 	return out
+}
+
+// A literal handler block the rendered object does not come from (a dead
+// branch; the probe is built by toYaml) matches, is edited, and the proof
+// shows BF101 still reported: the template is not written and the finding
+// is left with the reason.
+func TestTemplateEditNotProvenIsLeft(t *testing.T) {
+	dir := t.TempDir()
+	handler := "            command:\n            - /bin/sh\n            - -c\n            - exec pg_isready -h 127.0.0.1 -p 5432\n"
+	testutil.WriteFiles(t, dir, map[string]string{
+		"db/Chart.yaml": "apiVersion: v2\nname: db\nversion: 0.1.0\n",
+		"db/values.yaml": "probe:\n  exec:\n    command:\n    - /bin/sh\n    - -c\n    - exec pg_isready -h 127.0.0.1 -p 5432\n" +
+			"  initialDelaySeconds: 30\n  periodSeconds: 10\n  timeoutSeconds: 5\n  failureThreshold: 6\n",
+		"db/templates/statefulset.yaml": `apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: orders-postgresql
+spec:
+  replicas: 1
+  serviceName: orders-postgresql
+  selector: {matchLabels: {app: orders-postgresql}}
+  template:
+    metadata: {labels: {app: orders-postgresql}}
+    spec:
+      containers:
+      - name: postgresql
+        image: docker.io/bitnami/postgresql:16.4.0
+        ports:
+        - name: tcp-postgresql
+          containerPort: 5432
+        livenessProbe:
+{{- if .Values.never }}
+          exec:
+` + handler + `{{- else }}
+{{ toYaml .Values.probe | indent 10 }}
+{{- end }}
+`,
+	})
+	t.Chdir(dir)
+	o := options("db")
+	o.Helm = &helm.Options{}
+	o.ValuesOut = "backfire-values.yaml"
+	p, err := Plan(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range p.Files {
+		if strings.Contains(f.Path, "templates") {
+			t.Errorf("%s is changed though the edit is not proven", f.Path)
+		}
+	}
+	var left bool
+	for _, l := range p.Left {
+		if l.Finding.Rule == "BF101" {
+			left = strings.Contains(l.Reason, "the template edit was not proven") && strings.Contains(l.Reason, "still reported")
+		}
+	}
+	if !left {
+		t.Errorf("BF101 is not left with the proof's reason: fixed %d, left %+v", len(p.Fixed), p.Left)
+	}
 }

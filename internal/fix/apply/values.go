@@ -163,6 +163,12 @@ type valuesPlan struct {
 	fileOf       map[string]string // values key -> the values file that sets it
 	placeholders []string          // values keys
 	changes      []planned
+	// templates holds the templates edited for handlers they write
+	// literally; nil when template edits are off.
+	templates map[string]*File
+	maxSize   int64
+	// proofWhy says why a template edit was tried and not kept.
+	proofWhy string
 }
 
 // planValues plans the fix of an object rendered from a chart through the
@@ -172,6 +178,13 @@ type valuesPlan struct {
 // why nothing can be set, or "".
 func planValues(o *object.Object, c fix.Change, chosen []finding.Finding, v *valuesPlan, out *Result) string {
 	set, missing, keys := valuesOf(o, c.Patch, v.fileOf)
+	tmplWhy := ""
+	if len(missing) > 0 && v.templates != nil {
+		var done bool
+		if done, tmplWhy = planTemplate(o, c, chosen, v); done {
+			return ""
+		}
+	}
 	if len(missing) > 0 {
 		var rest []finding.Finding
 		var owners []int
@@ -189,7 +202,14 @@ func planValues(o *object.Object, c fix.Change, chosen []finding.Finding, v *val
 		}
 		if len(owners) > 0 {
 			for _, i := range owners {
-				out.Left = append(out.Left, Left{chosen[i], "the chart's values do not reach " + strings.Join(missing, ", ") + ": change the template, or patch the rendered object with " + string(chosen[i].Fix.Patch)})
+				why := "the chart's values do not reach " + strings.Join(missing, ", ") + ": change the template, or patch the rendered object with " + string(chosen[i].Fix.Patch)
+				if tmplWhy != "" {
+					why += "; the template is not edited: " + tmplWhy
+				}
+				if v.proofWhy != "" {
+					why += "; the template edit was not proven: " + v.proofWhy
+				}
+				out.Left = append(out.Left, Left{chosen[i], why})
 			}
 			rc := fix.Compose(originalPatches(rest))
 			if len(rc) == 0 {
@@ -214,6 +234,13 @@ func planValues(o *object.Object, c fix.Change, chosen []finding.Finding, v *val
 		}
 		return ""
 	}
+	v.record(c, set, missing, keys, chosen, "")
+	return ""
+}
+
+// record adds a planned change: the values keys it sets, and the template
+// it edits, if any.
+func (v *valuesPlan) record(c fix.Change, set map[string]any, missing []string, keys map[string]string, chosen []finding.Finding, template string) {
 	for k, val := range set {
 		v.set[k] = val
 	}
@@ -230,8 +257,7 @@ func planValues(o *object.Object, c fix.Change, chosen []finding.Finding, v *val
 	for _, i := range c.Findings {
 		rs = append(rs, chosen[i].Rule)
 	}
-	v.changes = append(v.changes, planned{change: c, values: set, missing: missing, rules: rs})
-	return ""
+	v.changes = append(v.changes, planned{change: c, values: set, missing: missing, rules: rs, template: template})
 }
 
 // originalPatches gives each finding its rule's own patch back: without
@@ -397,7 +423,7 @@ func rerender(so *scan.Options, opts Options, files []*File) (func(), error) {
 	}
 	h := *opts.Helm
 	h.ValueFiles = slices.Clone(h.ValueFiles)
-	so.Paths = slices.Clone(so.Paths)
+	var rest []*File
 	for _, f := range files {
 		if i := slices.IndexFunc(h.ValueFiles, func(p string) bool { return filepath.Clean(p) == filepath.Clean(f.Path) }); i >= 0 {
 			tmp, err := os.CreateTemp("", "backfire-values-*.yaml")
@@ -413,33 +439,12 @@ func rerender(so *scan.Options, opts Options, files []*File) (func(), error) {
 			h.ValueFiles[i] = tmp.Name()
 			continue
 		}
-		chartDir := filepath.Dir(f.Path)
-		if _, err := os.Stat(filepath.Join(chartDir, "Chart.yaml")); err != nil {
-			continue // a plain manifest: read from the overlay
-		}
-		i := slices.IndexFunc(so.Paths, func(p string) bool { return filepath.Clean(p) == filepath.Clean(chartDir) })
-		if i < 0 {
-			return cleanup, fmt.Errorf("%s: to prove a change of a chart's values, pass the chart directory %s itself", f.Path, chartDir)
-		}
-		dir, err := os.MkdirTemp("", "backfire-chart-*")
-		if err != nil {
-			return cleanup, err
-		}
-		tmps = append(tmps, dir)
-		copyDir := filepath.Join(dir, filepath.Base(chartDir))
-		if err := os.CopyFS(copyDir, os.DirFS(chartDir)); err != nil {
-			return cleanup, err
-		}
-		// The copy may hold a symbolic link where the chart does: remove
-		// it, so that the new values never reach what it points to.
-		newValues := filepath.Join(copyDir, filepath.Base(f.Path))
-		if err := os.Remove(newValues); err != nil && !os.IsNotExist(err) {
-			return cleanup, err
-		}
-		if err := os.WriteFile(newValues, f.New, 0o644); err != nil {
-			return cleanup, err
-		}
-		so.Paths[i] = copyDir
+		rest = append(rest, f)
+	}
+	ts, err := copyCharts(so, rest)
+	tmps = append(tmps, ts...)
+	if err != nil {
+		return cleanup, err
 	}
 	r, err := helm.New(h)
 	if err != nil {
@@ -447,4 +452,66 @@ func rerender(so *scan.Options, opts Options, files []*File) (func(), error) {
 	}
 	so.Charts = r
 	return cleanup, nil
+}
+
+// copyCharts copies each chart one of files belongs to (a chart's
+// values.yaml, a template) to a temporary directory with the new
+// contents, and points the scan at the copy: Helm reads a chart from disk.
+// It returns the temporary directories to remove.
+func copyCharts(so *scan.Options, files []*File) ([]string, error) {
+	var tmps []string
+	so.Paths = slices.Clone(so.Paths)
+	copies := map[string]string{} // chart directory -> its copy
+	for _, f := range files {
+		chartDir := filepath.Dir(f.Path)
+		for {
+			if _, err := os.Stat(filepath.Join(chartDir, "Chart.yaml")); err == nil {
+				break
+			}
+			up := filepath.Dir(chartDir)
+			if up == chartDir {
+				chartDir = ""
+				break
+			}
+			chartDir = up
+		}
+		if chartDir == "" {
+			continue // a plain manifest: read from the overlay
+		}
+		copyDir, ok := copies[chartDir]
+		if !ok {
+			i := slices.IndexFunc(so.Paths, func(p string) bool { return filepath.Clean(p) == filepath.Clean(chartDir) })
+			if i < 0 {
+				if rel, _ := filepath.Rel(chartDir, f.Path); filepath.Dir(rel) != "." && !strings.HasPrefix(filepath.ToSlash(rel), "templates/") {
+					continue // a manifest kept beside a chart, not part of it
+				}
+				return tmps, fmt.Errorf("%s: to prove a change of a chart, pass the chart directory %s itself", f.Path, chartDir)
+			}
+			dir, err := os.MkdirTemp("", "backfire-chart-*")
+			if err != nil {
+				return tmps, err
+			}
+			tmps = append(tmps, dir)
+			copyDir = filepath.Join(dir, filepath.Base(chartDir))
+			if err := os.CopyFS(copyDir, os.DirFS(chartDir)); err != nil {
+				return tmps, err
+			}
+			copies[chartDir] = copyDir
+			so.Paths[i] = copyDir
+		}
+		rel, err := filepath.Rel(chartDir, f.Path)
+		if err != nil {
+			return tmps, err
+		}
+		// The copy may hold a symbolic link where the chart does: remove
+		// it, so that the new contents never reach what it points to.
+		dst := filepath.Join(copyDir, rel)
+		if err := os.Remove(dst); err != nil && !os.IsNotExist(err) {
+			return tmps, err
+		}
+		if err := os.WriteFile(dst, f.New, 0o644); err != nil {
+			return tmps, err
+		}
+	}
+	return tmps, nil
 }
