@@ -118,8 +118,19 @@ func TestHarborChartValuesPassServerSideDryRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(p.Files) != 1 || p.Files[0].Path != out {
-		t.Fatalf("files %v, want only the values file", p.Files)
+	// The values file, and the templates whose literal handlers the fix
+	// replaced (the database's exec liveness probe).
+	wroteValues := false
+	for _, f := range p.Files {
+		switch {
+		case f.Path == out:
+			wroteValues = true
+		case !strings.HasPrefix(f.Path, filepath.Join(chart, "templates")+string(filepath.Separator)):
+			t.Errorf("fix writes %s, outside the new values file and the chart's templates", f.Path)
+		}
+	}
+	if !wroteValues {
+		t.Fatalf("fix does not write the values file %s", out)
 	}
 	before := renderChart(t, chart, nil)
 	if errs := p.Write(); len(errs) > 0 {
