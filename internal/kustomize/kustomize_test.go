@@ -313,15 +313,15 @@ func TestOriginAnnotationsDoNotLeak(t *testing.T) {
 func TestErrorPathsAreRelative(t *testing.T) {
 	root := t.TempDir()
 	testutil.WriteFiles(t, root, map[string]string{
-		"overlay/kustomization.yaml": "resources:\n- ../shared/app.yaml\n",
-		"shared/app.yaml":            "apiVersion: v1\nkind: Service\nmetadata:\n  name: s\n",
+		"overlay/kustomization.yaml": "resources:\n- ../common/app.yaml\n",
+		"common/app.yaml":            "apiVersion: v1\nkind: Service\nmetadata:\n  name: s\n",
 	})
 	t.Chdir(root)
 	e := buildErrors(t, "overlay")[0]
 	if e.File != filepath.Join("overlay", "kustomization.yaml") || e.Line != 2 {
 		t.Errorf("error at %s:%d, want overlay/kustomization.yaml:2", e.File, e.Line)
 	}
-	if strings.Contains(e.Message, root) || !strings.Contains(e.Message, "'shared/app.yaml' is not in or below 'overlay'") {
+	if strings.Contains(e.Message, root) || !strings.Contains(e.Message, "'common/app.yaml' is not in or below 'overlay'") {
 		t.Errorf("message %q: want the paths relative to the working directory", e.Message)
 	}
 }
