@@ -1,9 +1,22 @@
-// Package index answers the cross-object questions of a scan once: the
+// Package index answers the cross-object questions of a scan: the
 // templates a Rollout's analysis uses, the autoscaler that owns a workload's
 // replicas, the Deployment behind a Rollout's workloadRef.
+//
+// An index can be built at once from objects (Build), or filled while the
+// input is still being read (New, Add, Freeze), so that a scan need not
+// keep every object until the end: the index keeps a few bytes per object
+// (its key and place in the input) and the whole object only for the kinds
+// whose contents other objects read (Retained). Rules that ask it questions
+// before it is complete do so through a Recorder, which remembers each
+// answer so that the scan can tell, once the index is complete, whose
+// answers changed and check those objects again (see Recorder).
 package index
 
 import (
+	"cmp"
+	"slices"
+	"sync"
+
 	rolloutsv1alpha1 "github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 
@@ -23,13 +36,71 @@ func keyOf(kind, namespace, name string) key {
 	return key{kind, namespace, name}
 }
 
-// Index is built once per scan, after every object is loaded.
+// Ordinal is an object's place in the input: objects are ordered by it,
+// and where two objects share a key the first one counts.
+type Ordinal uint64
+
+// entry is one object as the index remembers it.
+type entry struct {
+	ord Ordinal
+	obj *object.Object // nil when the object was not retained
+	// name is kept for the questions that only need names (Names).
+	name, namespace string
+}
+
+// Retained reports whether objects of kind are kept whole by an index that
+// is filled while reading: these are the kinds whose contents the rules of
+// other objects read (a probe's script in a ConfigMap, an analysis
+// template, an autoscaler's range). Everything else is remembered by key
+// and place only; a Deployment run by a Rollout's workloadRef is read
+// again from its source when a rule needs it (see SetLoader).
+func Retained(kind string) bool {
+	switch kind {
+	case "ConfigMap", "Secret", "AnalysisTemplate", "ClusterAnalysisTemplate",
+		"HorizontalPodAutoscaler", "ScaledObject":
+		return true
+	}
+	return false
+}
+
+// Index holds what the cross-object questions need. The zero value is not
+// usable: use New or Build.
 type Index struct {
-	objects []*object.Object
-	byKey   map[key]*object.Object
-	scalers map[key][]Scaler
+	*state
+	// rec, when set, records the answers given to one rule pass.
+	rec *Recorder
+}
+
+type state struct {
+	mu     sync.RWMutex
+	frozen bool
+	// objects are the retained objects (all of them for Build), in
+	// ordinal order once frozen.
+	objects []ordered
+	byKey   map[key][]entry // each sorted by ordinal
+	// byKind holds every object of a kind some question lists by name or
+	// namespace (Services, AnalysisTemplates).
+	byKind  map[string][]entry
+	scalers map[key][]scaler
 	// workloadRefs maps a Deployment to the Rollouts that run its template.
-	workloadRefs map[key][]*object.Object
+	workloadRefs map[key][]entry
+	// load reads a dropped object again, for a frozen index.
+	load func(Ordinal) *object.Object
+}
+
+type ordered struct {
+	ord Ordinal
+	obj *object.Object
+}
+
+type scaler struct {
+	Scaler
+	ord Ordinal
+}
+
+// listedKinds are the kinds some question lists (see Names, Named).
+func listed(kind string) bool {
+	return kind == "Service" || kind == "AnalysisTemplate"
 }
 
 // Scaler is an autoscaler that owns a workload's replica count.
@@ -38,78 +109,223 @@ type Scaler struct {
 	Min, Max int32
 }
 
-// Build indexes the objects of one scan.
+// New returns an empty index to be filled with Add and completed with
+// Freeze.
+func New() *Index {
+	return &Index{state: &state{
+		byKey:        map[key][]entry{},
+		byKind:       map[string][]entry{},
+		scalers:      map[key][]scaler{},
+		workloadRefs: map[key][]entry{},
+	}}
+}
+
+// Build indexes the objects of one scan, keeping all of them.
 func Build(objs []*object.Object) *Index {
-	ix := &Index{
-		objects:      objs,
-		byKey:        make(map[key]*object.Object, len(objs)),
-		scalers:      map[key][]Scaler{},
-		workloadRefs: map[key][]*object.Object{},
+	ix := New()
+	for i, o := range objs {
+		ix.Add(o, Ordinal(i), true)
 	}
-	for _, o := range objs {
-		k := keyOf(o.Kind, o.Namespace, o.Name)
-		if _, dup := ix.byKey[k]; !dup {
-			ix.byKey[k] = o
-		}
-		switch v := o.Typed.(type) {
-		case *autoscalingv2.HorizontalPodAutoscaler:
-			min := int32(1)
-			if v.Spec.MinReplicas != nil {
-				min = *v.Spec.MinReplicas
-			}
-			t := keyOf(v.Spec.ScaleTargetRef.Kind, o.Namespace, v.Spec.ScaleTargetRef.Name)
-			ix.scalers[t] = append(ix.scalers[t], Scaler{Object: o, Min: min, Max: v.Spec.MaxReplicas})
-		case *object.ScaledObject:
-			if v.Spec.ScaleTargetRef == nil {
-				continue
-			}
-			kind := v.Spec.ScaleTargetRef.Kind
-			if kind == "" {
-				kind = "Deployment"
-			}
-			s := Scaler{Object: o, Min: object.KEDADefaultMinReplicas, Max: object.KEDADefaultMaxReplicas}
-			if v.Spec.MinReplicaCount != nil {
-				s.Min = *v.Spec.MinReplicaCount
-			}
-			if v.Spec.MaxReplicaCount != nil {
-				s.Max = *v.Spec.MaxReplicaCount
-			}
-			t := keyOf(kind, o.Namespace, v.Spec.ScaleTargetRef.Name)
-			ix.scalers[t] = append(ix.scalers[t], s)
-		case *rolloutsv1alpha1.Rollout:
-			if ref := v.Spec.WorkloadRef; ref != nil && ref.Kind == "Deployment" {
-				t := keyOf("Deployment", o.Namespace, ref.Name)
-				ix.workloadRefs[t] = append(ix.workloadRefs[t], o)
-			}
-		}
-	}
+	ix.Freeze()
 	return ix
 }
 
-// Objects returns every object of the scan, in input order.
-func (ix *Index) Objects() []*object.Object { return ix.objects }
+// Add registers o at its place in the input; it may be called from several
+// goroutines. keep retains the whole object whatever its kind.
+func (ix *Index) Add(o *object.Object, ord Ordinal, keep bool) {
+	e := entry{ord: ord, name: o.Name, namespace: o.Namespace}
+	if keep || Retained(o.Kind) {
+		e.obj = o
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if e.obj != nil {
+		ix.objects = append(ix.objects, ordered{ord, o})
+	}
+	k := keyOf(o.Kind, o.Namespace, o.Name)
+	ix.byKey[k] = insert(ix.byKey[k], e)
+	if listed(o.Kind) {
+		ix.byKind[o.Kind] = insert(ix.byKind[o.Kind], e)
+	}
+	switch v := o.Typed.(type) {
+	case *autoscalingv2.HorizontalPodAutoscaler:
+		min := int32(1)
+		if v.Spec.MinReplicas != nil {
+			min = *v.Spec.MinReplicas
+		}
+		t := keyOf(v.Spec.ScaleTargetRef.Kind, o.Namespace, v.Spec.ScaleTargetRef.Name)
+		ix.scalers[t] = insertScaler(ix.scalers[t], scaler{Scaler{Object: o, Min: min, Max: v.Spec.MaxReplicas}, ord})
+	case *object.ScaledObject:
+		if v.Spec.ScaleTargetRef == nil {
+			return
+		}
+		kind := v.Spec.ScaleTargetRef.Kind
+		if kind == "" {
+			kind = "Deployment"
+		}
+		s := Scaler{Object: o, Min: object.KEDADefaultMinReplicas, Max: object.KEDADefaultMaxReplicas}
+		if v.Spec.MinReplicaCount != nil {
+			s.Min = *v.Spec.MinReplicaCount
+		}
+		if v.Spec.MaxReplicaCount != nil {
+			s.Max = *v.Spec.MaxReplicaCount
+		}
+		t := keyOf(kind, o.Namespace, v.Spec.ScaleTargetRef.Name)
+		ix.scalers[t] = insertScaler(ix.scalers[t], scaler{s, ord})
+	case *rolloutsv1alpha1.Rollout:
+		if ref := v.Spec.WorkloadRef; ref != nil && ref.Kind == "Deployment" {
+			t := keyOf("Deployment", o.Namespace, ref.Name)
+			ix.workloadRefs[t] = insert(ix.workloadRefs[t], e)
+		}
+	}
+}
+
+func insert(list []entry, e entry) []entry {
+	i, _ := slices.BinarySearchFunc(list, e.ord, func(x entry, o Ordinal) int { return cmp.Compare(x.ord, o) })
+	return slices.Insert(list, i, e)
+}
+
+func insertScaler(list []scaler, s scaler) []scaler {
+	i, _ := slices.BinarySearchFunc(list, s.ord, func(x scaler, o Ordinal) int { return cmp.Compare(x.ord, o) })
+	return slices.Insert(list, i, s)
+}
+
+// Freeze completes the index: every object has been added.
+func (ix *Index) Freeze() {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	slices.SortFunc(ix.objects, func(a, b ordered) int { return cmp.Compare(a.ord, b.ord) })
+	ix.frozen = true
+}
+
+// SetLoader gives a frozen index the way to read a dropped object again
+// when a rule needs its contents.
+func (ix *Index) SetLoader(load func(Ordinal) *object.Object) { ix.load = load }
+
+// Recording returns a view of the index that records every answer it
+// gives into rec.
+func (ix *Index) Recording(rec *Recorder) *Index { return &Index{state: ix.state, rec: rec} }
+
+// Objects returns the retained objects (every object, for Build), in
+// input order.
+func (ix *Index) Objects() []*object.Object {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	list := slices.Clone(ix.objects)
+	if !ix.frozen {
+		slices.SortFunc(list, func(a, b ordered) int { return cmp.Compare(a.ord, b.ord) })
+	}
+	out := make([]*object.Object, len(list))
+	for i, o := range list {
+		out[i] = o.obj
+	}
+	return out
+}
 
 // Get finds an object by kind, namespace and name.
 func (ix *Index) Get(kind, namespace, name string) *object.Object {
-	return ix.byKey[keyOf(kind, namespace, name)]
+	k := keyOf(kind, namespace, name)
+	ix.mu.RLock()
+	list := ix.byKey[k]
+	var e entry
+	if len(list) > 0 {
+		e = list[0]
+	}
+	ix.mu.RUnlock()
+	ix.note(query{op: opGet, key: k}, len(list) > 0, e.ord)
+	if len(list) == 0 {
+		return nil
+	}
+	return ix.contents(e)
+}
+
+// contents returns an entry's object, reading a dropped one again when
+// the index is complete; before that, the pass that asked is marked to be
+// checked again once it is.
+func (ix *Index) contents(e entry) *object.Object {
+	if e.obj != nil {
+		return e.obj
+	}
+	if ix.frozen && ix.load != nil {
+		return ix.load(e.ord)
+	}
+	if ix.rec != nil {
+		ix.rec.Incomplete = true
+	}
+	return nil
 }
 
 // ClusterScoped finds a cluster-scoped object by kind and name.
 func (ix *Index) ClusterScoped(kind, name string) *object.Object {
-	return ix.byKey[keyOf(kind, "", name)]
+	return ix.Get(kind, "", name)
+}
+
+// Names returns the names of the objects of kind written with exactly this
+// namespace ("" for none), in input order. Only the kinds some rule lists
+// are indexed this way (Services).
+func (ix *Index) Names(kind, namespace string) []string {
+	ix.mu.RLock()
+	var out []string
+	var h hash
+	for _, e := range ix.byKind[kind] {
+		if e.namespace == namespace {
+			out = append(out, e.name)
+			h.add(e.ord)
+		}
+	}
+	ix.mu.RUnlock()
+	ix.note(query{op: opNames, key: key{kind, namespace, ""}}, true, Ordinal(h))
+	return out
+}
+
+// Named returns the retained objects of kind named name in any namespace,
+// in input order (AnalysisTemplates).
+func (ix *Index) Named(kind, name string) []*object.Object {
+	ix.mu.RLock()
+	var found []entry
+	var h hash
+	for _, e := range ix.byKind[kind] {
+		if e.name == name {
+			found = append(found, e)
+			h.add(e.ord)
+		}
+	}
+	ix.mu.RUnlock()
+	ix.note(query{op: opNamed, key: key{kind, "", name}}, true, Ordinal(h))
+	var out []*object.Object
+	for _, e := range found {
+		if o := ix.contents(e); o != nil {
+			out = append(out, o)
+		}
+	}
+	return out
 }
 
 // ScalersOf returns the HPAs and KEDA ScaledObjects whose scale target is o.
 // A Rollout with workloadRef may be scaled through either object, so its
 // Deployment's autoscalers are returned too.
 func (ix *Index) ScalersOf(o *object.Object) []Scaler {
-	scalers := ix.scalers[keyOf(o.Kind, o.Namespace, o.Name)]
+	scalers := ix.scalersAt(keyOf(o.Kind, o.Namespace, o.Name))
 	if r, ok := o.Typed.(*rolloutsv1alpha1.Rollout); ok && r.Spec.WorkloadRef != nil && r.Spec.WorkloadRef.Kind == "Deployment" {
-		if more := ix.scalers[keyOf("Deployment", o.Namespace, r.Spec.WorkloadRef.Name)]; len(more) > 0 {
-			scalers = append(append([]Scaler(nil), scalers...), more...)
+		if more := ix.scalersAt(keyOf("Deployment", o.Namespace, r.Spec.WorkloadRef.Name)); len(more) > 0 {
+			scalers = append(scalers, more...)
 		}
 	}
 	return scalers
+}
+
+func (ix *Index) scalersAt(k key) []Scaler {
+	ix.mu.RLock()
+	list := ix.scalers[k]
+	var out []Scaler
+	var h hash
+	for _, s := range list {
+		out = append(out, s.Scaler)
+		h.add(s.ord)
+	}
+	ix.mu.RUnlock()
+	ix.note(query{op: opScalers, key: k}, true, Ordinal(h))
+	return out
 }
 
 // Replicas is how many pods a workload runs: spec.replicas, or the range of
@@ -162,12 +378,22 @@ func (ix *Index) PodTemplate(o *object.Object) (*object.PodTemplate, string) {
 	return d.PodTemplate(), ""
 }
 
-// RunBy returns the Rollouts that run this Deployment's template through
-// workloadRef. Such a Deployment is usually scaled to zero: findings about
-// its pods belong to the Rollout.
-func (ix *Index) RunBy(o *object.Object) []*object.Object {
+// RunBy returns the places of the Rollouts that run this Deployment's
+// template through workloadRef (how many there are is what callers ask).
+// Such a Deployment is usually scaled to zero: findings about its pods
+// belong to the Rollout.
+func (ix *Index) RunBy(o *object.Object) int {
 	if o.Kind != "Deployment" {
-		return nil
+		return 0
 	}
-	return ix.workloadRefs[keyOf("Deployment", o.Namespace, o.Name)]
+	k := keyOf("Deployment", o.Namespace, o.Name)
+	ix.mu.RLock()
+	list := ix.workloadRefs[k]
+	var h hash
+	for _, e := range list {
+		h.add(e.ord)
+	}
+	ix.mu.RUnlock()
+	ix.note(query{op: opRunBy, key: k}, true, Ordinal(h))
+	return len(list)
 }

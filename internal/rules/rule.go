@@ -139,7 +139,7 @@ func (p *Pass) Config() *config.Config { return p.Options.Config }
 // Rollout's workloadRef. It is nil for kinds without pods, and for a
 // Deployment whose template a Rollout runs: that Rollout reports it.
 func (p *Pass) PodTemplate() *object.PodTemplate {
-	if len(p.Index.RunBy(p.Object)) > 0 {
+	if p.Index.RunBy(p.Object) > 0 {
 		return nil
 	}
 	t, _ := p.Index.PodTemplate(p.Object)

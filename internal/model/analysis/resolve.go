@@ -107,10 +107,7 @@ func lookupTemplate(ix *index.Index, ref v1alpha1.AnalysisTemplateRef, namespace
 		return t, "", ""
 	}
 	var elsewhere []string
-	for _, o := range ix.Objects() {
-		if o.Kind != "AnalysisTemplate" || o.Name != ref.TemplateName {
-			continue
-		}
+	for _, o := range ix.Named("AnalysisTemplate", ref.TemplateName) {
 		if namespace == "" || o.Namespace == "" {
 			return o, "", fmt.Sprintf("AnalysisTemplate %s and the Rollout are applied to the same namespace (one of them names none)", ref.TemplateName)
 		}

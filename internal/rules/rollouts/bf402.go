@@ -35,12 +35,7 @@ func runBF402(p *rules.Pass) {
 	ctl := controllerOf(p)
 	svc := serviceNames{canary: c.CanaryService, reach: func() []string {
 		names := []string{p.Object.Name, c.CanaryService, c.StableService}
-		for _, o := range p.Index.Objects() {
-			if o.Kind == "Service" && o.Namespace == p.Object.Namespace {
-				names = append(names, o.Name)
-			}
-		}
-		return names
+		return append(names, p.Index.Names("Service", p.Object.Namespace)...)
 	}}
 	for _, b := range analysis.Blocks(c) {
 		share, weight, none := brokenShare(ro, b.Step)

@@ -1,0 +1,119 @@
+package index
+
+// A Recorder remembers what the index answered to one rule pass made
+// before the index was complete, so that the pass can be judged afterwards:
+// when every question would get the same answer from the complete index,
+// the pass's findings stand; otherwise the object is checked again.
+//
+// An answer is remembered by the places of the objects it was made of
+// (their ordinals), not by their contents: objects are immutable once
+// added, so the same places mean the same answer.
+type Recorder struct {
+	queries []query
+	// Incomplete is set when a rule needed the contents of an object the
+	// index does not keep (a Deployment run by a Rollout's workloadRef):
+	// the pass is checked again once the index can read it.
+	Incomplete bool
+}
+
+type op uint8
+
+const (
+	opGet op = iota
+	opNames
+	opNamed
+	opScalers
+	opRunBy
+)
+
+type query struct {
+	op     op
+	key    key
+	found  bool
+	answer Ordinal
+}
+
+// note records an answer when the index is recording.
+func (ix *Index) note(q query, found bool, answer Ordinal) {
+	if ix.rec == nil {
+		return
+	}
+	q.found, q.answer = found, answer
+	for _, r := range ix.rec.queries {
+		if r == q {
+			return
+		}
+	}
+	ix.rec.queries = append(ix.rec.queries, q)
+}
+
+// Stale reports whether the complete index answers any recorded question
+// differently, or a rule could not read what it needed.
+func (r *Recorder) Stale(ix *Index) bool {
+	if r.Incomplete {
+		return true
+	}
+	for _, q := range r.queries {
+		found, answer := ix.answer(q)
+		if found != q.found || answer != q.answer {
+			return true
+		}
+	}
+	return false
+}
+
+// Compact drops what is no longer needed once the pass is over and
+// reports whether anything is left to check.
+func (r *Recorder) Compact() bool {
+	r.queries = r.queries[:len(r.queries):len(r.queries)]
+	return r.Incomplete || len(r.queries) > 0
+}
+
+// answer asks q again, without recording.
+func (ix *Index) answer(q query) (bool, Ordinal) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	var h hash
+	switch q.op {
+	case opGet:
+		if list := ix.byKey[q.key]; len(list) > 0 {
+			return true, list[0].ord
+		}
+		return false, 0
+	case opNames:
+		for _, e := range ix.byKind[q.key.kind] {
+			if e.namespace == q.key.namespace {
+				h.add(e.ord)
+			}
+		}
+	case opNamed:
+		for _, e := range ix.byKind[q.key.kind] {
+			if e.name == q.key.name {
+				h.add(e.ord)
+			}
+		}
+	case opScalers:
+		for _, s := range ix.scalers[q.key] {
+			h.add(s.ord)
+		}
+	case opRunBy:
+		for _, e := range ix.workloadRefs[q.key] {
+			h.add(e.ord)
+		}
+	}
+	return true, Ordinal(h)
+}
+
+// hash folds a list of ordinals (FNV-1a over their bytes): equal lists in
+// equal order hash equally, which is all a Recorder compares.
+type hash uint64
+
+func (h *hash) add(o Ordinal) {
+	if *h == 0 {
+		*h = 14695981039346656037
+	}
+	for i := range 8 {
+		*h ^= hash(byte(o >> (8 * i)))
+		*h *= 1099511628211
+	}
+}
