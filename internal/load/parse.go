@@ -44,6 +44,20 @@ type File struct {
 	// Empty is true when the stream held no document at all (nothing but
 	// blank lines, comments and document markers).
 	Empty bool
+
+	// each, when set, receives each document instead of Documents.
+	each func(*Document)
+}
+
+// Stream parses data like Parse but hands each document to each as soon
+// as it is converted, in order, instead of keeping it: a scan holds one
+// document at a time however large the file. The File it returns has no
+// Documents.
+func Stream(name string, data []byte, each func(*Document)) File {
+	f := File{Name: name, each: each}
+	f.parse(data)
+	f.each = nil
+	return f
 }
 
 // Parse splits data into YAML documents and converts each one. A broken
@@ -51,9 +65,14 @@ type File struct {
 // so the documents after it are still read.
 func Parse(name string, data []byte) File {
 	f := File{Name: name}
+	f.parse(data)
+	return f
+}
+
+func (f *File) parse(data []byte) {
 	if bytes.IndexByte(data[:min(len(data), 8000)], 0) >= 0 {
-		f.Errors = append(f.Errors, Error{File: name, Message: "binary file (contains NUL bytes); not a YAML or JSON manifest"})
-		return f
+		f.Errors = append(f.Errors, Error{File: f.Name, Message: "binary file (contains NUL bytes); not a YAML or JSON manifest"})
+		return
 	}
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	index := 0
@@ -66,7 +85,6 @@ func Parse(name string, data []byte) File {
 	if len(f.Errors) > 0 {
 		f.Empty = false
 	}
-	return f
 }
 
 // ParseDocuments converts documents that a producer has already split, each
@@ -153,11 +171,16 @@ func (f *File) convert(n *yaml.Node, index int, apiVersion, kind string, budget 
 		return
 	}
 	*budget = c.budget
-	f.Documents = append(f.Documents, &Document{
+	d := &Document{
 		File: f.Name, Index: index, Line: n.Line,
 		JSON: c.buf, marks: c.marks,
 		APIVersion: apiVersion, Kind: kind,
-	})
+	}
+	if f.each != nil {
+		f.each(d)
+		return
+	}
+	f.Documents = append(f.Documents, d)
 }
 
 func field(m *yaml.Node, key string) *yaml.Node {
