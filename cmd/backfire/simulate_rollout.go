@@ -119,7 +119,7 @@ func runSimulateRollout(cmd *cobra.Command, fl *simulateRolloutFlags) error {
 	if err != nil {
 		return usageError(cmd, "--rollouts-version: %v", err)
 	}
-	res, err := scan.Run(scan.Options{Paths: []string{fl.file}, Stdin: cmd.InOrStdin()})
+	res, err := scan.Run(scan.Options{Paths: []string{fl.file}, Stdin: cmd.InOrStdin(), KeepObjects: true})
 	if err != nil {
 		return usageError(cmd, "%v", err)
 	}

@@ -1,8 +1,16 @@
-// Package scan runs the pipeline: inputs are read and parsed in parallel
-// into objects, indexed once, and checked by the rules.
+// Package scan runs the pipeline: inputs are read, parsed and decoded in
+// parallel; each object is added to the index and checked by the rules as
+// soon as its file is read, then dropped unless another object's rules
+// read it. Checking before the index is complete is a guess the scan
+// verifies: each check records what it asked the index, and the objects
+// whose answers the complete index would change are read again and
+// checked again (see index.Recorder). The findings are those of checking
+// every object against the complete index, whatever the order the files
+// were read in.
 package scan
 
 import (
+	"errors"
 	"io"
 	"runtime"
 	"slices"
@@ -36,6 +44,14 @@ type Options struct {
 	// Overlay holds new contents for files by path, read instead of the
 	// disk: backfire fix rescans what it would write before writing it.
 	Overlay map[string][]byte
+	// KeepObjects returns the decoded objects in Result.Objects, for
+	// callers that inspect them (fix, the simulators, tests). Without it an
+	// object of a plain file does not outlive its file: memory is bounded
+	// by the largest file plus the index, not by the whole input.
+	KeepObjects bool
+	// Spill writes the findings to a temporary file as they are found,
+	// for the JSON report (see result.Spill); the caller closes it.
+	Spill bool
 }
 
 // Summary and Result are the reporters' contract, package result; the
@@ -48,6 +64,17 @@ type (
 // Run scans the inputs. Input problems are collected in Result.Errors; the
 // returned error is for problems with the options themselves.
 func Run(opts Options) (*Result, error) {
+	res, _, err := run(opts, tuning{window: window})
+	return res, err
+}
+
+// tuning holds what tests vary to exercise the pipeline's paths.
+type tuning struct {
+	window    int  // see window
+	noRecheck bool // skip recheck, to show a test needs it
+}
+
+func run(opts Options, tune tuning) (*Result, *scanner, error) {
 	if opts.Catalog == nil {
 		opts.Catalog = catalog.All()
 	}
@@ -56,7 +83,7 @@ func Run(opts Options) (*Result, error) {
 	}
 	enabled, err := rules.Enabled(opts.Catalog, &opts.Rules)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if opts.MaxFileSize <= 0 {
 		opts.MaxFileSize = source.DefaultMaxFileSize
@@ -70,138 +97,362 @@ func Run(opts Options) (*Result, error) {
 		res.Rules = append(res.Rules, result.Rule{ID: r.ID, Slug: r.Slug, Summary: r.Summary, Severity: r.Severity, Doc: r.Doc()})
 	}
 
-	parsed := readAll(inputs, &opts)
-	for _, f := range opts.Extra {
-		parsed = append(parsed, decode(f))
-	}
-	for _, p := range parsed {
-		res.Summary.Files++
-		res.Summary.Documents += len(p.file.Documents)
-		res.Summary.Skipped += p.file.Skipped
-		res.Errors = append(res.Errors, p.file.Errors...)
-		res.Errors = append(res.Errors, p.errors...)
-		res.Objects = append(res.Objects, p.objects...)
-	}
-	res.Summary.Objects = len(res.Objects)
-
-	ix := index.Build(res.Objects)
-	out := rules.Run(ix, enabled, &opts.Rules)
-	res.Errors = append(res.Errors, out.Errors...)
-	res.Findings = make([]finding.Finding, 0, len(out.Findings))
-	files := sourceLines{}
-	for _, r := range out.Findings {
-		res.Findings = append(res.Findings, locate(r, files))
-	}
-	// Fixes on one object are composed; each finding proposes its part.
-	fix.Agree(res.Findings)
-	rules.Sort(res.Findings)
-	for _, s := range out.Suppressed {
-		res.Suppressed = append(res.Suppressed, result.Suppressed{Finding: locate(s.Reported, files), Reason: s.Reason})
-	}
-	res.Count()
-	return res, nil
-}
-
-// parsed is one stream, parsed and decoded.
-type parsed struct {
-	file    load.File
-	objects []*object.Object
-	errors  []load.Error // decoding errors
-}
-
-func decode(f load.File) parsed {
-	p := parsed{file: f}
-	for _, doc := range f.Documents {
-		o, err := object.Decode(doc)
-		if err != nil {
-			p.errors = append(p.errors, *err)
-			continue
+	s := &scanner{opts: &opts, tune: tune, rules: enabled, ix: index.New(), inputs: inputs}
+	if opts.Spill {
+		if s.spill, err = result.NewSpill(); err != nil {
+			return nil, nil, err
 		}
-		p.objects = append(p.objects, o)
+		res.Spill = s.spill
 	}
-	return p
+	s.readAll()
+	for j, f := range opts.Extra {
+		s.extra(len(inputs)+j, f)
+	}
+	s.ix.Freeze()
+	s.ix.SetLoader(s.reload)
+	if !tune.noRecheck {
+		s.recheck()
+	}
+
+	files := sourceLines{}
+	var ruleErrors []load.Error
+	for _, in := range s.results {
+		res.Summary.Files += in.files
+		res.Summary.Documents += in.documents
+		res.Summary.Skipped += in.skipped
+		res.Errors = append(res.Errors, in.errors...)
+		res.Objects = append(res.Objects, in.objects...)
+		res.Summary.Objects += in.decoded
+		for i := range in.checked {
+			c := &in.checked[i]
+			s.settle(c, files)
+			ruleErrors = append(ruleErrors, c.ruleErrors...)
+			res.Findings = append(res.Findings, c.findings...)
+			res.Suppressed = append(res.Suppressed, c.suppressed...)
+		}
+	}
+	res.Errors = append(res.Errors, ruleErrors...)
+	if s.spill != nil {
+		if err := s.spill.Err(); err != nil {
+			s.spill.Close()
+			return nil, nil, err
+		}
+		s.spill.Sort()
+	}
+	rules.Sort(res.Findings)
+	res.Count()
+	return res, s, nil
 }
 
-// readAll reads, parses and decodes the inputs on all cores; the result
-// keeps input order so that output does not depend on scheduling.
-func readAll(inputs []source.Input, opts *Options) []parsed {
-	perInput := make([][]parsed, len(inputs))
+// window is how much of a file (bytes of converted documents) is decoded
+// and added to the index before its objects are checked: a whole file
+// usually, so that objects that refer to each other in one file are
+// checked with both known, and a few megabytes of a very large one.
+const window = 4 << 20
+
+// scanner holds one scan's state.
+type scanner struct {
+	opts   *Options
+	tune   tuning
+	rules  []*rules.Rule
+	ix     *index.Index
+	inputs []source.Input
+	// results are per input (then per extra file), in input order.
+	results []inputResult
+	// loaded caches objects read again from plain files, by ordinal.
+	loaded map[index.Ordinal]*object.Object
+	spill  *result.Spill
+	// rechecked counts the objects checked again (see recheck).
+	rechecked int
+}
+
+// inputResult is what one input yielded.
+type inputResult struct {
+	files, documents, skipped, decoded int
+	errors                             []load.Error // load errors, then decoding errors, per file
+	checked                            []checked
+	objects                            []*object.Object // with KeepObjects
+	// stdin keeps standard input for reading an object again.
+	stdin []byte
+}
+
+// checked is one object's outcome.
+type checked struct {
+	ord index.Ordinal
+	obj *object.Object // set while it must be located, or kept
+	// rec is what the check asked the index, nil when it needs no
+	// verifying.
+	rec *index.Recorder
+	out rules.Result // until located
+	// located findings.
+	findings   []finding.Finding
+	suppressed []result.Suppressed
+	ruleErrors []load.Error
+	located    bool
+	// spilled are the findings' entries in the spill.
+	spilled result.Spilled
+}
+
+// ordinal places document doc of file file of input in the input order.
+func ordinal(input, file, doc int) index.Ordinal {
+	return index.Ordinal(uint64(input)<<40 | uint64(file)<<24 | uint64(doc))
+}
+
+// placeOf splits an ordinal into the input and the document's place in
+// its stream.
+func placeOf(o index.Ordinal) (input, doc int) {
+	return int(uint64(o) >> 40), int(uint64(o) & 0xffffff)
+}
+
+// readAll reads, parses, decodes and checks the inputs on all cores; the
+// results keep input order so that output does not depend on scheduling.
+func (s *scanner) readAll() {
+	s.results = make([]inputResult, len(s.inputs), len(s.inputs)+len(s.opts.Extra))
 	work := make(chan int)
 	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), max(len(inputs), 1)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+	for range min(runtime.GOMAXPROCS(0), max(len(s.inputs), 1)) {
+		wg.Go(func() {
 			for i := range work {
-				for _, f := range read(inputs[i], opts) {
-					perInput[i] = append(perInput[i], decode(f))
-				}
+				s.readInput(i)
 			}
-		}()
+		})
 	}
-	for i := range inputs {
+	for i := range s.inputs {
 		work <- i
 	}
 	close(work)
 	wg.Wait()
-	var out []parsed
-	for _, ps := range perInput {
-		out = append(out, ps...)
-	}
-	return out
 }
 
-func read(in source.Input, opts *Options) []load.File {
-	fail := func(msg string) []load.File {
-		return []load.File{{Name: in.Path, Errors: []load.Error{{File: in.Path, Message: msg}}}}
+func (s *scanner) readInput(i int) {
+	in := s.inputs[i]
+	r := &s.results[i]
+	if in.Kind == source.Chart || in.Kind == source.Kustomization {
+		// Rendered documents are kept: they are read again only by
+		// rendering again, and locating their findings traces them back
+		// through the render.
+		for j, f := range s.render(in) {
+			s.file(r, i, j, f, true)
+		}
+		return
 	}
-	switch in.Kind {
-	case source.Chart, source.Kustomization:
-		r := opts.Charts
-		if in.Kind == source.Kustomization {
-			r = opts.Kustomize
-		}
-		if r == nil {
-			return fail(in.Kind.String() + " rendering is not available")
-		}
-		streams, errs := r.Render(in)
-		files := make([]load.File, 0, len(streams)+1)
-		if len(errs) > 0 {
-			files = append(files, load.File{Name: in.Path, Errors: errs})
-		}
-		for _, s := range streams {
-			var f load.File
-			if s.Documents != nil {
-				f = load.ParseDocuments(s.Name, s.Documents)
-			} else {
-				f = load.Parse(s.Name, s.Data)
-			}
-			for _, d := range f.Documents {
-				d.Origin = s.Origin
-				d.Trace = s.Trace
-			}
-			files = append(files, f)
-		}
-		return files
-	}
-	var data []byte
-	var err error
-	if in.Kind == source.Stdin {
-		if opts.Stdin == nil {
-			return fail("no standard input")
-		}
-		data, err = source.ReadStdin(opts.Stdin, opts.MaxFileSize)
-	} else if o, ok := opts.Overlay[in.Path]; ok {
-		data = o
-	} else {
-		data, err = source.ReadFile(in.Path, opts.MaxFileSize)
-	}
+	data, release, err := s.data(in)
 	if err != nil {
-		return fail(err.Error())
+		r.files++
+		r.errors = append(r.errors, load.Error{File: in.Path, Message: err.Error()})
+		return
 	}
-	f := load.Parse(in.Path, data)
+	if in.Kind == source.Stdin {
+		r.stdin = data
+	}
+	var batch []*load.Document
+	size, n := 0, 0
+	var decodeErrs []load.Error
+	flush := func() {
+		decodeErrs = append(decodeErrs, s.check(r, i, 0, n-len(batch), batch, s.opts.KeepObjects)...)
+		batch, size = batch[:0], 0
+	}
+	f := load.Stream(in.Path, data, func(d *load.Document) {
+		batch = append(batch, d)
+		n++
+		if size += len(d.JSON); size >= s.tune.window {
+			flush()
+		}
+	})
+	flush()
+	release()
 	if f.Empty && in.Explicit {
 		f.Errors = append(f.Errors, load.Error{File: in.Path, Message: "empty input: no YAML or JSON document"})
 	}
-	return []load.File{f}
+	r.files++
+	r.documents += n
+	r.skipped += f.Skipped
+	r.errors = append(r.errors, f.Errors...)
+	r.errors = append(r.errors, decodeErrs...)
+}
+
+// file checks the documents of one stream that is kept whole.
+func (s *scanner) file(r *inputResult, input, j int, f load.File, keep bool) {
+	r.files++
+	r.documents += len(f.Documents)
+	r.skipped += f.Skipped
+	r.errors = append(r.errors, f.Errors...)
+	r.errors = append(r.errors, s.check(r, input, j, 0, f.Documents, keep)...)
+}
+
+func (s *scanner) extra(input int, f load.File) {
+	s.results = append(s.results, inputResult{})
+	s.file(&s.results[len(s.results)-1], input, 0, f, true)
+}
+
+// check decodes docs (documents first+0, first+1, ... of a stream), adds
+// them to the index and checks them; it returns the decoding errors.
+func (s *scanner) check(r *inputResult, input, file, first int, docs []*load.Document, keep bool) []load.Error {
+	var errs []load.Error
+	type added struct {
+		obj *object.Object
+		ord index.Ordinal
+	}
+	objs := make([]added, 0, len(docs))
+	for k, d := range docs {
+		o, err := object.Decode(d)
+		if err != nil {
+			errs = append(errs, *err)
+			continue
+		}
+		ord := ordinal(input, file, first+k)
+		s.ix.Add(o, ord, keep)
+		objs = append(objs, added{o, ord})
+	}
+	r.decoded += len(objs)
+	for _, a := range objs {
+		rec := &index.Recorder{}
+		c := checked{ord: a.ord, obj: a.obj, out: rules.RunObject(a.obj, s.ix.Recording(rec), s.rules, &s.opts.Rules)}
+		if rec.Compact() {
+			c.rec = rec
+		}
+		if a.obj.Doc.Trace == nil {
+			// A plain document is located now, while it is in memory.
+			s.settle(&c, nil)
+		}
+		if !keep {
+			c.obj = nil
+		}
+		r.checked = append(r.checked, c)
+		if keep {
+			r.objects = append(r.objects, a.obj)
+		}
+	}
+	return errs
+}
+
+// settle places the findings of a check (see locate.go; files is needed
+// only for traced documents) and composes the fixes they propose for the
+// object: each finding's fix is its part of one change. With a spill, the
+// findings go there.
+func (s *scanner) settle(c *checked, files sourceLines) {
+	if c.located {
+		return
+	}
+	for _, f := range c.out.Findings {
+		c.findings = append(c.findings, locate(f, files))
+	}
+	fix.Agree(c.findings)
+	if s.spill != nil {
+		c.spilled = s.spill.Add(uint64(c.ord), c.findings)
+		c.findings = nil
+	}
+	for _, sp := range c.out.Suppressed {
+		c.suppressed = append(c.suppressed, result.Suppressed{Finding: locate(sp.Reported, files), Reason: sp.Reason})
+	}
+	c.ruleErrors = c.out.Errors
+	c.out = rules.Result{}
+	c.located = true
+}
+
+// recheck checks again, against the complete index, every object whose
+// check it would answer differently.
+func (s *scanner) recheck() {
+	for i := range s.results {
+		r := &s.results[i]
+		for k := range r.checked {
+			c := &r.checked[k]
+			if c.rec == nil || !c.rec.Stale(s.ix) {
+				c.rec = nil
+				continue
+			}
+			if s.spill != nil {
+				s.spill.Drop(c.spilled)
+			}
+			s.rechecked++
+			o := c.obj
+			if o == nil {
+				o = s.reload(c.ord)
+			}
+			*c = checked{ord: c.ord, obj: c.obj, out: rules.RunObject(o, s.ix, s.rules, &s.opts.Rules)}
+			if o.Doc.Trace == nil {
+				s.settle(c, nil)
+			}
+		}
+	}
+}
+
+// reload reads an object of a plain file again: the scan dropped it, and
+// a rule of another object needs its contents or it must be checked again.
+func (s *scanner) reload(ord index.Ordinal) *object.Object {
+	if o, ok := s.loaded[ord]; ok {
+		return o
+	}
+	input, doc := placeOf(ord)
+	if s.loaded == nil {
+		s.loaded = map[index.Ordinal]*object.Object{}
+	}
+	var data []byte
+	if input < len(s.inputs) {
+		in := s.inputs[input]
+		release := func() {}
+		if in.Kind == source.Stdin {
+			data = s.results[input].stdin
+		} else {
+			data, release, _ = s.data(in)
+		}
+		defer release()
+		n := 0
+		load.Stream(in.Path, data, func(d *load.Document) {
+			if n == doc {
+				if o, err := object.Decode(d); err == nil {
+					s.loaded[ord] = o
+				}
+			}
+			n++
+		})
+	}
+	return s.loaded[ord]
+}
+
+// data reads a plain file or standard input; release is called when the
+// data is no longer needed (see source.MapFile).
+func (s *scanner) data(in source.Input) (data []byte, release func(), err error) {
+	none := func() {}
+	if in.Kind == source.Stdin {
+		if s.opts.Stdin == nil {
+			return nil, none, errors.New("no standard input")
+		}
+		data, err = source.ReadStdin(s.opts.Stdin, s.opts.MaxFileSize)
+		return data, none, err
+	}
+	if o, ok := s.opts.Overlay[in.Path]; ok {
+		return o, none, nil
+	}
+	return source.MapFile(in.Path, s.opts.MaxFileSize)
+}
+
+// render renders a chart or builds a Kustomize directory into streams.
+func (s *scanner) render(in source.Input) []load.File {
+	r := s.opts.Charts
+	if in.Kind == source.Kustomization {
+		r = s.opts.Kustomize
+	}
+	if r == nil {
+		return []load.File{{Name: in.Path, Errors: []load.Error{{File: in.Path, Message: in.Kind.String() + " rendering is not available"}}}}
+	}
+	streams, errs := r.Render(in)
+	files := make([]load.File, 0, len(streams)+1)
+	if len(errs) > 0 {
+		files = append(files, load.File{Name: in.Path, Errors: errs})
+	}
+	for _, st := range streams {
+		var f load.File
+		if st.Documents != nil {
+			f = load.ParseDocuments(st.Name, st.Documents)
+		} else {
+			f = load.Parse(st.Name, st.Data)
+		}
+		for _, d := range f.Documents {
+			d.Origin = st.Origin
+			d.Trace = st.Trace
+		}
+		files = append(files, f)
+	}
+	return files
 }

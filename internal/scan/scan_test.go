@@ -39,7 +39,7 @@ func TestDirectoryWalk(t *testing.T) {
 	write(t, dir, "node_modules/x.yaml", podYAML("nm"))
 	write(t, dir, "vendor/y.yaml", podYAML("vendor"))
 	write(t, dir, "empty.yaml", "")
-	res, err := Run(Options{Paths: []string{dir}})
+	res, err := Run(Options{Paths: []string{dir}, KeepObjects: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestBadInputsDoNotStopTheScan(t *testing.T) {
 	}
 	f.Close()
 
-	res, err := Run(Options{Paths: []string{dir}})
+	res, err := Run(Options{Paths: []string{dir}, KeepObjects: true})
 	if err != nil {
 		t.Fatal(err)
 	}

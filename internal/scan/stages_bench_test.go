@@ -52,11 +52,13 @@ func parseCorpus(c corpusFiles) []load.File {
 func decodeCorpus(b *testing.B, files []load.File) []*object.Object {
 	var objs []*object.Object
 	for _, f := range files {
-		p := decode(f)
-		if len(p.errors) > 0 {
-			b.Fatal(p.errors)
+		for _, d := range f.Documents {
+			o, err := object.Decode(d)
+			if err != nil {
+				b.Fatal(err)
+			}
+			objs = append(objs, o)
 		}
-		objs = append(objs, p.objects...)
 	}
 	return objs
 }

@@ -28,7 +28,7 @@ func TestDeploymentIsCleanAndAsDocumented(t *testing.T) {
 	}
 	for _, dir := range []string{"deploy", filepath.Join("charts", "backfire")} {
 		t.Run(dir, func(t *testing.T) {
-			res, err := scan.Run(scan.Options{Paths: []string{filepath.Join(root, dir)}, Charts: charts})
+			res, err := scan.Run(scan.Options{Paths: []string{filepath.Join(root, dir)}, Charts: charts, KeepObjects: true})
 			if err != nil {
 				t.Fatal(err)
 			}

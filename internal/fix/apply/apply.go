@@ -153,6 +153,7 @@ func plan(opts Options, templates bool, proofWhy string) (*Result, error) {
 		}
 		opts.Scan.Charts = r
 	}
+	opts.Scan.KeepObjects = true
 	res, err := scan.Run(opts.Scan)
 	if err != nil {
 		return nil, err
@@ -403,6 +404,7 @@ func (r *Result) prove(opts Options, before *scan.Result, chosen []finding.Findi
 		}
 		so.Kustomize = k
 	}
+	so.KeepObjects = true
 	after, err := scan.Run(so)
 	if err != nil {
 		return err

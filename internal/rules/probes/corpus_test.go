@@ -24,7 +24,7 @@ func scanProbes(t *testing.T, paths ...string) *scan.Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := scan.Run(scan.Options{Paths: paths, Catalog: probes.Rules, Charts: charts})
+	res, err := scan.Run(scan.Options{Paths: paths, Catalog: probes.Rules, Charts: charts, KeepObjects: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,7 @@ type want struct {
 
 func scanFamily(t *testing.T, root string, paths ...string) (*scan.Result, func(string) string) {
 	t.Helper()
-	res, err := scan.Run(scan.Options{Paths: paths, Catalog: rollouts.Rules})
+	res, err := scan.Run(scan.Options{Paths: paths, Catalog: rollouts.Rules, KeepObjects: true})
 	if err != nil {
 		t.Fatal(err)
 	}

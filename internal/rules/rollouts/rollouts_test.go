@@ -27,7 +27,7 @@ func scanWith(t *testing.T, r *rules.Rule, version string, cfg *config.Config, p
 	if cfg == nil {
 		cfg = &config.Config{}
 	}
-	res, err := scan.Run(scan.Options{Paths: paths, Catalog: []*rules.Rule{r},
+	res, err := scan.Run(scan.Options{Paths: paths, Catalog: []*rules.Rule{r}, KeepObjects: true,
 		Rules: rules.Options{Config: cfg, RolloutsVersion: version}})
 	if err != nil {
 		t.Fatal(err)

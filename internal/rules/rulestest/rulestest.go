@@ -27,7 +27,7 @@ var Update = flag.Bool("update", false, "rewrite golden files")
 // Scan runs only the given rules over files (or "-" with stdin).
 func Scan(t testing.TB, rs []*rules.Rule, stdin []byte, paths ...string) *scan.Result {
 	t.Helper()
-	opts := scan.Options{Paths: paths, Catalog: rs}
+	opts := scan.Options{Paths: paths, Catalog: rs, KeepObjects: true}
 	if stdin != nil {
 		opts.Stdin = bytes.NewReader(stdin)
 	}

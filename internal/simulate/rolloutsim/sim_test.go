@@ -18,7 +18,7 @@ const seedManifest = "../../../examples/order-front-api.yaml"
 
 func load(t testing.TB, path string) []*object.Object {
 	t.Helper()
-	res, err := scan.Run(scan.Options{Paths: []string{path}})
+	res, err := scan.Run(scan.Options{Paths: []string{path}, KeepObjects: true})
 	if err != nil {
 		t.Fatal(err)
 	}

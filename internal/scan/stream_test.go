@@ -1,0 +1,222 @@
+package scan
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"backfire.dev/backfire/internal/catalog"
+	"backfire.dev/backfire/internal/config"
+	"backfire.dev/backfire/internal/finding"
+	"backfire.dev/backfire/internal/fix"
+	"backfire.dev/backfire/internal/index"
+	"backfire.dev/backfire/internal/load"
+	"backfire.dev/backfire/internal/object"
+	"backfire.dev/backfire/internal/report"
+	"backfire.dev/backfire/internal/result"
+	"backfire.dev/backfire/internal/rules"
+	"backfire.dev/backfire/internal/source"
+)
+
+// The scan checks objects before the index is complete and drops them;
+// these tests hold it to what checking every object against the complete
+// index gives (the oracle below: every file read, every object kept, one
+// index, then the rules), on the rules' fixtures laid out so that the
+// objects a rule looks up come after, before, or in the same file as the
+// object it checks.
+
+// oracle scans paths the simple way, keeping everything.
+func oracle(t *testing.T, paths []string) *Result {
+	t.Helper()
+	cfg := &rules.Options{Config: &config.Config{}}
+	enabled, err := rules.Enabled(catalog.All(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inputs, errs := source.Discover(paths)
+	res := &Result{Errors: errs}
+	var objs []*object.Object
+	for _, in := range inputs {
+		data, err := os.ReadFile(in.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := load.Parse(in.Path, data)
+		res.Summary.Files++
+		res.Summary.Documents += len(f.Documents)
+		res.Summary.Skipped += f.Skipped
+		res.Errors = append(res.Errors, f.Errors...)
+		for _, d := range f.Documents {
+			o, err := object.Decode(d)
+			if err != nil {
+				res.Errors = append(res.Errors, *err)
+				continue
+			}
+			objs = append(objs, o)
+		}
+	}
+	res.Summary.Objects = len(objs)
+	out := rules.Run(index.Build(objs), enabled, cfg)
+	res.Errors = append(res.Errors, out.Errors...)
+	files := sourceLines{}
+	for _, r := range out.Findings {
+		res.Findings = append(res.Findings, locate(r, files))
+	}
+	fix.Agree(res.Findings)
+	rules.Sort(res.Findings)
+	for _, s := range out.Suppressed {
+		res.Suppressed = append(res.Suppressed, result.Suppressed{Finding: locate(s.Reported, files), Reason: s.Reason})
+	}
+	res.Count()
+	return res
+}
+
+func jsonOf(t *testing.T, r *Result) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := report.JSON(&b, r, report.JSONOptions{ShowSuppressed: true}); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// layouts writes the documents of one fixture file into dir in three ways:
+// one file as written; one document per file, in order; and one per file
+// in reverse order (so that what an object refers to is read first, or
+// last, whichever it was not before).
+func layouts(t *testing.T, fixture string) map[string]string {
+	data, err := os.ReadFile(fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := splitDocs(string(data))
+	out := map[string]string{}
+	for _, name := range []string{"together", "forward", "reverse"} {
+		dir := filepath.Join(t.TempDir(), name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if name == "together" {
+			writeFile(t, filepath.Join(dir, "all.yaml"), string(data))
+		}
+		for i, d := range docs {
+			n := i
+			if name == "reverse" {
+				n = len(docs) - 1 - i
+			}
+			if name != "together" {
+				writeFile(t, filepath.Join(dir, fmt.Sprintf("doc-%03d.yaml", n)), d)
+			}
+		}
+		out[name] = dir
+	}
+	return out
+}
+
+func splitDocs(s string) []string {
+	var docs []string
+	for _, d := range strings.Split("\n"+s, "\n---") {
+		if strings.TrimSpace(d) != "" {
+			docs = append(docs, strings.TrimPrefix(d, "\n"))
+		}
+	}
+	return docs
+}
+
+func writeFile(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func ruleFixtures(t *testing.T) []string {
+	files, err := filepath.Glob("../rules/*/testdata/*/*/*.yaml")
+	if err != nil || len(files) < 100 {
+		t.Fatalf("%d rule fixtures (%v)", len(files), err)
+	}
+	return files
+}
+
+func TestStreamingScanEqualsCheckingAgainstTheCompleteIndex(t *testing.T) {
+	rechecked, multi := 0, 0
+	for _, fixture := range ruleFixtures(t) {
+		for name, dir := range layouts(t, fixture) {
+			want := jsonOf(t, oracle(t, []string{dir}))
+			for _, tune := range []tuning{{window: window}, {window: 1}} {
+				for _, spill := range []bool{false, true} {
+					res, s, err := run(Options{Paths: []string{dir}, Spill: spill}, tune)
+					if err != nil {
+						t.Fatal(err)
+					}
+					got := jsonOf(t, res)
+					res.Spill.Close()
+					if got != want {
+						t.Errorf("%s laid out %s (window %d, spill %v): the scan differs from the oracle\n got: %s\nwant: %s", fixture, name, tune.window, spill, got, want)
+					}
+					rechecked += s.rechecked
+				}
+			}
+			if len(splitDocs(mustRead(t, fixture))) > 1 {
+				multi++
+			}
+		}
+	}
+	// The layouts must exercise checking again: objects whose autoscaler,
+	// ConfigMap, template or Deployment comes later.
+	if rechecked == 0 || multi == 0 {
+		t.Errorf("rechecked %d objects over %d multi-document layouts: the test does not exercise the recheck", rechecked, multi)
+	}
+}
+
+// Without the recheck, some layout gives other findings: the test above
+// can fail.
+func TestStreamingScanNeedsTheRecheck(t *testing.T) {
+	for _, fixture := range ruleFixtures(t) {
+		dir := layouts(t, fixture)["reverse"]
+		want := jsonOf(t, oracle(t, []string{dir}))
+		res, _, err := run(Options{Paths: []string{dir}}, tuning{window: window, noRecheck: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if jsonOf(t, res) != want {
+			return
+		}
+	}
+	t.Error("no fixture's findings depend on the recheck")
+}
+
+// The findings do not depend on how many cores read the files.
+func TestStreamingScanOnOneCore(t *testing.T) {
+	dir := filepath.Join("..", "..", "examples")
+	want := jsonOf(t, oracle(t, []string{dir}))
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	res, err := Run(Options{Paths: []string{dir}, Spill: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Spill.Close()
+	if got := jsonOf(t, res); got != want {
+		t.Errorf("on one core the scan differs from the oracle:\n got: %s\nwant: %s", got, want)
+	}
+	if res.Spill.Len() == 0 {
+		t.Error("nothing spilled")
+	}
+	var n int
+	res.EachSeverity(func(finding.Severity) { n++ })
+	if n != res.Spill.Len() || n == 0 {
+		t.Errorf("severities of %d findings, spill holds %d", n, res.Spill.Len())
+	}
+}
+
+func mustRead(t *testing.T, path string) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
