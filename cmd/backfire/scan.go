@@ -128,11 +128,16 @@ func runScan(cmd *cobra.Command, args []string, fl *scanFlags) error {
 		Charts:      charts,
 		Kustomize:   kustomize.New(),
 		Rules:       rules.Options{Config: cfg, RolloutsVersion: rv},
+		// The JSON report can be written from findings kept on disk, so
+		// that a scan's memory does not grow with its findings; the other
+		// formats, and comparing with a base revision, read them whole.
+		Spill: fl.format == "json" && fl.diffBase == "",
 	}
 	res, err := scan.Run(opts)
 	if err != nil {
 		return usageError(cmd, "%v", err)
 	}
+	defer res.Spill.Close()
 	res.Errors = append(res.Errors, liveErrs...)
 	if fl.diffBase != "" {
 		if err := dropBaseFindings(res, opts, fl.diffBase); err != nil {
@@ -226,10 +231,10 @@ func exitCode(res *result.Result, failOn finding.Severity) int {
 	if failOn == finding.None {
 		return exitClean
 	}
-	for _, f := range res.Findings {
-		if f.Severity >= failOn {
-			return exitFindings
-		}
+	worst := finding.None
+	res.EachSeverity(func(s finding.Severity) { worst = max(worst, s) })
+	if worst >= failOn {
+		return exitFindings
 	}
 	return exitClean
 }

@@ -21,7 +21,11 @@ func JSON(w io.Writer, r *result.Result, opts JSONOptions) error {
 
 	s.raw("{\n")
 	s.field("schema", d.Schema, false)
-	streamArray(s, "findings", r.Findings, false)
+	if r.Spill != nil {
+		streamSpill(s, r.Spill)
+	} else {
+		streamArray(s, "findings", r.Findings, false)
+	}
 	streamArray(s, "errors", r.Errors, false)
 	s.field("summary", d.Summary, len(d.Suppressed) == 0)
 	if len(d.Suppressed) > 0 {
@@ -94,6 +98,33 @@ func streamArray[T any](s *jsonStream, name string, items []T, last bool) {
 	}
 	s.raw("  ]")
 	s.end(last)
+}
+
+// streamSpill writes the findings list from a spill, whose findings are
+// already encoded as streamArray would write them.
+func streamSpill(s *jsonStream, sp *result.Spill) {
+	s.raw("  " + quote("findings") + ": ")
+	if sp.Len() == 0 {
+		s.raw("[]")
+		s.end(false)
+		return
+	}
+	s.raw("[\n")
+	i := 0
+	err := sp.Each(func(b []byte) error {
+		s.raw(indent(2))
+		if s.err == nil {
+			_, s.err = s.w.Write(b)
+		}
+		i++
+		s.end(i == sp.Len())
+		return s.err
+	})
+	if s.err == nil {
+		s.err = err
+	}
+	s.raw("  ]")
+	s.end(false)
 }
 
 func indent(depth int) string {

@@ -35,6 +35,9 @@ type Result struct {
 	// Objects are the decoded objects, for callers that inspect them
 	// (tests, the simulators); reporters do not need them.
 	Objects []*object.Object
+	// Spill, when set, holds the findings instead of Findings (which is
+	// then empty), sorted; only the JSON report reads it.
+	Spill *Spill
 }
 
 // Suppressed is a finding silenced by the object's ignore annotation.
@@ -47,10 +50,20 @@ type Suppressed struct {
 // Count fills Summary.Findings from the findings' severities.
 func (r *Result) Count() {
 	r.Summary.Findings = map[string]int{"error": 0, "warning": 0, "info": 0}
-	for _, f := range r.Findings {
-		r.Summary.Findings[f.Severity.String()]++
-	}
+	r.EachSeverity(func(s finding.Severity) { r.Summary.Findings[s.String()]++ })
 	r.Summary.Suppressed = len(r.Suppressed)
+}
+
+// EachSeverity calls fn with the severity of each finding, held in memory
+// or spilled.
+func (r *Result) EachSeverity(fn func(finding.Severity)) {
+	if r.Spill != nil {
+		r.Spill.Severities(fn)
+		return
+	}
+	for _, f := range r.Findings {
+		fn(f.Severity)
+	}
 }
 
 // Rule describes a rule of the catalog to a reporter.

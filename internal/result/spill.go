@@ -1,0 +1,206 @@
+package result
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"sync"
+
+	"backfire.dev/backfire/internal/finding"
+)
+
+// A Spill keeps the findings of a large scan out of memory: each is
+// written, already encoded as the JSON report writes it, to a temporary
+// file as soon as its object is checked, and only what orders, counts and
+// filters them stays in memory (about a hundred bytes a finding, against
+// three kilobytes for the finding itself). The JSON report copies the
+// encoded findings in order. Only that report reads a spill: the others
+// need fields the JSON report does not carry (a chart finding's values
+// line), and a scan for them keeps its findings in memory.
+type Spill struct {
+	mu      sync.Mutex
+	file    *os.File
+	size    int64
+	entries []spilled
+	err     error
+}
+
+// spilled is one finding in the spill: its sort key and where its bytes are.
+type spilled struct {
+	file, rule, container string
+	line, column          int
+	severity              finding.Severity
+	// ord and seq order findings with equal keys: the object's place in
+	// the input, then the finding's place among the object's.
+	ord  uint64
+	seq  int
+	off  int64
+	n    int
+	dead bool
+}
+
+// Spilled is where Add put a list of findings, for Drop.
+type Spilled struct{ from, to int }
+
+// NewSpill creates the temporary file, removed by Close.
+func NewSpill() (*Spill, error) {
+	f, err := os.CreateTemp("", "backfire-findings-*")
+	if err != nil {
+		return nil, fmt.Errorf("temporary file for findings: %w", err)
+	}
+	return &Spill{file: f}, nil
+}
+
+// Close removes the temporary file.
+func (s *Spill) Close() error {
+	if s == nil || s.file == nil {
+		return nil
+	}
+	name := s.file.Name()
+	err := s.file.Close()
+	if rerr := os.Remove(name); err == nil {
+		err = rerr
+	}
+	s.file = nil
+	return err
+}
+
+// Add writes the findings of the object at place ord in the input to the
+// spill; it may be called from several goroutines. The first write error
+// is kept and returned by Err.
+func (s *Spill) Add(ord uint64, fs []finding.Finding) Spilled {
+	if len(fs) == 0 {
+		return Spilled{}
+	}
+	var buf bytes.Buffer
+	enc := NewFindingEncoder(&buf)
+	ends := make([]int, len(fs))
+	for i := range fs {
+		if err := enc.Encode(&fs[i]); err != nil {
+			s.fail(err)
+			return Spilled{}
+		}
+		ends[i] = buf.Len()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return Spilled{}
+	}
+	if _, err := s.file.WriteAt(buf.Bytes(), s.size); err != nil {
+		s.err = fmt.Errorf("writing findings to a temporary file: %w", err)
+		return Spilled{}
+	}
+	at := Spilled{from: len(s.entries), to: len(s.entries) + len(fs)}
+	start := 0
+	for i := range fs {
+		f := &fs[i]
+		s.entries = append(s.entries, spilled{
+			file: f.File, rule: f.Rule, container: f.Container,
+			line: f.Line, column: f.Column, severity: f.Severity,
+			ord: ord, seq: i,
+			off: s.size + int64(start), n: ends[i] - start,
+		})
+		start = ends[i]
+	}
+	s.size += int64(buf.Len())
+	return at
+}
+
+// Drop withdraws findings added before Sort (an object checked again).
+func (s *Spill) Drop(at Spilled) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := at.from; i < at.to; i++ {
+		s.entries[i].dead = true
+	}
+}
+
+func (s *Spill) fail(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err == nil {
+		s.err = err
+	}
+}
+
+// Err is the first error writing the spill.
+func (s *Spill) Err() error { return s.err }
+
+// Len is the number of findings.
+func (s *Spill) Len() int { return len(s.entries) }
+
+// Sort orders the findings as rules.Sort orders findings listed in input
+// order: by file, line, column, rule and container, then by place in the
+// input. It removes dropped findings; nothing is added after it.
+func (s *Spill) Sort() {
+	s.entries = slices.DeleteFunc(s.entries, func(e spilled) bool { return e.dead })
+	slices.SortFunc(s.entries, func(a, b spilled) int {
+		return cmp.Or(
+			cmp.Compare(a.file, b.file),
+			cmp.Compare(a.line, b.line),
+			cmp.Compare(a.column, b.column),
+			cmp.Compare(a.rule, b.rule),
+			cmp.Compare(a.container, b.container),
+			cmp.Compare(a.ord, b.ord),
+			cmp.Compare(a.seq, b.seq),
+		)
+	})
+}
+
+// Severities calls fn with each finding's severity.
+func (s *Spill) Severities(fn func(finding.Severity)) {
+	for _, e := range s.entries {
+		fn(e.severity)
+	}
+}
+
+// Each calls fn with each finding's encoded bytes, in order; the slice is
+// reused between calls.
+func (s *Spill) Each(fn func(encoded []byte) error) error {
+	var buf []byte
+	for _, e := range s.entries {
+		if cap(buf) < e.n {
+			buf = make([]byte, e.n)
+		}
+		buf = buf[:e.n]
+		if _, err := s.file.ReadAt(buf, e.off); err != nil {
+			return fmt.Errorf("reading findings back from a temporary file: %w", err)
+		}
+		if err := fn(buf); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// FindingEncoder encodes findings exactly as the JSON report writes them in
+// its findings list (two-space indent, at depth two, no HTML escaping, no
+// trailing newline).
+type FindingEncoder struct {
+	w   *bytes.Buffer
+	tmp bytes.Buffer
+	enc *json.Encoder
+}
+
+// NewFindingEncoder appends encoded findings to w.
+func NewFindingEncoder(w *bytes.Buffer) *FindingEncoder {
+	e := &FindingEncoder{w: w}
+	e.enc = json.NewEncoder(&e.tmp)
+	e.enc.SetEscapeHTML(false)
+	e.enc.SetIndent("    ", "  ")
+	return e
+}
+
+// Encode appends f.
+func (e *FindingEncoder) Encode(f *finding.Finding) error {
+	e.tmp.Reset()
+	if err := e.enc.Encode(f); err != nil {
+		return err
+	}
+	e.w.Write(bytes.TrimSuffix(e.tmp.Bytes(), []byte("\n")))
+	return nil
+}
