@@ -161,6 +161,33 @@ func ReadFile(path string, max int64) ([]byte, error) {
 	return readLimited(f, max)
 }
 
+// mapAbove is the size from which MapFile maps a file instead of reading
+// it into memory.
+const mapAbove = 16 << 20
+
+// MapFile returns the contents of a file like ReadFile; a large regular
+// file is mapped instead of read (see mapRegular). The caller calls
+// release when it is done with the data: the pages leave the process's
+// memory, though the bytes stay readable. A file truncated while mapped
+// would fault: only files above mapAbove, which the scan otherwise holds
+// twice, are mapped.
+func MapFile(path string, max int64) (data []byte, release func(), err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, errors.New(describe(err))
+	}
+	st, serr := f.Stat()
+	if serr == nil && st.Mode().IsRegular() && st.Size() > mapAbove && st.Size() <= max {
+		if data, release, ok := mapRegular(f, st.Size()); ok {
+			f.Close()
+			return data, release, nil
+		}
+	}
+	f.Close()
+	data, err = ReadFile(path, max)
+	return data, func() {}, err
+}
+
 // ReadStdin reads standard input of at most max bytes.
 func ReadStdin(r io.Reader, max int64) ([]byte, error) { return readLimited(r, max) }
 
