@@ -327,8 +327,13 @@ type planned struct {
 	values  map[string]any
 	missing []string
 	rules   []string
-	// template is the chart template the change edits, if any.
+	// template is the chart template the change edits, if any; edited
+	// are the fields its literal scalars were edited for, with their new
+	// values, which the rendered object must then have. why says why the
+	// fields still missing are not edited in the template.
 	template string
+	edited   map[string]any
+	why      string
 	// overlay is set for a change made as a Kustomize patch file.
 	overlay bool
 	// spans are the parts of the changed files this change wrote.
@@ -436,6 +441,14 @@ func (r *Result) prove(opts Options, before *scan.Result, chosen []finding.Findi
 		f := r.Introduced[0]
 		return fmt.Errorf("the fix would introduce %s on %s (%s), nothing written", f.Rule, f.Object, f.Message)
 	}
+	// A literal scalar edited in a template must be what renders the
+	// field: else the line edited is another (a branch not taken), and
+	// the template is left alone.
+	for _, e := range applied {
+		if why := renders(after, e); why != "" && r.templateWhy == "" {
+			r.templateWhy = e.template + ": " + why
+		}
+	}
 	for _, e := range applied {
 		for _, i := range e.change.Findings {
 			f := chosen[i]
@@ -446,6 +459,9 @@ func (r *Result) prove(opts Options, before *scan.Result, chosen []finding.Findi
 				}
 				if len(e.missing) > 0 {
 					why = "the chart's values do not reach " + strings.Join(e.missing, ", ") + ": change the template, or patch the rendered object with " + string(f.Fix.Patch)
+					if e.why != "" {
+						why += "; " + e.why
+					}
 				}
 				r.Left = append(r.Left, Left{f, why})
 				continue
@@ -482,6 +498,29 @@ func (r *Result) prove(opts Options, before *scan.Result, chosen []finding.Findi
 		}
 	}
 	return nil
+}
+
+// renders checks that the rescan's object has the values a change's
+// template edits wrote; it says which does not.
+func renders(after *scan.Result, e planned) string {
+	if len(e.edited) == 0 {
+		return ""
+	}
+	o := objectOf(after.Objects, e.change.Target)
+	var doc map[string]any
+	if o == nil || json.Unmarshal(o.Doc.JSON, &doc) != nil {
+		return e.change.Target.String() + " is not rendered after the edit"
+	}
+	for _, field := range sortedKeys(e.edited) {
+		want := fmt.Sprint(e.edited[field])
+		if got, ok := valueAt(doc, field); !ok || got != want {
+			if !ok {
+				got = "absent"
+			}
+			return fmt.Sprintf("%s is %s after the edit, not %s: the line edited does not render it", field, got, want)
+		}
+	}
+	return ""
 }
 
 // documentSpan is the lines of o's document in its file: from its first
