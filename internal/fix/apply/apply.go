@@ -111,9 +111,10 @@ func keyOf(f finding.Finding) key { return key{f.Rule, f.Object, f.Container} }
 // the edits: the rescan of the new contents must not report the fixed
 // findings, and applying the fixes again must change nothing.
 //
-// A handler written literally in a chart's template is replaced there;
-// when the proof does not bear that edit out, the plan is made again
-// without template edits, and the finding is left with the reason.
+// A probe handler or number written literally in a chart's template is
+// edited there; when the proof does not bear that edit out, the plan is
+// made again without template edits, and the finding is left with the
+// reason.
 func Plan(opts Options) (*Result, error) {
 	r, err := plan(opts, true, "")
 	if r != nil && r.templateWhy != "" {

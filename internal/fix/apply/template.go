@@ -16,10 +16,13 @@ import (
 // template (Harbor's database: `exec: command: [/docker-healthcheck.sh]`
 // in templates/database/database-ss.yaml) is made in the template: no
 // values key reaches the handler. The numbers of the same probe still go
-// to the values. Only plain template lines are edited (see
-// fix.ReplaceLiteralHandler); the proof renders the chart again with the
-// new template, and when the findings are not gone the template is left
-// alone and the finding is left with its reason.
+// to the values, where a values key sets them; a number the template
+// writes literally (`timeoutSeconds: 1`) is set in the template too. Only
+// plain template lines are edited (see fix.ReplaceLiteralHandler and
+// fix.SetLiteralProbeField); the proof renders the chart again with the
+// new template, and when the findings are not gone, or a number edited is
+// not what the object now renders, the template is left alone and the
+// finding is left with its reason.
 
 var probeKeys = []string{"livenessProbe", "readinessProbe", "startupProbe"}
 var handlerKeys = []string{"exec", "httpGet", "tcpSocket", "grpc"}
