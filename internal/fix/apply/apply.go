@@ -310,6 +310,13 @@ func plan(opts Options, templates bool, proofWhy string) (*Result, error) {
 		}
 	}
 	if len(out.Files) == 0 {
+		// The fixes change no byte (the fields they reach already hold
+		// their values): the findings, still reported, are left.
+		for _, e := range applied {
+			for _, i := range e.change.Findings {
+				out.Left = append(out.Left, Left{chosen[i], e.stillWhy(chosen[i], "the fix changes nothing in the files it edits")})
+			}
+		}
 		return out, nil
 	}
 	err = out.prove(opts, res, chosen, applied)
@@ -454,17 +461,10 @@ func (r *Result) prove(opts Options, before *scan.Result, chosen []finding.Findi
 		for _, i := range e.change.Findings {
 			f := chosen[i]
 			if g, ok := still[keyOf(f)]; ok {
-				why := "still reported after the composed fix: " + g.Message
 				if e.template != "" && r.templateWhy == "" && replacesHandler(f) {
 					r.templateWhy = e.template + ": still reported after the edit: " + g.Message
 				}
-				if len(e.missing) > 0 {
-					why = "the chart's values do not reach " + strings.Join(e.missing, ", ") + ": change the template, or patch the rendered object with " + string(f.Fix.Patch)
-					if e.why != "" {
-						why += "; " + e.why
-					}
-				}
-				r.Left = append(r.Left, Left{f, why})
+				r.Left = append(r.Left, Left{f, e.stillWhy(f, "still reported after the composed fix: "+g.Message)})
 				continue
 			}
 			r.Fixed = append(r.Fixed, f)
@@ -499,6 +499,19 @@ func (r *Result) prove(opts Options, before *scan.Result, chosen []finding.Findi
 		}
 	}
 	return nil
+}
+
+// stillWhy says why a finding a change was meant to fix is still
+// reported: the fields of the change nothing reaches, or else why.
+func (e planned) stillWhy(f finding.Finding, why string) string {
+	if len(e.missing) == 0 {
+		return why
+	}
+	why = "the chart's values do not reach " + strings.Join(e.missing, ", ") + ": change the template, or patch the rendered object with " + string(f.Fix.Patch)
+	if e.why != "" {
+		why += "; " + e.why
+	}
+	return why
 }
 
 // renders checks that the rescan's object has the values a change's

@@ -734,6 +734,7 @@ func TestShopChartLiteralScalarsWithValuesOut(t *testing.T) {
 // Literal scalars the template does not write in the safe way are not
 // edited: the finding that needs them is left with the reason and the
 // line, the line keeps its bytes, and the other findings are still fixed.
+// A second run leaves the finding again, with the same reason.
 func TestShopChartScalarsNotEdited(t *testing.T) {
 	cases := []struct {
 		name, file, old, new, rule, reason string
@@ -786,6 +787,18 @@ func TestShopChartScalarsNotEdited(t *testing.T) {
 			}
 			if len(p.Fixed) == 0 {
 				t.Error("nothing fixed")
+			}
+			// A second run changes nothing, and still leaves the finding
+			// with its reason.
+			if errs := p.Write(); len(errs) > 0 {
+				t.Fatal(errs)
+			}
+			again, err := Plan(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(again.Files) > 0 || len(again.Fixed) > 0 || len(again.Left) != 1 || again.Left[0].Finding.Rule != c.rule || !strings.Contains(again.Left[0].Reason, c.reason) {
+				t.Errorf("second run: %d files, %d fixed, left %+v", len(again.Files), len(again.Fixed), again.Left)
 			}
 		})
 	}
