@@ -175,3 +175,28 @@ func TestSetLiteralProbeFieldQuotingAndRefusals(t *testing.T) {
 		}
 	}
 }
+
+// Any template text: no panic, and an edit made is made once (the same
+// call on its result changes nothing).
+func FuzzSetLiteralProbeField(f *testing.F) {
+	f.Add(scalarTemplate, "api", "livenessProbe", "timeoutSeconds", true)
+	f.Add(scalarTemplate, "api", "readinessProbe", "successThreshold", false)
+	f.Add(strings.ReplaceAll(scalarTemplate, "\n", "\r\n"), "sidecar", "livenessProbe", "failureThreshold", false)
+	f.Add("      containers:\n      - name: api\n        livenessProbe:\n\t  timeoutSeconds: 1\n", "api", "livenessProbe", "timeoutSeconds", true)
+	f.Add("- name: x\n  livenessProbe:\n    timeoutSeconds: '1'\n", "x", "livenessProbe", "timeoutSeconds", true)
+	f.Fuzz(func(t *testing.T, src, container, probe, key string, present bool) {
+		fld := ProbeField{List: "containers", Container: container, Probe: probe, Key: key}
+		var old any
+		if present {
+			old = 1.0
+		}
+		out, err := SetLiteralProbeField([]byte(src), fld, old, present, 3.0)
+		if err != nil {
+			return
+		}
+		again, err := SetLiteralProbeField(out, fld, old, present, 3.0)
+		if err != nil || string(again) != string(out) {
+			t.Errorf("second run: err %v, changed %v\n%q\n%q", err, string(again) != string(out), out, again)
+		}
+	})
+}
