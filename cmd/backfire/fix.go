@@ -42,7 +42,8 @@ nothing. Values the tool cannot know (request sizes) are marked with a
 "# placeholder" comment and listed in the summary.
 
 An object rendered from a Helm chart is fixed in the values that produced it
-(in place, or in a file of its own with --values-out); an object built by a
+(in place, or in a file of its own with --values-out), and in its template
+where the template writes a probe's handler or numbers literally; an object built by a
 Kustomize overlay gets a strategic-merge patch file in the overlay, listed
 under patches:. What cannot be fixed is listed with the reason and the patch.
 
@@ -60,7 +61,7 @@ Exit codes: 0 every finding fixed; 1 findings left (listed with the reason);
 	f.StringVar(&fl.configPath, "config", "", "configuration file (default: .backfire.yaml found from the working directory up)")
 	f.StringVar(&fl.rolloutsVersion, "rollouts-version", rollout.DefaultVersion, "Argo Rollouts controller version the Argo rules assume")
 	f.Int64Var(&fl.maxFileSize, "max-file-size", source.DefaultMaxFileSize, "largest input file read, in bytes")
-	f.StringVar(&fl.valuesOut, "values-out", "", "write the fixes of Helm chart objects to this values file (edited in place when it exists; pass it last with --values), keeping the chart's values untouched; a probe handler written literally in a template is still replaced there")
+	f.StringVar(&fl.valuesOut, "values-out", "", "write the fixes of Helm chart objects to this values file (edited in place when it exists; pass it last with --values), keeping the chart's values untouched; a probe handler or number written literally in a template is still edited there")
 	f.StringArrayVar(&fl.helm.ValueFiles, "values", nil, "Helm values file for charts (repeatable, merged in order)")
 	f.StringArrayVar(&fl.helm.Set, "set", nil, "Helm value for charts, key=value (repeatable)")
 	f.StringVar(&fl.helm.ReleaseName, "release-name", helm.DefaultReleaseName, "Helm release name charts are rendered with")

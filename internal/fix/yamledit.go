@@ -299,13 +299,25 @@ func (e *editor) set(key, val *yaml.Node, v any, path string) error {
 // scalarEnd finds where the scalar written at start ends: plain and
 // quoted scalars on one line.
 func (e *editor) scalarEnd(val *yaml.Node, start int) (int, error) {
-	rest := e.data[start:e.lineEnd(start)]
+	if n := scalarLen(e.data[start:e.lineEnd(start)], val); n >= 0 {
+		return start + n, nil
+	}
+	return 0, fmt.Errorf("line %d: a multi-line or block scalar cannot be edited in place", val.Line)
+}
+
+// scalarLen is the length of the text of the scalar val at the start of
+// rest (the remainder of its line): a plain or a quoted scalar on one
+// line. It is -1 for anything else.
+func scalarLen(rest []byte, val *yaml.Node) int {
 	switch val.Style {
 	case 0, yaml.TaggedStyle:
 		if bytes.HasPrefix(rest, []byte(val.Value)) {
-			return start + len(val.Value), nil
+			return len(val.Value)
 		}
 	case yaml.DoubleQuotedStyle, yaml.SingleQuotedStyle:
+		if len(rest) == 0 {
+			return -1
+		}
 		q := rest[0]
 		for i := 1; i < len(rest); i++ {
 			if rest[i] == '\\' && q == '"' {
@@ -317,11 +329,11 @@ func (e *editor) scalarEnd(val *yaml.Node, start int) (int, error) {
 					i++
 					continue
 				}
-				return start + i + 1, nil
+				return i + 1
 			}
 		}
 	}
-	return 0, fmt.Errorf("line %d: a multi-line or block scalar cannot be edited in place", val.Line)
+	return -1
 }
 
 // namedItems merges list items by name.

@@ -111,9 +111,10 @@ func keyOf(f finding.Finding) key { return key{f.Rule, f.Object, f.Container} }
 // the edits: the rescan of the new contents must not report the fixed
 // findings, and applying the fixes again must change nothing.
 //
-// A handler written literally in a chart's template is replaced there;
-// when the proof does not bear that edit out, the plan is made again
-// without template edits, and the finding is left with the reason.
+// A probe handler or number written literally in a chart's template is
+// edited there; when the proof does not bear that edit out, the plan is
+// made again without template edits, and the finding is left with the
+// reason.
 func Plan(opts Options) (*Result, error) {
 	r, err := plan(opts, true, "")
 	if r != nil && r.templateWhy != "" {
@@ -310,6 +311,13 @@ func plan(opts Options, templates bool, proofWhy string) (*Result, error) {
 		}
 	}
 	if len(out.Files) == 0 {
+		// The fixes change no byte (the fields they reach already hold
+		// their values): the findings, still reported, are left.
+		for _, e := range applied {
+			for _, i := range e.change.Findings {
+				out.Left = append(out.Left, Left{chosen[i], e.stillWhy(chosen[i], "the fix changes nothing in the files it edits")})
+			}
+		}
 		return out, nil
 	}
 	err = out.prove(opts, res, chosen, applied)
@@ -328,8 +336,13 @@ type planned struct {
 	values  map[string]any
 	missing []string
 	rules   []string
-	// template is the chart template the change edits, if any.
+	// template is the chart template the change edits, if any; edited
+	// are the fields its literal scalars were edited for, with their new
+	// values, which the rendered object must then have. why says why the
+	// fields still missing are not edited in the template.
 	template string
+	edited   map[string]any
+	why      string
 	// overlay is set for a change made as a Kustomize patch file.
 	overlay bool
 	// spans are the parts of the changed files this change wrote.
@@ -438,18 +451,22 @@ func (r *Result) prove(opts Options, before *scan.Result, chosen []finding.Findi
 		f := r.Introduced[0]
 		return fmt.Errorf("the fix would introduce %s on %s (%s), nothing written", f.Rule, f.Object, f.Message)
 	}
+	// A literal scalar edited in a template must be what renders the
+	// field: else the line edited is another (a branch not taken), and
+	// the template is left alone.
+	for _, e := range applied {
+		if why := renders(after, e); why != "" && r.templateWhy == "" {
+			r.templateWhy = e.template + ": " + why
+		}
+	}
 	for _, e := range applied {
 		for _, i := range e.change.Findings {
 			f := chosen[i]
 			if g, ok := still[keyOf(f)]; ok {
-				why := "still reported after the composed fix: " + g.Message
 				if e.template != "" && r.templateWhy == "" && replacesHandler(f) {
 					r.templateWhy = e.template + ": still reported after the edit: " + g.Message
 				}
-				if len(e.missing) > 0 {
-					why = "the chart's values do not reach " + strings.Join(e.missing, ", ") + ": change the template, or patch the rendered object with " + string(f.Fix.Patch)
-				}
-				r.Left = append(r.Left, Left{f, why})
+				r.Left = append(r.Left, Left{f, e.stillWhy(f, "still reported after the composed fix: "+g.Message)})
 				continue
 			}
 			r.Fixed = append(r.Fixed, f)
@@ -484,6 +501,42 @@ func (r *Result) prove(opts Options, before *scan.Result, chosen []finding.Findi
 		}
 	}
 	return nil
+}
+
+// stillWhy says why a finding a change was meant to fix is still
+// reported: the fields of the change nothing reaches, or else why.
+func (e planned) stillWhy(f finding.Finding, why string) string {
+	if len(e.missing) == 0 {
+		return why
+	}
+	why = "the chart's values do not reach " + strings.Join(e.missing, ", ") + ": change the template, or patch the rendered object with " + string(f.Fix.Patch)
+	if e.why != "" {
+		why += "; " + e.why
+	}
+	return why
+}
+
+// renders checks that the rescan's object has the values a change's
+// template edits wrote; it says which does not.
+func renders(after *scan.Result, e planned) string {
+	if len(e.edited) == 0 {
+		return ""
+	}
+	o := objectOf(after.Objects, e.change.Target)
+	var doc map[string]any
+	if o == nil || json.Unmarshal(o.Doc.JSON, &doc) != nil {
+		return e.change.Target.String() + " is not rendered after the edit"
+	}
+	for _, field := range sortedKeys(e.edited) {
+		want := fmt.Sprint(e.edited[field])
+		if got, ok := valueAt(doc, field); !ok || got != want {
+			if !ok {
+				got = "absent"
+			}
+			return fmt.Sprintf("%s is %s after the edit, not %s: the line edited does not render it", field, got, want)
+		}
+	}
+	return ""
 }
 
 // documentSpan is the lines of o's document in its file: from its first

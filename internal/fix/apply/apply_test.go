@@ -646,3 +646,217 @@ spec:
 		t.Errorf("BF101 is not left with the proof's reason: fixed %d, left %+v", len(p.Fixed), p.Left)
 	}
 }
+
+// copyShop copies the chart whose probe numbers its templates write
+// literally into a temporary directory, and changes to it.
+func copyShop(t *testing.T) string {
+	t.Helper()
+	root := testutil.RepoRoot(t)
+	dir := t.TempDir()
+	if err := os.CopyFS(filepath.Join(dir, "shop"), os.DirFS(filepath.Join(root, "internal", "fix", "apply", "testdata", "shop"))); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	return root
+}
+
+// Probe numbers written literally in a chart's templates are edited
+// there: a value replaced where it stands (its comment kept), a missing
+// one added beside its siblings, next to the database's literal handler.
+// The values file keeps every byte, the rescan of the written chart
+// reports nothing, and a second run changes nothing.
+func TestShopChartLiteralScalars(t *testing.T) {
+	root := copyShop(t)
+	values, _ := os.ReadFile(filepath.Join("shop", "values.yaml"))
+	o := options("shop")
+	o.Helm = &helm.Options{}
+	p := fixTwice(t, filepath.Join(root, "internal", "fix", "apply", "testdata", "shop-templates.diff"), nil, o)
+	var names []string
+	for _, f := range p.Files {
+		names = append(names, f.Path)
+	}
+	if want := []string{"shop/templates/api.yaml", "shop/templates/db.yaml"}; strings.Join(names, " ") != strings.Join(want, " ") {
+		t.Errorf("files %v, want %v", names, want)
+	}
+	rules := map[string]bool{}
+	for _, f := range p.Fixed {
+		rules[f.Rule] = true
+	}
+	for _, r := range []string{"BF101", "BF102", "BF103", "BF104"} {
+		if !rules[r] {
+			t.Errorf("%s is not fixed: fixed %v", r, rules)
+		}
+	}
+	if now, _ := os.ReadFile(filepath.Join("shop", "values.yaml")); !bytes.Equal(now, values) {
+		t.Error("the values file was changed")
+	}
+	// The written chart, scanned on its own: the findings are gone.
+	res, err := scan.Run(scan.Options{Paths: []string{"shop"}, Rules: o.Scan.Rules, Charts: mustHelm(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Errors) > 0 || len(res.Findings) > 0 {
+		t.Errorf("the fixed chart: errors %v, findings %v", res.Errors, res.Findings)
+	}
+}
+
+func mustHelm(t *testing.T) *helm.Renderer {
+	t.Helper()
+	r, err := helm.New(helm.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// With --values-out the literal numbers are still edited in the
+// templates (they are not values), and no values file is written: no
+// values key reaches any of the fields.
+func TestShopChartLiteralScalarsWithValuesOut(t *testing.T) {
+	copyShop(t)
+	o := options("shop")
+	o.Helm = &helm.Options{}
+	o.ValuesOut = "backfire-values.yaml"
+	p, err := Plan(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Files) != 2 || len(p.Left) > 0 || len(p.Fixed) != 5 {
+		t.Errorf("%d files, %d fixed, left %+v; want the two templates, 5 fixed", len(p.Files), len(p.Fixed), p.Left)
+	}
+	for _, f := range p.Files {
+		if !strings.HasPrefix(f.Path, "shop/templates/") {
+			t.Errorf("%s is written", f.Path)
+		}
+	}
+}
+
+// Literal scalars the template does not write in the safe way are not
+// edited: the finding that needs them is left with the reason and the
+// line, the line keeps its bytes, and the other findings are still fixed.
+// A second run leaves the finding again, with the same reason.
+func TestShopChartScalarsNotEdited(t *testing.T) {
+	cases := []struct {
+		name, file, old, new, rule, reason string
+	}{
+		{"a template action on the line", "api.yaml",
+			"          timeoutSeconds: 1   # seconds per check\n",
+			"          timeoutSeconds: {{ .Values.livenessTimeout | default 1 }}   # seconds per check\n",
+			"BF102", "line 28: containers[api].livenessProbe.timeoutSeconds is written with a template action: not edited"},
+		{"the key written twice", "api.yaml",
+			"          timeoutSeconds: 1   # seconds per check\n",
+			"{{- if .Values.slowChecks }}\n          timeoutSeconds: 2\n{{- else }}\n          timeoutSeconds: 1\n{{- end }}\n",
+			"BF102", "lines 29 and 31: containers[api].livenessProbe.timeoutSeconds is written 2 times in its block: not edited"},
+		{"the probe built by a helper", "api.yaml",
+			"          httpGet:\n            path: /ready\n            port: http\n          periodSeconds: 5\n          failureThreshold: 1\n",
+			"{{ include \"shop.readiness\" . | indent 10 }}\n",
+			"BF104", "line 31: a template action builds part of containers[api].readinessProbe, and failureThreshold is not written in it: not edited"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			copyShop(t)
+			path := filepath.Join("shop", "templates", c.file)
+			data, _ := os.ReadFile(path)
+			src := strings.Replace(string(data), c.old, c.new, 1)
+			if src == string(data) {
+				t.Fatal("the template is not as the test expects")
+			}
+			helper := "{{- define \"shop.readiness\" -}}\nhttpGet:\n  path: /ready\n  port: http\nperiodSeconds: 5\nfailureThreshold: 1\n{{- end }}\n"
+			testutil.WriteFiles(t, ".", map[string]string{path: src, "shop/templates/_helpers.tpl": helper})
+			o := options("shop")
+			o.Helm = &helm.Options{}
+			p, err := Plan(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var reason string
+			for _, l := range p.Left {
+				if l.Finding.Rule == c.rule {
+					reason = l.Reason
+				} else {
+					t.Errorf("%s left: %s", l.Finding.Rule, l.Reason)
+				}
+			}
+			if !strings.Contains(reason, c.reason) {
+				t.Errorf("%s left with %q, want %q", c.rule, reason, c.reason)
+			}
+			for _, f := range p.Files {
+				if f.Path == path && !strings.Contains(string(f.New), c.new) {
+					t.Errorf("the refused lines changed:\n%s", f.New)
+				}
+			}
+			if len(p.Fixed) == 0 {
+				t.Error("nothing fixed")
+			}
+			// A second run changes nothing, and still leaves the finding
+			// with its reason.
+			if errs := p.Write(); len(errs) > 0 {
+				t.Fatal(errs)
+			}
+			again, err := Plan(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(again.Files) > 0 || len(again.Fixed) > 0 || len(again.Left) != 1 || again.Left[0].Finding.Rule != c.rule || !strings.Contains(again.Left[0].Reason, c.reason) {
+				t.Errorf("second run: %d files, %d fixed, left %+v", len(again.Files), len(again.Fixed), again.Left)
+			}
+		})
+	}
+}
+
+// A literal scalar in a branch the chart does not render matches, is
+// edited, and the proof shows the finding still reported: the template is
+// not written, and the finding is left with the proof's reason.
+func TestLiteralScalarEditNotProvenIsLeft(t *testing.T) {
+	dir := t.TempDir()
+	testutil.WriteFiles(t, dir, map[string]string{
+		"web/Chart.yaml":             "apiVersion: v2\nname: web\nversion: 0.1.0\n",
+		"web/values.yaml":            "{}\n",
+		"web/templates/_helpers.tpl": "{{- define \"web.probe\" -}}\nhttpGet:\n  path: /healthz\n  port: 8080\ntimeoutSeconds: 1\nfailureThreshold: 3\n{{- end }}\n",
+		"web/templates/deployment.yaml": `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+      - name: web
+        image: registry.example.com/web:2.0
+        livenessProbe:
+{{- if .Values.never }}
+          httpGet:
+            path: /healthz
+            port: 8080
+          timeoutSeconds: 1
+          failureThreshold: 3
+{{- else }}
+{{ include "web.probe" . | indent 10 }}
+{{- end }}
+`,
+	})
+	t.Chdir(dir)
+	o := options("web")
+	o.Helm = &helm.Options{}
+	p, err := Plan(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range p.Files {
+		if strings.Contains(f.Path, "templates") {
+			t.Errorf("%s is changed though the edit is not proven:\n%s", f.Path, f.New)
+		}
+	}
+	var left string
+	for _, l := range p.Left {
+		if l.Finding.Rule == "BF102" {
+			left = l.Reason
+		}
+	}
+	if !strings.Contains(left, "the template edit was not proven: web/templates/deployment.yaml: spec.template.spec.containers[web].livenessProbe.timeoutSeconds is 1 after the edit, not 3") {
+		t.Errorf("BF102 is not left with the proof's reason: fixed %d, left %q", len(p.Fixed), left)
+	}
+}

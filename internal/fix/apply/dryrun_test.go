@@ -140,6 +140,76 @@ func TestHarborChartValuesPassServerSideDryRun(t *testing.T) {
 	assertFixedAccepted(t, p, dryRunChanged(t, env, before, after))
 }
 
+// The Harbor chart, fixed in place (no --values-out): the chart's own
+// values.yaml and the database template are edited; the chart is rendered
+// before and after the files are written, and every object whose
+// rendering differs is created with a server-side dry run, before and
+// after.
+func TestHarborChartInPlacePassesServerSideDryRun(t *testing.T) {
+	env := clustertest.Shared(t)
+	dir := t.TempDir()
+	chart := filepath.Join(dir, "harbor")
+	if err := os.CopyFS(chart, os.DirFS(testutil.Corpus(t, "harbor-helm"))); err != nil {
+		t.Fatal(err)
+	}
+	o := options(chart)
+	o.Helm = &helm.Options{}
+	p, err := Plan(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrote := map[string]bool{}
+	for _, f := range p.Files {
+		rel, _ := filepath.Rel(chart, f.Path)
+		wrote[filepath.ToSlash(rel)] = true
+	}
+	for _, want := range []string{"values.yaml", "templates/database/database-ss.yaml"} {
+		if !wrote[want] {
+			t.Errorf("fix does not write the chart's %s (writes %v)", want, wrote)
+		}
+	}
+	before := renderChart(t, chart, nil)
+	if errs := p.Write(); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	after := renderChart(t, chart, nil)
+	accepted := dryRunChanged(t, env, before, after)
+	assertFixedAccepted(t, p, accepted)
+	t.Logf("%d findings fixed, %d changed objects accepted by the dry run", len(p.Fixed), len(accepted))
+}
+
+// The chart whose probe numbers its templates write literally, fixed in
+// its templates only: rendered before and after, and every changed
+// object dry-run before and after.
+func TestShopChartTemplatesPassServerSideDryRun(t *testing.T) {
+	env := clustertest.Shared(t)
+	root := testutil.RepoRoot(t)
+	chart := filepath.Join(t.TempDir(), "shop")
+	if err := os.CopyFS(chart, os.DirFS(filepath.Join(root, "internal", "fix", "apply", "testdata", "shop"))); err != nil {
+		t.Fatal(err)
+	}
+	o := options(chart)
+	o.Helm = &helm.Options{}
+	p, err := Plan(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Files) != 2 || len(p.Left) > 0 {
+		t.Fatalf("%d files written, left %+v; want the two templates and nothing left", len(p.Files), p.Left)
+	}
+	before := renderChart(t, chart, nil)
+	if errs := p.Write(); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	after := renderChart(t, chart, nil)
+	accepted := dryRunChanged(t, env, before, after)
+	assertFixedAccepted(t, p, accepted)
+	if len(accepted) != 2 {
+		t.Errorf("%d changed objects accepted, want the Deployment and the StatefulSet", len(accepted))
+	}
+	t.Logf("%d findings fixed, %d changed objects accepted by the dry run", len(p.Fixed), len(accepted))
+}
+
 // The overlay fixture, fixed with a patch file of its own: the overlay is
 // built before and after, and every object the patch changed is created
 // with a server-side dry run, before and after.

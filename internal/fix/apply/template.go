@@ -3,6 +3,8 @@ package apply
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 
 	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/fix"
@@ -14,10 +16,13 @@ import (
 // template (Harbor's database: `exec: command: [/docker-healthcheck.sh]`
 // in templates/database/database-ss.yaml) is made in the template: no
 // values key reaches the handler. The numbers of the same probe still go
-// to the values. Only plain template lines are edited (see
-// fix.ReplaceLiteralHandler); the proof renders the chart again with the
-// new template, and when the findings are not gone the template is left
-// alone and the finding is left with its reason.
+// to the values, where a values key sets them; a number the template
+// writes literally (`timeoutSeconds: 1`) is set in the template too. Only
+// plain template lines are edited (see fix.ReplaceLiteralHandler and
+// fix.SetLiteralProbeField); the proof renders the chart again with the
+// new template, and when the findings are not gone, or a number edited is
+// not what the object now renders, the template is left alone and the
+// finding is left with its reason.
 
 var probeKeys = []string{"livenessProbe", "readinessProbe", "startupProbe"}
 var handlerKeys = []string{"exec", "httpGet", "tcpSocket", "grpc"}
@@ -102,54 +107,156 @@ func contains(l []string, s string) bool {
 	return false
 }
 
-// templateEdit applies the handler replacements to the template that
-// rendered o, on top of the edits already planned for it.
-func (v *valuesPlan) templateEdit(o *object.Object, edits []handlerEdit) (*File, error) {
-	path := o.Doc.File
-	f := v.templates[path]
-	if f == nil {
-		data, err := source.ReadFile(path, v.maxSize)
-		if err != nil {
-			return nil, err
-		}
-		f = &File{Path: path, Old: data, New: data}
-	}
-	next := f.New
-	for _, e := range edits {
-		n, err := fix.ReplaceLiteralHandler(next, e.probe, e.oldKey, e.old, e.newKey, e.val)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %v", path, err)
-		}
-		next = n
-	}
-	return &File{Path: path, Old: f.Old, New: next}, nil
+// scalarEdit is a scalar field of a container's probe that a patch sets
+// and no values key reaches: a value the template may write literally.
+type scalarEdit struct {
+	field   fix.ProbeField
+	shown   string // the field as valuesOf names it
+	old     any    // the rendered value
+	present bool   // whether the rendered object has the field
+	val     any
 }
 
-// planTemplate plans a change whose probe handlers the template writes
-// literally: the handlers in the template, the rest through the values.
-// It reports whether the change is planned, or why it is not.
+var containerLists = []string{"containers", "initContainers", "ephemeralContainers"}
+
+// probeScalars collects the scalar fields of container probes that patch
+// p sets; d is the rendered object at the same place, shown the path as
+// valuesOf names it.
+func probeScalars(p, d any, shown string, out *[]scalarEdit) {
+	pm, ok := p.(map[string]any)
+	if !ok {
+		return
+	}
+	dm, _ := d.(map[string]any)
+	for _, k := range sortedKeys(pm) {
+		var dv any
+		if dm != nil {
+			dv = dm[k]
+		}
+		items, ok := pm[k].([]any)
+		if !ok || !contains(containerLists, k) {
+			probeScalars(pm[k], dv, join(shown, k), out)
+			continue
+		}
+		dl, _ := dv.([]any)
+		for _, it := range items {
+			im, _ := it.(map[string]any)
+			name, _ := im["name"].(string)
+			if name == "" {
+				continue
+			}
+			var dc map[string]any
+			for _, c := range dl {
+				if cm, ok := c.(map[string]any); ok && cm["name"] == name {
+					dc = cm
+				}
+			}
+			for _, probe := range probeKeys {
+				pp, _ := im[probe].(map[string]any)
+				dp, _ := dc[probe].(map[string]any)
+				for _, key := range sortedKeys(pp) {
+					switch pp[key].(type) {
+					case string, float64, bool:
+					default:
+						continue // a handler, a deletion
+					}
+					old, present := dp[key]
+					*out = append(*out, scalarEdit{
+						field: fix.ProbeField{List: k, Container: name, Probe: probe, Key: key},
+						shown: join(shown, k) + "[" + name + "]." + probe + "." + key,
+						old:   old, present: present, val: pp[key],
+					})
+				}
+			}
+		}
+	}
+}
+
+// template is the template that rendered o, with the edits already
+// planned for it.
+func (v *valuesPlan) template(o *object.Object) (*File, error) {
+	path := o.Doc.File
+	if f := v.templates[path]; f != nil {
+		return f, nil
+	}
+	data, err := source.ReadFile(path, v.maxSize)
+	if err != nil {
+		return nil, err
+	}
+	return &File{Path: path, Old: data, New: data}, nil
+}
+
+// planTemplate plans a change that the template that rendered o writes in
+// part literally: the probe handlers it replaces, and the probe scalars no
+// values key reaches, are edited in the template; the rest goes through
+// the values. It reports whether the change is planned, or why the
+// template is not edited. A scalar the template does not write literally
+// is left to the proof (the finding that needs it is left, with the
+// reason); a handler that cannot be replaced leaves the whole template
+// alone, so that the numbers chosen for the new handler are not written
+// for the old one.
 func planTemplate(o *object.Object, c fix.Change, chosen []finding.Finding, v *valuesPlan) (bool, string) {
 	var doc any
 	if json.Unmarshal(o.Doc.JSON, &doc) != nil {
 		return false, ""
 	}
-	var edits []handlerEdit
-	rest, _ := splitHandlers(c.Patch, doc, &edits).(map[string]any)
-	if len(edits) == 0 {
-		return false, ""
-	}
-	f, err := v.templateEdit(o, edits)
-	if err != nil {
-		return false, err.Error()
-	}
+	var handlers []handlerEdit
+	rest, _ := splitHandlers(c.Patch, doc, &handlers).(map[string]any)
 	fileOf := map[string]string{}
 	// Fields neither the template nor the values reach stay missing: the
 	// proof leaves the findings that need them, with the reason.
 	set, missing, keys := valuesOf(o, rest, fileOf)
+	var all, scalars []scalarEdit
+	probeScalars(rest, doc, "", &all)
+	for _, s := range all {
+		if slices.Contains(missing, s.shown) {
+			scalars = append(scalars, s)
+		}
+	}
+	if len(handlers) == 0 && len(scalars) == 0 {
+		return false, ""
+	}
+	f, err := v.template(o)
+	if err != nil {
+		return false, err.Error()
+	}
+	next := f.New
+	for _, e := range handlers {
+		n, err := fix.ReplaceLiteralHandler(next, e.probe, e.oldKey, e.old, e.newKey, e.val)
+		if err != nil {
+			return false, fmt.Sprintf("%s: %v", f.Path, err)
+		}
+		next = n
+	}
+	var edited, whys []string
+	for _, s := range scalars {
+		n, err := fix.SetLiteralProbeField(next, s.field, s.old, s.present, s.val)
+		if err != nil {
+			whys = append(whys, err.Error())
+			continue
+		}
+		next = n
+		edited = append(edited, s.shown)
+	}
+	why := ""
+	if len(whys) > 0 {
+		why = f.Path + ": " + strings.Join(whys, "; ")
+	}
+	if len(handlers) == 0 && len(edited) == 0 {
+		return false, why
+	}
+	missing = slices.DeleteFunc(missing, func(m string) bool { return slices.Contains(edited, m) })
 	for k, p := range fileOf {
 		v.fileOf[k] = p
 	}
-	v.templates[f.Path] = f
-	v.record(c, set, missing, keys, chosen, f.Path)
+	v.templates[f.Path] = &File{Path: f.Path, Old: f.Old, New: next}
+	v.record(c, set, missing, keys, chosen, f.Path, v.reason(why))
+	p := &v.changes[len(v.changes)-1]
+	p.edited = map[string]any{}
+	for _, e := range scalars {
+		if slices.Contains(edited, e.shown) {
+			p.edited[e.shown] = e.val
+		}
+	}
 	return true, ""
 }

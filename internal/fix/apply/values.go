@@ -172,8 +172,9 @@ type valuesPlan struct {
 }
 
 // planValues plans the fix of an object rendered from a chart through the
-// chart's values. A fix that replaces a probe handler the values cannot
-// reach is left out, and the others are composed again without it: their
+// chart's values, and through the template where it writes a field
+// literally. A fix that replaces a probe handler the values cannot reach
+// is left out, and the others are composed again without it: their
 // numbers were only overruled for the sake of the new handler. It returns
 // why nothing can be set, or "".
 func planValues(o *object.Object, c fix.Change, chosen []finding.Finding, v *valuesPlan, out *Result) string {
@@ -203,11 +204,8 @@ func planValues(o *object.Object, c fix.Change, chosen []finding.Finding, v *val
 		if len(owners) > 0 {
 			for _, i := range owners {
 				why := "the chart's values do not reach " + strings.Join(missing, ", ") + ": change the template, or patch the rendered object with " + string(chosen[i].Fix.Patch)
-				if tmplWhy != "" {
-					why += "; the template is not edited: " + tmplWhy
-				}
-				if v.proofWhy != "" {
-					why += "; the template edit was not proven: " + v.proofWhy
+				if r := v.reason(tmplWhy); r != "" {
+					why += "; " + r
 				}
 				out.Left = append(out.Left, Left{chosen[i], why})
 			}
@@ -225,22 +223,46 @@ func planValues(o *object.Object, c fix.Change, chosen []finding.Finding, v *val
 			c = rc[0]
 			c.Findings = idx
 			set, missing, keys = valuesOf(o, c.Patch, v.fileOf)
+			// The template may still write the other fixes' numbers.
+			tmplWhy = ""
+			if len(missing) > 0 && v.templates != nil {
+				var done bool
+				if done, tmplWhy = planTemplate(o, c, chosen, v); done {
+					return ""
+				}
+			}
 		}
 	}
 	if len(set) == 0 {
 		why := "the chart's values do not reach " + strings.Join(missing, ", ") + ": change the template, or patch the rendered object"
+		if r := v.reason(tmplWhy); r != "" {
+			why += "; " + r
+		}
 		for _, i := range c.Findings {
 			out.Left = append(out.Left, Left{chosen[i], why})
 		}
 		return ""
 	}
-	v.record(c, set, missing, keys, chosen, "")
+	v.record(c, set, missing, keys, chosen, "", v.reason(tmplWhy))
 	return ""
 }
 
-// record adds a planned change: the values keys it sets, and the template
-// it edits, if any.
-func (v *valuesPlan) record(c fix.Change, set map[string]any, missing []string, keys map[string]string, chosen []finding.Finding, template string) {
+// reason says why the template was not edited: the refusal of the edit,
+// or the proof that did not bear it out.
+func (v *valuesPlan) reason(tmplWhy string) string {
+	var parts []string
+	if tmplWhy != "" {
+		parts = append(parts, "the template is not edited: "+tmplWhy)
+	}
+	if v.proofWhy != "" {
+		parts = append(parts, "the template edit was not proven: "+v.proofWhy)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// record adds a planned change: the values keys it sets, the template it
+// edits, if any, and why the fields still missing are not edited there.
+func (v *valuesPlan) record(c fix.Change, set map[string]any, missing []string, keys map[string]string, chosen []finding.Finding, template, why string) {
 	for k, val := range set {
 		v.set[k] = val
 	}
@@ -257,7 +279,7 @@ func (v *valuesPlan) record(c fix.Change, set map[string]any, missing []string, 
 	for _, i := range c.Findings {
 		rs = append(rs, chosen[i].Rule)
 	}
-	v.changes = append(v.changes, planned{change: c, values: set, missing: missing, rules: rs, template: template})
+	v.changes = append(v.changes, planned{change: c, values: set, missing: missing, rules: rs, template: template, why: why})
 }
 
 // originalPatches gives each finding its rule's own patch back: without
