@@ -45,15 +45,19 @@ type File struct {
 	// blank lines, comments and document markers).
 	Empty bool
 
-	// each, when set, receives each document instead of Documents.
-	each func(*Document)
+	// each, when set, receives each document instead of Documents, with
+	// the number of bytes of the stream read up to the end of it.
+	each func(d *Document, read int)
+	// read is that number for the chunk being converted.
+	read int
 }
 
 // Stream parses data like Parse but hands each document to each as soon
 // as it is converted, in order, instead of keeping it: a scan holds one
-// document at a time however large the file. The File it returns has no
-// Documents.
-func Stream(name string, data []byte, each func(*Document)) File {
+// document at a time however large the file. read is how many bytes of
+// data the parser is done with: the caller may release them. The File it
+// returns has no Documents.
+func Stream(name string, data []byte, each func(d *Document, read int)) File {
 	f := File{Name: name, each: each}
 	f.parse(data)
 	f.each = nil
@@ -74,10 +78,14 @@ func (f *File) parse(data []byte) {
 		f.Errors = append(f.Errors, Error{File: f.Name, Message: "binary file (contains NUL bytes); not a YAML or JSON manifest"})
 		return
 	}
+	whole := data
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	index := 0
 	f.Empty = true
 	for _, ch := range splitDocuments(data) {
+		// Chunks are slices of data: where one ends in whole follows
+		// from the capacities.
+		f.read = cap(whole) - cap(ch.data) + len(ch.data)
 		if f.parseChunk(ch, index) {
 			index++
 		}
@@ -177,7 +185,7 @@ func (f *File) convert(n *yaml.Node, index int, apiVersion, kind string, budget 
 		APIVersion: apiVersion, Kind: kind,
 	}
 	if f.each != nil {
-		f.each(d)
+		f.each(d, f.read)
 		return
 	}
 	f.Documents = append(f.Documents, d)

@@ -246,21 +246,23 @@ func (s *scanner) readInput(i int) {
 		r.stdin = data
 	}
 	var batch []*load.Document
-	size, n := 0, 0
+	size, n, read := 0, 0, 0
 	var decodeErrs []load.Error
 	flush := func() {
 		decodeErrs = append(decodeErrs, s.check(r, i, 0, n-len(batch), batch, s.opts.KeepObjects)...)
 		batch, size = batch[:0], 0
+		release(read)
 	}
-	f := load.Stream(in.Path, data, func(d *load.Document) {
+	f := load.Stream(in.Path, data, func(d *load.Document, upTo int) {
 		batch = append(batch, d)
 		n++
+		read = upTo
 		if size += len(d.JSON); size >= s.tune.window {
 			flush()
 		}
 	})
 	flush()
-	release()
+	release(len(data))
 	if f.Empty && in.Explicit {
 		f.Errors = append(f.Errors, load.Error{File: in.Path, Message: "empty input: no YAML or JSON document"})
 	}
@@ -390,15 +392,15 @@ func (s *scanner) reload(ord index.Ordinal) *object.Object {
 	var data []byte
 	if input < len(s.inputs) {
 		in := s.inputs[input]
-		release := func() {}
+		release := func(int) {}
 		if in.Kind == source.Stdin {
 			data = s.results[input].stdin
 		} else {
 			data, release, _ = s.data(in)
 		}
-		defer release()
+		defer release(len(data))
 		n := 0
-		load.Stream(in.Path, data, func(d *load.Document) {
+		load.Stream(in.Path, data, func(d *load.Document, _ int) {
 			if n == doc {
 				if o, err := object.Decode(d); err == nil {
 					s.loaded[ord] = o
@@ -412,8 +414,8 @@ func (s *scanner) reload(ord index.Ordinal) *object.Object {
 
 // data reads a plain file or standard input; release is called when the
 // data is no longer needed (see source.MapFile).
-func (s *scanner) data(in source.Input) (data []byte, release func(), err error) {
-	none := func() {}
+func (s *scanner) data(in source.Input) (data []byte, release func(n int), err error) {
+	none := func(int) {}
 	if in.Kind == source.Stdin {
 		if s.opts.Stdin == nil {
 			return nil, none, errors.New("no standard input")

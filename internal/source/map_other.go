@@ -4,4 +4,4 @@ package source
 
 import "os"
 
-func mapRegular(*os.File, int64) ([]byte, func(), bool) { return nil, nil, false }
+func mapRegular(*os.File, int64) ([]byte, func(int), bool) { return nil, nil, false }

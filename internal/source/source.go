@@ -167,11 +167,11 @@ const mapAbove = 16 << 20
 
 // MapFile returns the contents of a file like ReadFile; a large regular
 // file is mapped instead of read (see mapRegular). The caller calls
-// release when it is done with the data: the pages leave the process's
-// memory, though the bytes stay readable. A file truncated while mapped
-// would fault: only files above mapAbove, which the scan otherwise holds
-// twice, are mapped.
-func MapFile(path string, max int64) (data []byte, release func(), err error) {
+// release(n) when it is done with the first n bytes: their pages leave the
+// process's memory, though the bytes stay readable. A file truncated
+// while mapped would fault: only files above mapAbove, which the scan
+// otherwise holds twice, are mapped.
+func MapFile(path string, max int64) (data []byte, release func(n int), err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, errors.New(describe(err))
@@ -185,7 +185,7 @@ func MapFile(path string, max int64) (data []byte, release func(), err error) {
 	}
 	f.Close()
 	data, err = ReadFile(path, max)
-	return data, func() {}, err
+	return data, func(int) {}, err
 }
 
 // ReadStdin reads standard input of at most max bytes.
