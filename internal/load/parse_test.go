@@ -262,3 +262,28 @@ func TestParseDocuments(t *testing.T) {
 		t.Errorf("comments only: %+v", empty)
 	}
 }
+
+// Stream hands over the documents Parse keeps, in order, each with how
+// far the parser has read: increasing, at the end of the document's
+// chunk, the whole stream at the last.
+func TestStreamEqualsParse(t *testing.T) {
+	src := "\xef\xbb\xbfapiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\n# only a comment\n---\napiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Service, metadata: {name: b}}\n- {apiVersion: v1, kind: Service, metadata: {name: c}}\n...\napiVersion: v1\nkind: Pod\nmetadata: {name: d}\n"
+	want := Parse("s.yaml", []byte(src))
+	var got []*Document
+	var reads []int
+	f := Stream("s.yaml", []byte(src), func(d *Document, read int) {
+		got = append(got, d)
+		reads = append(reads, read)
+	})
+	if len(f.Documents) != 0 || len(got) != len(want.Documents) || len(got) != 4 {
+		t.Fatalf("streamed %d documents (kept %d), parsed %d", len(got), len(f.Documents), len(want.Documents))
+	}
+	for i := range got {
+		if string(got[i].JSON) != string(want.Documents[i].JSON) || got[i].Line != want.Documents[i].Line {
+			t.Errorf("document %d: %s at line %d, want %s at line %d", i, got[i].JSON, got[i].Line, want.Documents[i].JSON, want.Documents[i].Line)
+		}
+	}
+	if reads[0] != strings.Index(src, "---\n# only") || reads[1] != reads[2] || reads[3] != len(src) {
+		t.Errorf("read offsets %v (stream of %d bytes)", reads, len(src))
+	}
+}
