@@ -72,6 +72,8 @@ func Run(opts Options) (*Result, error) {
 type tuning struct {
 	window    int  // see window
 	noRecheck bool // skip recheck, to show a test needs it
+	// beforeRecheck runs once every input is read.
+	beforeRecheck func()
 }
 
 func run(opts Options, tune tuning) (*Result, *scanner, error) {
@@ -110,6 +112,9 @@ func run(opts Options, tune tuning) (*Result, *scanner, error) {
 	}
 	s.ix.Freeze()
 	s.ix.SetLoader(s.reload)
+	if tune.beforeRecheck != nil {
+		tune.beforeRecheck()
+	}
 	if !tune.noRecheck {
 		s.recheck()
 	}
@@ -352,6 +357,8 @@ func (s *scanner) settle(c *checked, files sourceLines) {
 	c.located = true
 }
 
+const changedWhileScanned = "changed while it was being scanned: its objects were checked without the objects read after it"
+
 // recheck checks again, against the complete index, every object whose
 // check it would answer differently.
 func (s *scanner) recheck() {
@@ -363,14 +370,21 @@ func (s *scanner) recheck() {
 				c.rec = nil
 				continue
 			}
+			o := c.obj
+			if o == nil {
+				if o = s.reload(c.ord); o == nil {
+					// The file changed or vanished since it was read.
+					if e := (load.Error{File: s.inputs[i].Path, Message: changedWhileScanned}); !slices.Contains(r.errors, e) {
+						r.errors = append(r.errors, e)
+					}
+					c.rec = nil
+					continue
+				}
+			}
 			if s.spill != nil {
 				s.spill.Drop(c.spilled)
 			}
 			s.rechecked++
-			o := c.obj
-			if o == nil {
-				o = s.reload(c.ord)
-			}
 			*c = checked{ord: c.ord, obj: c.obj, out: rules.RunObject(o, s.ix, s.rules, &s.opts.Rules)}
 			if o.Doc.Trace == nil {
 				s.settle(c, nil)
@@ -396,7 +410,10 @@ func (s *scanner) reload(ord index.Ordinal) *object.Object {
 		if in.Kind == source.Stdin {
 			data = s.results[input].stdin
 		} else {
-			data, release, _ = s.data(in)
+			var err error
+			if data, release, err = s.data(in); err != nil {
+				return nil
+			}
 		}
 		defer release(len(data))
 		n := 0

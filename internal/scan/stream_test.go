@@ -220,3 +220,27 @@ func mustRead(t *testing.T, path string) string {
 	}
 	return string(data)
 }
+
+// A file that vanishes before its objects can be read again is an error
+// at the file, and its first findings stand.
+func TestFileChangedBeforeTheRecheck(t *testing.T) {
+	dir := layouts(t, "../rules/probes/testdata/BF104/positive/hpa-min-two.yaml")["forward"]
+	files, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if len(files) != 2 {
+		t.Fatalf("%d files, want the workload then its autoscaler", len(files))
+	}
+	// On one core the files are read in order: the workload is checked
+	// before its autoscaler is known, and must be checked again.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	res, s, err := run(Options{Paths: []string{dir}}, tuning{window: window, beforeRecheck: func() {
+		if err := os.Remove(files[0]); err != nil {
+			t.Fatal(err)
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.rechecked != 0 || len(res.Errors) != 1 || res.Errors[0].File != files[0] || res.Errors[0].Message != changedWhileScanned {
+		t.Errorf("rechecked %d, errors %v", s.rechecked, res.Errors)
+	}
+}

@@ -174,7 +174,7 @@ const mapAbove = 16 << 20
 func MapFile(path string, max int64) (data []byte, release func(n int), err error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, nil, errors.New(describe(err))
+		return nil, func(int) {}, errors.New(describe(err))
 	}
 	st, serr := f.Stat()
 	if serr == nil && st.Mode().IsRegular() && st.Size() > mapAbove && st.Size() <= max {
