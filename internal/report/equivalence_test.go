@@ -22,16 +22,20 @@ const benchcorpusFiles = 2
 
 // scanBenchcorpus writes the generated benchmark corpus, scans it as
 // `backfire scan --format json .` does from inside it, and returns the JSON.
-func scanBenchcorpus(t *testing.T) []byte {
+func scanBenchcorpus(t *testing.T, spill bool) []byte {
 	t.Helper()
 	dir := t.TempDir()
 	if _, err := benchcorpus.Generate(dir, benchcorpusFiles); err != nil {
 		t.Fatal(err)
 	}
 	t.Chdir(dir)
-	res, err := scan.Run(scan.Options{Paths: []string{"."}})
+	res, err := scan.Run(scan.Options{Paths: []string{"."}, Spill: spill})
 	if err != nil {
 		t.Fatal(err)
+	}
+	defer res.Spill.Close()
+	if spill && (res.Spill == nil || res.Spill.Len() == 0 || len(res.Findings) != 0) {
+		t.Fatalf("asked to spill, the scan spilled %v and kept %d findings", res.Spill, len(res.Findings))
 	}
 	var buf bytes.Buffer
 	if err := JSON(&buf, res, JSONOptions{}); err != nil {
@@ -42,10 +46,10 @@ func scanBenchcorpus(t *testing.T) []byte {
 
 // The speed work must not change a byte of the findings: the JSON report
 // of the generated corpus is compared with the one committed before it,
-// and it is the same on one core.
+// and it is the same on one core, and written from spilled findings.
 func TestBenchcorpusReportUnchanged(t *testing.T) {
 	golden := filepath.Join(mustGetwd(t), "testdata", "benchcorpus.json")
-	got := scanBenchcorpus(t)
+	got := scanBenchcorpus(t, false)
 	if *updateCorpusGolden {
 		if err := os.WriteFile(golden, got, 0o644); err != nil {
 			t.Fatal(err)
@@ -63,9 +67,12 @@ func TestBenchcorpusReportUnchanged(t *testing.T) {
 		t.Error("the golden has no BF101 finding: the corpus no longer exercises the rules")
 	}
 
+	if spilled := scanBenchcorpus(t, true); !bytes.Equal(spilled, got) {
+		t.Errorf("the report from spilled findings differs at byte %d", firstDiff(spilled, got))
+	}
 	prev := runtime.GOMAXPROCS(1)
 	defer runtime.GOMAXPROCS(prev)
-	if one := scanBenchcorpus(t); !bytes.Equal(one, got) {
+	if one := scanBenchcorpus(t, true); !bytes.Equal(one, got) {
 		t.Errorf("the report on one core differs at byte %d", firstDiff(one, got))
 	}
 }

@@ -26,6 +26,9 @@ type Spill struct {
 	size    int64
 	entries []spilled
 	err     error
+	// removed is true once the file has no name: it is gone with the
+	// process however the process ends.
+	removed bool
 }
 
 // spilled is one finding in the spill: its sort key and where its bytes are.
@@ -45,13 +48,15 @@ type spilled struct {
 // Spilled is where Add put a list of findings, for Drop.
 type Spilled struct{ from, to int }
 
-// NewSpill creates the temporary file, removed by Close.
+// NewSpill creates the temporary file. Where the system allows it, the
+// file loses its name at once (it lives while it is open); elsewhere
+// Close removes it.
 func NewSpill() (*Spill, error) {
 	f, err := os.CreateTemp("", "backfire-findings-*")
 	if err != nil {
 		return nil, fmt.Errorf("temporary file for findings: %w", err)
 	}
-	return &Spill{file: f}, nil
+	return &Spill{file: f, removed: os.Remove(f.Name()) == nil}, nil
 }
 
 // Close removes the temporary file.
@@ -59,10 +64,11 @@ func (s *Spill) Close() error {
 	if s == nil || s.file == nil {
 		return nil
 	}
-	name := s.file.Name()
 	err := s.file.Close()
-	if rerr := os.Remove(name); err == nil {
-		err = rerr
+	if !s.removed {
+		if rerr := os.Remove(s.file.Name()); err == nil {
+			err = rerr
+		}
 	}
 	s.file = nil
 	return err
