@@ -2,7 +2,9 @@
 # Whole-process benchmark: backfire beside the parse floor (hack/bench/floor)
 # and, when their binaries are given, kube-linter and kube-score, on the
 # shared corpus at 10k objects, 100k (10 copies in subdirectories) and one
-# 100 MB file (the 10k files concatenated 7 times).
+# 100 MB file (the 10k files concatenated 7 times), and on a richer corpus
+# of our own (hack/bench/rich: Rollouts, analysis templates, autoscalers,
+# Helm charts and Kustomize overlays).
 #
 #   hack/bench/run.sh [OUTDIR]
 #
@@ -12,7 +14,7 @@
 #                            commit) measured beside this one as "backfire-before"
 #   GEN_CORPUS               the corpus generator (default ../shared/bench/gen_corpus.py)
 #   RUNS, WARMUP             hyperfine runs and warm-ups (default 5 and 1)
-#   INPUTS                   the inputs to run (default "10k 100k 100mb")
+#   INPUTS                   the inputs to run (default "10k 100k 100mb rich")
 #   PEERS_AT                 inputs the peers run on (default "10k"; they take
 #                            minutes at 100k)
 #
@@ -52,6 +54,12 @@ if [ ! -d "$out/100k" ]; then
 	mkdir -p "$out/100k"
 	for i in $(seq -w 0 9); do cp -r "$out/10k" "$out/100k/copy-$i"; done
 fi
+if [ ! -d "$out/rich" ]; then
+	# Rollouts with their templates, autoscalers and Services, and copies of
+	# the test corpus's Helm chart and Kustomize overlays (rendered and
+	# built in-process; the floor only parses what is plain YAML there).
+	go run ./hack/bench/rich "$out/rich"
+fi
 if [ ! -f "$out/100mb/all.yaml" ]; then
 	mkdir -p "$out/100mb"
 	# Files are joined with a document separator: each ends without one.
@@ -82,7 +90,7 @@ tools() {
 [ -n "${KUBE_SCORE:-}" ] || echo "run.sh: KUBE_SCORE not set: kube-score skipped" >&2
 
 touch "$out/rss.tsv"
-for in in ${INPUTS:-10k 100k 100mb}; do
+for in in ${INPUTS:-10k 100k 100mb rich}; do
 	# A rerun of one input replaces its lines and keeps the others'.
 	grep -v "^$in	" "$out/rss.tsv" >"$out/rss.tmp" || true
 	mv "$out/rss.tmp" "$out/rss.tsv"

@@ -1,6 +1,7 @@
 package helm
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"path"
@@ -82,6 +83,16 @@ func (p *provenance) tracer(template string, starts []int) load.Tracer {
 	}
 }
 
+// keyGen matches the template functions that generate keys or
+// certificates (sprig's crypto functions, as Helm's engine provides them).
+var keyGen = regexp.MustCompile(`\b(genCA|genCAWithKey|genPrivateKey|genSelfSignedCert|genSelfSignedCertWithKey|genSignedCert|genSignedCertWithKey)\b`)
+
+// generatesKeys says whether a template generates keys and defines nothing
+// another template could include.
+func generatesKeys(text []byte) bool {
+	return keyGen.Match(text) && !bytes.Contains(text, []byte("define"))
+}
+
 // traceTable maps rendered lines of one template to their values source.
 type traceTable struct {
 	lines map[int]valueSource
@@ -102,6 +113,16 @@ func (r *Renderer) traceTables(chartPath string, ch *chart.Chart, vals chartutil
 		for _, t := range c.Templates {
 			if t == nil || strings.HasPrefix(path.Base(t.Name), "_") {
 				continue // partials hold defines, often piped through fromYaml
+			}
+			if generatesKeys(t.Data) {
+				// Its output differs from the first render's anyway (new
+				// keys each time), so it could not be traced; skipping it
+				// halves the render of a chart such as Harbor's, where
+				// genCA is most of the time (an RSA key each call).
+				orig := t.Data
+				t.Data = nil
+				restore = append(restore, func() { t.Data = orig })
+				continue
 			}
 			data, n := markTemplate(string(t.Data), c.ChartFullPath(), &marks)
 			if n == 0 {
