@@ -2,6 +2,7 @@
 package finding
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -100,6 +101,31 @@ type Finding struct {
 	// ValuesAt is where ValuesSource's key is written (file, line and the
 	// key's column), when the values file could be read.
 	ValuesAt *Place `json:"-"`
+}
+
+// Key is what orders findings in a report: file, line, column, rule and
+// container.
+type Key struct {
+	File         string
+	Line, Column int
+	Rule         string
+	Container    string
+}
+
+// Key returns the finding's ordering key.
+func (f *Finding) Key() Key {
+	return Key{File: f.File, Line: f.Line, Column: f.Column, Rule: f.Rule, Container: f.Container}
+}
+
+// CompareKeys orders two keys as reports list findings.
+func CompareKeys(a, b Key) int {
+	return cmp.Or(
+		cmp.Compare(a.File, b.File),
+		cmp.Compare(a.Line, b.Line),
+		cmp.Compare(a.Column, b.Column),
+		cmp.Compare(a.Rule, b.Rule),
+		cmp.Compare(a.Container, b.Container),
+	)
 }
 
 // Place is a position in a file.

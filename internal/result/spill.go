@@ -33,9 +33,8 @@ type Spill struct {
 
 // spilled is one finding in the spill: its sort key and where its bytes are.
 type spilled struct {
-	file, rule, container string
-	line, column          int
-	severity              finding.Severity
+	key      finding.Key
+	severity finding.Severity
 	// ord and seq order findings with equal keys: the object's place in
 	// the input, then the finding's place among the object's.
 	ord  uint64
@@ -105,8 +104,7 @@ func (s *Spill) Add(ord uint64, fs []finding.Finding) Spilled {
 	for i := range fs {
 		f := &fs[i]
 		s.entries = append(s.entries, spilled{
-			file: f.File, rule: f.Rule, container: f.Container,
-			line: f.Line, column: f.Column, severity: f.Severity,
+			key: f.Key(), severity: f.Severity,
 			ord: ord, seq: i,
 			off: s.size + int64(start), n: ends[i] - start,
 		})
@@ -140,20 +138,11 @@ func (s *Spill) Err() error { return s.err }
 func (s *Spill) Len() int { return len(s.entries) }
 
 // Sort orders the findings as rules.Sort orders findings listed in input
-// order: by file, line, column, rule and container, then by place in the
-// input. It removes dropped findings; nothing is added after it.
+// order: by finding.Key, then by place in the input. It removes dropped findings; nothing is added after it.
 func (s *Spill) Sort() {
 	s.entries = slices.DeleteFunc(s.entries, func(e spilled) bool { return e.dead })
 	slices.SortFunc(s.entries, func(a, b spilled) int {
-		return cmp.Or(
-			cmp.Compare(a.file, b.file),
-			cmp.Compare(a.line, b.line),
-			cmp.Compare(a.column, b.column),
-			cmp.Compare(a.rule, b.rule),
-			cmp.Compare(a.container, b.container),
-			cmp.Compare(a.ord, b.ord),
-			cmp.Compare(a.seq, b.seq),
-		)
+		return cmp.Or(finding.CompareKeys(a.key, b.key), cmp.Compare(a.ord, b.ord), cmp.Compare(a.seq, b.seq))
 	})
 }
 

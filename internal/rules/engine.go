@@ -1,7 +1,6 @@
 package rules
 
 import (
-	"cmp"
 	"fmt"
 	"runtime"
 	"slices"
@@ -181,13 +180,5 @@ func runSafely(p *Pass) (err *load.Error) {
 // Sort orders findings by file, line, column and rule, so that output is
 // stable whatever order the input was read in.
 func Sort(fs []finding.Finding) {
-	slices.SortStableFunc(fs, func(a, b finding.Finding) int {
-		return cmp.Or(
-			cmp.Compare(a.File, b.File),
-			cmp.Compare(a.Line, b.Line),
-			cmp.Compare(a.Column, b.Column),
-			cmp.Compare(a.Rule, b.Rule),
-			cmp.Compare(a.Container, b.Container),
-		)
-	})
+	slices.SortStableFunc(fs, func(a, b finding.Finding) int { return finding.CompareKeys(a.Key(), b.Key()) })
 }
