@@ -207,16 +207,12 @@ func (ix *Index) SetLoader(load func(Ordinal) *object.Object) { ix.load = load }
 func (ix *Index) Recording(rec *Recorder) *Index { return &Index{state: ix.state, rec: rec} }
 
 // Objects returns the retained objects (every object, for Build), in
-// input order.
+// input order once the index is frozen.
 func (ix *Index) Objects() []*object.Object {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	list := slices.Clone(ix.objects)
-	if !ix.frozen {
-		slices.SortFunc(list, func(a, b ordered) int { return cmp.Compare(a.ord, b.ord) })
-	}
-	out := make([]*object.Object, len(list))
-	for i, o := range list {
+	out := make([]*object.Object, len(ix.objects))
+	for i, o := range ix.objects {
 		out[i] = o.obj
 	}
 	return out

@@ -111,7 +111,7 @@ func run(opts Options, tune tuning) (*Result, *scanner, error) {
 		s.extra(len(inputs)+j, f)
 	}
 	s.ix.Freeze()
-	s.ix.SetLoader(s.reload)
+	s.ix.SetLoader(s.load)
 	if tune.beforeRecheck != nil {
 		tune.beforeRecheck()
 	}
@@ -364,15 +364,28 @@ const changedWhileScanned = "changed while it was being scanned: its objects wer
 func (s *scanner) recheck() {
 	for i := range s.results {
 		r := &s.results[i]
+		var stale []int
+		dropped := map[index.Ordinal]bool{}
 		for k := range r.checked {
 			c := &r.checked[k]
 			if c.rec == nil || !c.rec.Stale(s.ix) {
 				c.rec = nil
 				continue
 			}
+			stale = append(stale, k)
+			if c.obj == nil {
+				dropped[c.ord] = true
+			}
+		}
+		// The dropped ones are read again in one pass over their file.
+		if len(dropped) > 0 {
+			s.reload(dropped)
+		}
+		for _, k := range stale {
+			c := &r.checked[k]
 			o := c.obj
 			if o == nil {
-				if o = s.reload(c.ord); o == nil {
+				if o = s.loaded[c.ord]; o == nil {
 					// The file changed or vanished since it was read.
 					if e := (load.Error{File: s.inputs[i].Path, Message: changedWhileScanned}); !slices.Contains(r.errors, e) {
 						r.errors = append(r.errors, e)
@@ -390,43 +403,54 @@ func (s *scanner) recheck() {
 				s.settle(c, nil)
 			}
 		}
+		clear(s.loaded) // the objects of one input at a time
 	}
 }
 
-// reload reads an object of a plain file again: the scan dropped it, and
-// a rule of another object needs its contents or it must be checked again.
-func (s *scanner) reload(ord index.Ordinal) *object.Object {
+// load returns a dropped object of a plain file whose contents a rule of
+// another object needs (the index's loader).
+func (s *scanner) load(ord index.Ordinal) *object.Object {
 	if o, ok := s.loaded[ord]; ok {
 		return o
 	}
-	input, doc := placeOf(ord)
+	s.reload(map[index.Ordinal]bool{ord: true})
+	return s.loaded[ord]
+}
+
+// reload reads objects of one plain file again, in one pass over it, into
+// s.loaded: the scan dropped them, and they must be checked again or a
+// rule needs their contents. An object that cannot be read (its file
+// changed) is left out.
+func (s *scanner) reload(ords map[index.Ordinal]bool) {
 	if s.loaded == nil {
 		s.loaded = map[index.Ordinal]*object.Object{}
 	}
-	var data []byte
-	if input < len(s.inputs) {
-		in := s.inputs[input]
-		release := func(int) {}
-		if in.Kind == source.Stdin {
-			data = s.results[input].stdin
-		} else {
-			var err error
-			if data, release, err = s.data(in); err != nil {
-				return nil
+	var input int
+	for ord := range ords {
+		input, _ = placeOf(ord)
+		break
+	}
+	if input >= len(s.inputs) {
+		return
+	}
+	in := s.inputs[input]
+	data, release := s.results[input].stdin, func(int) {}
+	if in.Kind != source.Stdin {
+		var err error
+		if data, release, err = s.data(in); err != nil {
+			return
+		}
+	}
+	defer release(len(data))
+	n := 0
+	load.Stream(in.Path, data, func(d *load.Document, _ int) {
+		if ord := ordinal(input, 0, n); ords[ord] {
+			if o, err := object.Decode(d); err == nil {
+				s.loaded[ord] = o
 			}
 		}
-		defer release(len(data))
-		n := 0
-		load.Stream(in.Path, data, func(d *load.Document, _ int) {
-			if n == doc {
-				if o, err := object.Decode(d); err == nil {
-					s.loaded[ord] = o
-				}
-			}
-			n++
-		})
-	}
-	return s.loaded[ord]
+		n++
+	})
 }
 
 // data reads a plain file or standard input; release is called when the
