@@ -132,12 +132,7 @@ func TestHarborChartValuesPassServerSideDryRun(t *testing.T) {
 	if !wroteValues {
 		t.Fatalf("fix does not write the values file %s", out)
 	}
-	before := renderChart(t, chart, nil)
-	if errs := p.Write(); len(errs) > 0 {
-		t.Fatal(errs)
-	}
-	after := renderChart(t, chart, []string{out})
-	assertFixedAccepted(t, p, dryRunChanged(t, env, before, after))
+	writeAndDryRun(t, env, p, chart, []string{out})
 }
 
 // The Harbor chart, fixed in place (no --values-out): the chart's own
@@ -168,13 +163,7 @@ func TestHarborChartInPlacePassesServerSideDryRun(t *testing.T) {
 			t.Errorf("fix does not write the chart's %s (writes %v)", want, wrote)
 		}
 	}
-	before := renderChart(t, chart, nil)
-	if errs := p.Write(); len(errs) > 0 {
-		t.Fatal(errs)
-	}
-	after := renderChart(t, chart, nil)
-	accepted := dryRunChanged(t, env, before, after)
-	assertFixedAccepted(t, p, accepted)
+	accepted := writeAndDryRun(t, env, p, chart, nil)
 	t.Logf("%d findings fixed, %d changed objects accepted by the dry run", len(p.Fixed), len(accepted))
 }
 
@@ -197,13 +186,7 @@ func TestShopChartTemplatesPassServerSideDryRun(t *testing.T) {
 	if len(p.Files) != 2 || len(p.Left) > 0 {
 		t.Fatalf("%d files written, left %+v; want the two templates and nothing left", len(p.Files), p.Left)
 	}
-	before := renderChart(t, chart, nil)
-	if errs := p.Write(); len(errs) > 0 {
-		t.Fatal(errs)
-	}
-	after := renderChart(t, chart, nil)
-	accepted := dryRunChanged(t, env, before, after)
-	assertFixedAccepted(t, p, accepted)
+	accepted := writeAndDryRun(t, env, p, chart, nil)
 	if len(accepted) != 2 {
 		t.Errorf("%d changed objects accepted, want the Deployment and the StatefulSet", len(accepted))
 	}
@@ -256,6 +239,21 @@ func assertFixedAccepted(t *testing.T, p *Result, accepted map[object.Ref]bool) 
 
 // renderChart renders a chart as the fix proof does, with values files
 // after the chart's own.
+// writeAndDryRun renders the chart, writes the plan, renders it again
+// (with values, the files --values-out wrote) and dry-runs every object
+// whose rendering changed, before and after; the fixed findings' objects
+// must be among them. It returns the accepted objects.
+func writeAndDryRun(t *testing.T, env *clustertest.Env, p *Result, chart string, values []string) map[object.Ref]bool {
+	t.Helper()
+	before := renderChart(t, chart, nil)
+	if errs := p.Write(); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	accepted := dryRunChanged(t, env, before, renderChart(t, chart, values))
+	assertFixedAccepted(t, p, accepted)
+	return accepted
+}
+
 func renderChart(t *testing.T, chart string, values []string) map[object.Ref][]byte {
 	t.Helper()
 	r, err := helm.New(helm.Options{ValueFiles: values})
