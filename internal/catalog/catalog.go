@@ -1,28 +1,25 @@
-// Package catalog is the rule table: every family's rules in ID order. A new
-// rule is a line in its family's Rules plus its fixtures and
-// docs/rules/ID.md.
+// Package catalog is the rule table: every rule the family packages
+// register, in ID order. A new rule is one value in its family's package
+// (rules.Register), its fixtures (testdata/ID) and docs/rules/ID.md; a new
+// family is one more import below. Everything else about a rule (the
+// schema, the evidence tables, which rules a driver runs) is derived from
+// its value.
 package catalog
 
 import (
-	"slices"
+	"path"
 	"strings"
 
 	"backfire.dev/backfire/internal/rules"
-	"backfire.dev/backfire/internal/rules/probes"
-	"backfire.dev/backfire/internal/rules/resources"
-	"backfire.dev/backfire/internal/rules/restarts"
-	"backfire.dev/backfire/internal/rules/rollouts"
-	"backfire.dev/backfire/internal/rules/suppression"
+	// The families: importing one registers its rules.
+	_ "backfire.dev/backfire/internal/rules/probes"
+	_ "backfire.dev/backfire/internal/rules/resources"
+	_ "backfire.dev/backfire/internal/rules/restarts"
+	_ "backfire.dev/backfire/internal/rules/rollouts"
+	_ "backfire.dev/backfire/internal/rules/suppression"
 )
 
-var all = func() []*rules.Rule {
-	var rs []*rules.Rule
-	for _, family := range [][]*rules.Rule{probes.Rules, resources.Rules, rollouts.Rules, restarts.Rules, suppression.Rules} {
-		rs = append(rs, family...)
-	}
-	slices.SortFunc(rs, func(a, b *rules.Rule) int { return strings.Compare(a.ID, b.ID) })
-	return rs
-}()
+var all = rules.Registered()
 
 // All returns the catalog in ID order.
 func All() []*rules.Rule { return all }
@@ -35,4 +32,16 @@ func ByID(id string) *rules.Rule {
 		}
 	}
 	return nil
+}
+
+// Family returns the rules of one family, named by its package ("probes"),
+// in ID order.
+func Family(name string) []*rules.Rule {
+	var out []*rules.Rule
+	for _, r := range all {
+		if path.Base(r.Family()) == name {
+			out = append(out, r)
+		}
+	}
+	return out
 }

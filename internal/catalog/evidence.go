@@ -11,22 +11,15 @@ import (
 	"strings"
 
 	"backfire.dev/backfire/internal/evidence"
-	"backfire.dev/backfire/internal/rules/probes"
-	"backfire.dev/backfire/internal/rules/resources"
-	"backfire.dev/backfire/internal/rules/restarts"
-	"backfire.dev/backfire/internal/rules/rollouts"
-	"backfire.dev/backfire/internal/rules/suppression"
 )
 
 // EvidenceTypes returns the evidence struct type(s) of each rule, from the
-// families' evidence.go.
+// rules' values (Rule.Evidence).
 func EvidenceTypes() map[string][]reflect.Type {
 	out := map[string][]reflect.Type{}
-	for _, family := range []map[string][]any{probes.Evidence, resources.Evidence, rollouts.Evidence, restarts.Evidence, suppression.Evidence} {
-		for id, samples := range family {
-			for _, s := range samples {
-				out[id] = append(out[id], reflect.TypeOf(s))
-			}
+	for _, r := range all {
+		if ts := r.EvidenceTypes(); len(ts) > 0 {
+			out[r.ID] = ts
 		}
 	}
 	return out

@@ -1,11 +1,15 @@
-// Package rules holds the rule catalog and the engine that runs it. A rule is
-// a value (ID, slug, severity, doc, the kinds it reads, a Run function) in
-// the spirit of golang.org/x/tools/go/analysis: small, pure functions over
-// one object and the index, each family's listed in its package's Rules and
-// joined into one catalog in internal/catalog.
+// Package rules holds the rule value, the registry and the engine that runs
+// rules. A rule is one value that carries everything about it (ID, slug,
+// severity, summary, the kinds it reads, its evidence types, its doc, its
+// check) in the spirit of golang.org/x/tools/go/analysis: small, pure
+// functions over one object and the index. Each family package registers
+// its rules (Register); package catalog joins them into one catalog, and
+// everything else about the families (their lists, the evidence schema)
+// is derived from the values.
 package rules
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -30,6 +34,11 @@ type Rule struct {
 	Summary  string // one line
 	// Kinds the rule reads; nil means every kind.
 	Kinds []string
+	// Evidence holds a zero value of each struct a finding's Evidence may
+	// be (one, usually): the JSON schema and the rule page's evidence table
+	// are generated from them (go generate ./internal/catalog), and a rule
+	// that reports anything else fails.
+	Evidence []any
 	// DefaultOff rules run only when enabled in .backfire.yaml.
 	DefaultOff bool
 	// ReadsFindings rules run on an object after every other rule and may
@@ -40,6 +49,8 @@ type Rule struct {
 	// did (its status, events and logs) rather than a manifest: backfire
 	// diagnose runs it on each pod, scan never does.
 	Diagnose func(*DiagnosePass)
+
+	family string // see Family
 }
 
 // Doc returns the rule's documentation page (docs/rules/ID.md).
@@ -186,6 +197,9 @@ func (p *Pass) Report(r Report) {
 	sev := r.Severity
 	if sev == finding.None {
 		sev = p.Rule.Severity
+	}
+	if r.Evidence != nil && !p.Rule.declares(r.Evidence) {
+		panic(fmt.Sprintf("evidence %T is not among the rule's declared Evidence", r.Evidence))
 	}
 	f := finding.Finding{
 		Rule: p.Rule.ID, Slug: p.Rule.Slug, Severity: sev,

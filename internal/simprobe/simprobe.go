@@ -10,13 +10,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 
+	"backfire.dev/backfire/internal/catalog"
 	"backfire.dev/backfire/internal/classify"
 	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/load"
 	"backfire.dev/backfire/internal/model/probe"
 	"backfire.dev/backfire/internal/model/probesim"
 	"backfire.dev/backfire/internal/object"
-	"backfire.dev/backfire/internal/rules/probes"
 	"backfire.dev/backfire/internal/scan"
 )
 
@@ -62,7 +62,7 @@ type Report struct {
 // first workload with probes (or the named container's).
 func Simulate(name string, data []byte, opts Options) (*Report, error) {
 	f := load.Parse(name, data)
-	res, err := scan.Run(scan.Options{Extra: []load.File{f}, Catalog: probes.Rules})
+	res, err := scan.Run(scan.Options{Extra: []load.File{f}, Catalog: catalog.Family("probes")})
 	if err != nil {
 		return nil, err
 	}

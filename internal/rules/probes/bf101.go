@@ -19,14 +19,15 @@ import (
 // BF101: a database whose liveness probe needs it to answer a query. The
 // server refuses queries while it recovers from a crash, so the probe that
 // caused the crash fails by design until it kills the recovery too.
-var BF101 = &rules.Rule{
+var BF101 = rules.Register(&rules.Rule{
 	ID:       "BF101",
 	Slug:     "liveness-fails-during-recovery",
 	Severity: finding.Error,
 	Summary:  "A database's liveness probe needs it to answer a query, which it refuses during crash recovery: the probe kills the recovery it caused, forever.",
 	Kinds:    object.WorkloadKinds,
 	Run:      runBF101,
-}
+	Evidence: []any{BF101Evidence{}},
+})
 
 // Fix settings, from the seed's repair: liveness tolerates a minute of a
 // closed port, readiness gives a query 5 s.

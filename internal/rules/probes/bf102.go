@@ -16,14 +16,15 @@ import (
 )
 
 // BF102: a liveness probe that keeps Kubernetes' 1 s default timeout.
-var BF102 = &rules.Rule{
+var BF102 = rules.Register(&rules.Rule{
 	ID:       "BF102",
 	Slug:     "liveness-default-timeout",
 	Severity: finding.Warning,
 	Summary:  "A liveness probe that keeps the 1 s default timeout restarts a container that is only slow.",
 	Kinds:    object.WorkloadKinds,
 	Run:      runBF102,
-}
+	Evidence: []any{BF102Evidence{}},
+})
 
 func runBF102(p *rules.Pass) {
 	t := p.PodTemplate()

@@ -19,14 +19,15 @@ import (
 
 // BF103: liveness and readiness ask the same question, and liveness gives
 // up no later than readiness, so a slow pod is killed instead of rested.
-var BF103 = &rules.Rule{
+var BF103 = rules.Register(&rules.Rule{
 	ID:       "BF103",
 	Slug:     "liveness-not-more-tolerant-than-readiness",
 	Severity: finding.Warning,
 	Summary:  "Liveness runs the readiness check and gives up no later: a slow pod is restarted instead of taken out of rotation.",
 	Kinds:    object.WorkloadKinds,
 	Run:      runBF103,
-}
+	Evidence: []any{BF103Evidence{}},
+})
 
 func runBF103(p *rules.Pass) {
 	t := p.PodTemplate()

@@ -18,16 +18,17 @@ import (
 
 // BF104: a readiness probe that takes a pod out of rotation on a single
 // slow answer, on a workload with so few pods that they all drop together.
-var BF104 = &rules.Rule{
+var BF104 = rules.Register(&rules.Rule{
 	ID:       "BF104",
 	Slug:     "readiness-flaps-on-single-failure",
 	Severity: finding.Warning,
 	Summary:  "Readiness failureThreshold 1 on a workload of few pods: one slow answer per pod empties the endpoints.",
 	// Kinds whose pod count the manifest (or its autoscaler) fixes; a
 	// DaemonSet has one pod per node, and Jobs do not serve.
-	Kinds: []string{"Pod", "Deployment", "StatefulSet", "ReplicaSet", "ReplicationController", "Rollout"},
-	Run:   runBF104,
-}
+	Kinds:    []string{"Pod", "Deployment", "StatefulSet", "ReplicaSet", "ReplicationController", "Rollout"},
+	Run:      runBF104,
+	Evidence: []any{BF104Evidence{}},
+})
 
 func runBF104(p *rules.Pass) {
 	t := p.PodTemplate()

@@ -1,6 +1,7 @@
 package probes_test
 
 import (
+	"backfire.dev/backfire/internal/catalog"
 	"io/fs"
 	"path/filepath"
 	"strings"
@@ -8,7 +9,6 @@ import (
 
 	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/helm"
-	"backfire.dev/backfire/internal/rules/probes"
 	"backfire.dev/backfire/internal/scan"
 	"backfire.dev/backfire/internal/testutil"
 )
@@ -24,7 +24,7 @@ func scanProbes(t *testing.T, paths ...string) *scan.Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := scan.Run(scan.Options{Paths: paths, Catalog: probes.Rules, Charts: charts, KeepObjects: true})
+	res, err := scan.Run(scan.Options{Paths: paths, Catalog: catalog.Family("probes"), Charts: charts, KeepObjects: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,14 +1,5 @@
 package probes
 
-// Evidence lists the evidence type(s) of each rule of the family, for the
-// schema and doc generator (go generate ./internal/catalog).
-var Evidence = map[string][]any{
-	"BF101": {BF101Evidence{}},
-	"BF102": {BF102Evidence{}},
-	"BF103": {BF103Evidence{}},
-	"BF104": {BF104Evidence{}},
-}
-
 // BF101Evidence: the liveness probe that kills a database in recovery.
 type BF101Evidence struct {
 	TimeToKillSeconds       int    `json:"timeToKillSeconds" doc:"seconds from the first slow answer to the kill: (failureThreshold-1) x periodSeconds + timeoutSeconds"`

@@ -10,11 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"backfire.dev/backfire/internal/classify"
-	"backfire.dev/backfire/internal/rules"
 )
-
-// Rules is this family's part of the catalog.
-var Rules = []*rules.Rule{BF101, BF102, BF103, BF104}
 
 // classification renders a database-like verdict for a finding:
 // "PostgreSQL (image goharbor/harbor-db, env PGDATA)".

@@ -14,14 +14,15 @@ import (
 )
 
 // BF201: a database or other stateful pod that sets no requests or limits.
-var BF201 = &rules.Rule{
+var BF201 = rules.Register(&rules.Rule{
 	ID:       "BF201",
 	Slug:     "best-effort-stateful",
 	Severity: finding.Warning, // error when the pod runs a database
 	Summary:  "A database or stateful pod without cpu or memory requests is BestEffort: cpu.weight 1 and the first OOM victim.",
 	Kinds:    object.WorkloadKinds,
 	Run:      runBF201,
-}
+	Evidence: []any{BF201Evidence{}},
+})
 
 // Placeholder requests for the fix: stated in the finding, to be replaced
 // by observed use.

@@ -17,14 +17,15 @@ import (
 )
 
 // BF202: a cpu limit on a container whose latency is the product.
-var BF202 = &rules.Rule{
+var BF202 = rules.Register(&rules.Rule{
 	ID:       "BF202",
 	Slug:     "cpu-limit-on-latency-critical",
 	Severity: finding.Info, // warning on a database
 	Summary:  "A cpu limit on a database, or below 1 CPU on a multi-worker server, stalls every thread for the rest of each 100 ms period.",
 	Kinds:    object.WorkloadKinds,
 	Run:      runBF202,
-}
+	Evidence: []any{BF202Evidence{}},
+})
 
 func runBF202(p *rules.Pass) {
 	t := p.PodTemplate()

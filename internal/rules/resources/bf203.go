@@ -15,7 +15,7 @@ import (
 )
 
 // BF203: a database whose memory limit leaves no room above its request.
-var BF203 = &rules.Rule{
+var BF203 = rules.Register(&rules.Rule{
 	ID:         "BF203",
 	Slug:       "memory-limit-without-headroom",
 	Severity:   finding.Info,
@@ -23,7 +23,8 @@ var BF203 = &rules.Rule{
 	Kinds:      object.WorkloadKinds,
 	DefaultOff: true, // equal request and limit is also a deliberate choice (Guaranteed QoS)
 	Run:        runBF203,
-}
+	Evidence:   []any{BF203Evidence{}},
+})
 
 func runBF203(p *rules.Pass) {
 	t := p.PodTemplate()

@@ -15,14 +15,15 @@ import (
 )
 
 // BF301: a database or stateful pod that may run only on control-plane nodes.
-var BF301 = &rules.Rule{
+var BF301 = rules.Register(&rules.Rule{
 	ID:       "BF301",
 	Slug:     "database-pinned-to-control-plane",
 	Severity: finding.Warning,
 	Summary:  "A database or stateful pod that requires control-plane nodes shares them with the API server and etcd and cannot fail over.",
 	Kinds:    object.WorkloadKinds,
 	Run:      runBF301,
-}
+	Evidence: []any{BF301Evidence{}},
+})
 
 // ControlPlaneLabels mark control-plane nodes (kubeadm; "master" before
 // Kubernetes 1.24, still set by some installers).

@@ -1,14 +1,5 @@
 package resources
 
-// Evidence lists the evidence type(s) of each rule of the family, for the
-// schema and doc generator (go generate ./internal/catalog).
-var Evidence = map[string][]any{
-	"BF201": {BF201Evidence{}},
-	"BF202": {BF202Evidence{}},
-	"BF203": {BF203Evidence{}},
-	"BF301": {BF301Evidence{}},
-}
-
 // BF201Evidence: a stateful workload that runs BestEffort or Burstable
 // without requests.
 type BF201Evidence struct {

@@ -17,9 +17,6 @@ import (
 	"backfire.dev/backfire/internal/rules"
 )
 
-// Rules is this family's part of the catalog.
-var Rules = []*rules.Rule{BF201, BF202, BF203, BF301}
-
 // workload is what the rules of this family need to know about a pod: its
 // first database-like container, and whether it keeps state.
 type workload struct {

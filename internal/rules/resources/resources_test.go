@@ -1,6 +1,7 @@
 package resources_test
 
 import (
+	"backfire.dev/backfire/internal/catalog"
 	"path/filepath"
 	"testing"
 
@@ -26,7 +27,7 @@ func TestBF203Fixtures(t *testing.T) {
 func TestBF203OffUnlessEnabled(t *testing.T) {
 	file := filepath.Join("testdata", "BF203", "positive", "postgres-equal-memory.yaml")
 	run := func(cfg *config.Config) int {
-		res, err := scan.Run(scan.Options{Paths: []string{file}, Catalog: resources.Rules, Rules: rules.Options{Config: cfg}})
+		res, err := scan.Run(scan.Options{Paths: []string{file}, Catalog: catalog.Family("resources"), Rules: rules.Options{Config: cfg}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,12 +13,13 @@ import (
 )
 
 // BF501 restart-period-matches-probe.
-var BF501 = &rules.Rule{
+var BF501 = rules.Register(&rules.Rule{
 	ID: "BF501", Slug: "restart-period-matches-probe", Severity: finding.Error,
 	Summary:  "diagnose: a container's restarts come at its liveness or startup probe's arithmetic (D + F x P): the probe is the killer",
 	Kinds:    podKind,
 	Diagnose: bf501,
-}
+	Evidence: []any{BF501Evidence{}},
+})
 
 // Candidate is a probe's prediction of the restart period.
 type Candidate struct {

@@ -11,12 +11,13 @@ import (
 )
 
 // BF502 exit-code.
-var BF502 = &rules.Rule{
+var BF502 = rules.Register(&rules.Rule{
 	ID: "BF502", Slug: "exit-code", Severity: finding.Info,
 	Summary:  "diagnose: what a container's exit code rules out (137 is OOM only with reason OOMKilled; 141 is only 128 + 13)",
 	Kinds:    podKind,
 	Diagnose: bf502,
-}
+	Evidence: []any{BF502Evidence{}},
+})
 
 // signals names the signals whose 128 + n exit codes are common; the
 // numbers are Linux's (signal(7)).

@@ -15,12 +15,13 @@ import (
 )
 
 // BF503 recovery-loop-in-logs.
-var BF503 = &rules.Rule{
+var BF503 = rules.Register(&rules.Rule{
 	ID: "BF503", Slug: "recovery-loop-in-logs", Severity: finding.Error,
 	Summary:  "diagnose: the logs show a server killed while it recovers, under a liveness probe that fails during recovery; or a client refused by that recovery",
 	Kinds:    podKind,
 	Diagnose: bf503,
-}
+	Evidence: []any{BF503Evidence{}, BF503ClientEvidence{}},
+})
 
 // FailsDuringRecovery reports whether the liveness probe of a container
 // fails while its server recovers, and why.

@@ -1,13 +1,5 @@
 package restarts
 
-// Evidence lists the evidence type(s) of each rule of the family, for the
-// schema and doc generator (go generate ./internal/catalog).
-var Evidence = map[string][]any{
-	"BF501": {BF501Evidence{}},
-	"BF502": {BF502Evidence{}},
-	"BF503": {BF503Evidence{}, BF503ClientEvidence{}},
-}
-
 // BF501Evidence: restart times against the probe's arithmetic.
 type BF501Evidence struct {
 	Restarts         int32  `json:"restarts" doc:"the container's restart count"`

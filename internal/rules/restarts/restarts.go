@@ -15,11 +15,7 @@ import (
 
 	"backfire.dev/backfire/internal/observe"
 	"backfire.dev/backfire/internal/recoverylog"
-	"backfire.dev/backfire/internal/rules"
 )
-
-// Rules is the family, in ID order.
-var Rules = []*rules.Rule{BF501, BF502, BF503}
 
 // Kinds: the diagnose rules read pods only.
 var podKind = []string{"Pod"}

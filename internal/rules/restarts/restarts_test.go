@@ -1,6 +1,7 @@
 package restarts_test
 
 import (
+	"backfire.dev/backfire/internal/catalog"
 	"bytes"
 	"os"
 	"path/filepath"
@@ -11,7 +12,6 @@ import (
 	"backfire.dev/backfire/internal/observe"
 	"backfire.dev/backfire/internal/report"
 	"backfire.dev/backfire/internal/rules"
-	"backfire.dev/backfire/internal/rules/restarts"
 	"backfire.dev/backfire/internal/rules/rulestest"
 )
 
@@ -68,7 +68,7 @@ func golden(t *testing.T, path string, res *diagnose.Result) {
 }
 
 func TestFixtures(t *testing.T) {
-	for _, r := range restarts.Rules {
+	for _, r := range catalog.Family("restarts") {
 		t.Run(r.ID, func(t *testing.T) {
 			for _, kind := range []string{"positive", "negative"} {
 				files, _ := filepath.Glob(filepath.Join("testdata", r.ID, kind, "*.yaml"))

@@ -17,14 +17,15 @@ import (
 
 // BF401: a rollback within rollbackWindow jumps to the last setWeight while
 // the canary has only its step-0 pods.
-var BF401 = &rules.Rule{
+var BF401 = rules.Register(&rules.Rule{
 	ID:       "BF401",
 	Slug:     "rollback-window-weight-jump",
 	Severity: finding.Error,
 	Summary:  "A rollback within rollbackWindow sends the last setWeight's share of traffic to the few pods the canary got at step 0.",
 	Kinds:    rolloutKind,
 	Run:      runBF401,
-}
+	Evidence: []any{BF401Evidence{}},
+})
 
 func runBF401(p *rules.Pass) {
 	ro, c := canaryOf(p)

@@ -15,14 +15,15 @@ import (
 
 // BF402: the analysis a rollback runs cannot tell the version rolled back
 // to from the broken one, so it judges the incident and aborts the rollback.
-var BF402 = &rules.Rule{
+var BF402 = rules.Register(&rules.Rule{
 	ID:       "BF402",
 	Slug:     "analysis-blind-to-revision",
 	Severity: finding.Warning,
 	Summary:  "An analysis whose queries cannot tell canary from stable judges the broken version during a rollback and aborts it.",
 	Kinds:    rolloutKind,
 	Run:      runBF402,
-}
+	Evidence: []any{BF402Evidence{}, BF402UncheckedEvidence{}},
+})
 
 // revisionFilterExample is the filter the fix proposes.
 const revisionFilterExample = `rollouts_pod_template_hash="{{args.canary-hash}}"`

@@ -18,14 +18,15 @@ const defaultRevisionHistoryLimit = 10
 
 // BF403: the revision history deletes the ReplicaSets the rollback window
 // admits, and a rollback to one of them is no longer within the window.
-var BF403 = &rules.Rule{
+var BF403 = rules.Register(&rules.Rule{
 	ID:       "BF403",
 	Slug:     "rollback-window-history-mismatch",
 	Severity: finding.Warning,
 	Summary:  "revisionHistoryLimit below rollbackWindow.revisions deletes the ReplicaSets the window admits, so a rollback to them runs every step and analysis again.",
 	Kinds:    rolloutKind,
 	Run:      runBF403,
-}
+	Evidence: []any{BF403Evidence{}},
+})
 
 func runBF403(p *rules.Pass) {
 	ro, ok := p.Object.Typed.(*v1alpha1.Rollout)

@@ -1,6 +1,7 @@
 package rollouts_test
 
 import (
+	"backfire.dev/backfire/internal/catalog"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -11,7 +12,6 @@ import (
 
 	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/model/rollout"
-	"backfire.dev/backfire/internal/rules/rollouts"
 	"backfire.dev/backfire/internal/scan"
 	"backfire.dev/backfire/internal/testutil"
 )
@@ -26,7 +26,7 @@ type want struct {
 
 func scanFamily(t *testing.T, root string, paths ...string) (*scan.Result, func(string) string) {
 	t.Helper()
-	res, err := scan.Run(scan.Options{Paths: paths, Catalog: rollouts.Rules, KeepObjects: true})
+	res, err := scan.Run(scan.Options{Paths: paths, Catalog: catalog.Family("rollouts"), KeepObjects: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,14 +1,5 @@
 package rollouts
 
-// Evidence lists the evidence type(s) of each rule of the family, for the
-// schema and doc generator (go generate ./internal/catalog). BF402 has two
-// findings: a blind metric, and one it could not check.
-var Evidence = map[string][]any{
-	"BF401": {BF401Evidence{}},
-	"BF402": {BF402Evidence{}, BF402UncheckedEvidence{}},
-	"BF403": {BF403Evidence{}},
-}
-
 // BF401Evidence: the rollback-window weight jump. A fixed replica count
 // fills replicas, replicasSet, canaryPods and neededPods; an autoscaler's
 // range fills replicasMin to running instead. Every number is an integer.

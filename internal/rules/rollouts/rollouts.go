@@ -16,9 +16,6 @@ import (
 	"backfire.dev/backfire/internal/rules"
 )
 
-// Rules is this family's part of the catalog.
-var Rules = []*rules.Rule{BF401, BF402, BF403}
-
 var rolloutKind = []string{"Rollout"}
 
 // canaryOf returns the Rollout and its canary strategy, or nil.

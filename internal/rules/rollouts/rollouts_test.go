@@ -1,6 +1,7 @@
 package rollouts_test
 
 import (
+	"backfire.dev/backfire/internal/catalog"
 	"bytes"
 	"os"
 	"path/filepath"
@@ -245,7 +246,7 @@ spec:
 		"blue-green window":  "  rollbackWindow: {revisions: 3}\n  revisionHistoryLimit: 1\n  strategy: {blueGreen: {activeService: a}}\n",
 		"self-including tpl": "  strategy: {canary: {analysis: {templates: [{templateName: loop}]}, steps: [{setWeight: 10}]}}\n---\napiVersion: argoproj.io/v1alpha1\nkind: AnalysisTemplate\nmetadata: {name: loop}\nspec: {templates: [{templateName: loop}], metrics: [{name: m, provider: {prometheus: {query: 'up'}}}]}\n",
 	} {
-		res := rulestest.Scan(t, rollouts.Rules, []byte(base+spec), "-")
+		res := rulestest.Scan(t, catalog.Family("rollouts"), []byte(base+spec), "-")
 		if len(res.Errors) > 0 {
 			t.Fatalf("%s: %v", name, res.Errors)
 		}

@@ -1,6 +1,7 @@
 package rulestest_test
 
 import (
+	"backfire.dev/backfire/internal/rules"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -33,7 +34,7 @@ func (r *recorder) Helper()           {}
 func checkFix(t *testing.T, patch string) []string {
 	t.Helper()
 	file := filepath.Join(testutil.RepoRoot(t), "internal", "rules", "probes", "testdata", "BF102", "positive", "httpget-timeout-unset.yaml")
-	res := rulestest.Scan(t, probes.Rules[1:2], nil, file)
+	res := rulestest.Scan(t, []*rules.Rule{probes.BF102}, nil, file)
 	got := rulestest.Of(res, "BF102")
 	if len(got) != 1 {
 		t.Fatalf("%d BF102 findings on the fixture, want 1", len(got))

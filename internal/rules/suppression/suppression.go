@@ -14,20 +14,18 @@ import (
 	"backfire.dev/backfire/internal/rules"
 )
 
-// Rules is this family's part of the catalog.
-var Rules = []*rules.Rule{BF901}
-
 // BF901 reports an ignore annotation entry that matched no finding on its
 // object: it silences nothing today and will silence, unreviewed, the
 // first finding of that rule a later change brings.
-var BF901 = &rules.Rule{
+var BF901 = rules.Register(&rules.Rule{
 	ID:            "BF901",
 	Slug:          "unused-suppression",
 	Severity:      finding.Info,
 	Summary:       "a backfire.dev/ignore entry that suppresses no finding on its object",
 	ReadsFindings: true,
 	Run:           runBF901,
-}
+	Evidence:      []any{BF901Evidence{}},
+})
 
 func runBF901(p *rules.Pass) {
 	ids, reason, found := rules.IgnoreList(p.Object)
@@ -88,10 +86,6 @@ func runBF901(p *rules.Pass) {
 		Fix:       &finding.Fix{Description: desc, Type: finding.StrategicMergePatch, Patch: patch},
 	})
 }
-
-// Evidence lists the evidence type of BF901, for the schema and doc
-// generator (go generate ./internal/catalog).
-var Evidence = map[string][]any{"BF901": {BF901Evidence{}}}
 
 // BF901Evidence: an ignore annotation entry that matched nothing.
 type BF901Evidence struct {
