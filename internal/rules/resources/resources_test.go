@@ -12,18 +12,6 @@ import (
 	"backfire.dev/backfire/internal/scan"
 )
 
-func TestBF201Fixtures(t *testing.T) { rulestest.Fixtures(t, resources.BF201) }
-func TestBF202Fixtures(t *testing.T) { rulestest.Fixtures(t, resources.BF202) }
-func TestBF301Fixtures(t *testing.T) { rulestest.Fixtures(t, resources.BF301) }
-
-// BF203 is off by default; its fixtures run a copy that is on, so that
-// the harness (which honours DefaultOff) exercises it.
-func TestBF203Fixtures(t *testing.T) {
-	on := *resources.BF203
-	on.DefaultOff = false
-	rulestest.Fixtures(t, &on)
-}
-
 func TestBF203OffUnlessEnabled(t *testing.T) {
 	file := filepath.Join("testdata", "BF203", "positive", "postgres-equal-memory.yaml")
 	run := func(cfg *config.Config) int {

@@ -18,9 +18,6 @@ import (
 	"backfire.dev/backfire/internal/scan"
 )
 
-func TestBF401Fixtures(t *testing.T) { rulestest.Fixtures(t, rollouts.BF401) }
-func TestBF402Fixtures(t *testing.T) { rulestest.Fixtures(t, rollouts.BF402) }
-func TestBF403Fixtures(t *testing.T) { rulestest.Fixtures(t, rollouts.BF403) }
 
 // scanWith runs one rule over files with a controller version and config.
 func scanWith(t *testing.T, r *rules.Rule, version string, cfg *config.Config, paths ...string) *scan.Result {

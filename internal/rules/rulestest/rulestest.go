@@ -1,37 +1,315 @@
-// Package rulestest runs a rule over its fixtures: every file in
-// testdata/<ID>/positive must make the rule fire, every file in
-// testdata/<ID>/negative must not, each file's report must match its golden
-// file, and every fix the rule proposes must apply and silence it.
+// Package rulestest runs rules over their fixtures, from the registry: Run
+// walks every rule of a catalog and checks each of its fixtures
+// (testdata/ID/positive/*.yaml and testdata/ID/negative/*.yaml in the
+// rule's family package). What a fixture expects is written in it, as
+// golang.org/x/tools/go/analysis/analysistest reads "// want" comments:
+//
+//	livenessProbe:   # want BF101
+//
+// says that the rule reports a finding at that line; "# want BF101 BF101"
+// two findings. A finding placed in another file of the fixture (a
+// diagnose rule's finding at a log line) is expected anywhere in the YAML
+// with the file named after the fixture's own name: in NAME.yaml,
+// "# want BF503 at database.log:11" expects a finding at line 11 of
+// NAME.database.log. A positive fixture has at least one expectation and
+// gets exactly the findings it expects; a negative fixture has none and
+// gets none. Each fixture's text report must also match its golden file
+// (NAME.golden, the prose), and every fix a scan rule proposes must apply
+// and silence it.
 package rulestest
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 
+	"backfire.dev/backfire/internal/config"
+	"backfire.dev/backfire/internal/diagnose"
 	"backfire.dev/backfire/internal/finding"
+	"backfire.dev/backfire/internal/observe"
 	"backfire.dev/backfire/internal/report"
+	"backfire.dev/backfire/internal/result"
 	"backfire.dev/backfire/internal/rules"
 	"backfire.dev/backfire/internal/scan"
 )
 
-// Update rewrites golden files: go test ./internal/rules/... -update
+// Update rewrites golden files: go test ./internal/catalog -update
 var Update = flag.Bool("update", false, "rewrite golden files")
+
+// MinFixtures is how many positive and how many negative fixtures a rule
+// needs at least.
+const MinFixtures = 3
+
+// Run is the registry-driven fixture test: it checks every fixture of every
+// rule of rs, and fails a rule that has too few. dir returns the directory
+// of a rule's family package, where its testdata is; the rules that read
+// the others' findings (BF901) run with all of rs.
+func Run(t *testing.T, rs []*rules.Rule, dir func(*rules.Rule) string) {
+	t.Helper()
+	for _, r := range rs {
+		t.Run(r.ID, func(t *testing.T) {
+			t.Chdir(dir(r))
+			cases, problems := Cases(r, rs)
+			for _, p := range problems {
+				t.Error(p)
+			}
+			for _, c := range cases {
+				t.Run(c.Name(), func(t *testing.T) {
+					for _, p := range c.Check() {
+						t.Error(p)
+					}
+				})
+			}
+		})
+	}
+}
+
+// A Case is one fixture of one rule, relative to the rule's family
+// directory (the working directory when it is checked).
+type Case struct {
+	Rule     *rules.Rule
+	File     string // testdata/ID/positive/NAME.yaml
+	Positive bool
+	// Context are the rules that run beside Rule, for a rule that reads
+	// the others' findings.
+	Context []*rules.Rule
+}
+
+// Name is the case's subtest name: "positive/NAME".
+func (c Case) Name() string {
+	return filepath.Base(filepath.Dir(c.File)) + "/" + strings.TrimSuffix(filepath.Base(c.File), ".yaml")
+}
+
+// Cases lists the fixtures of r under testdata/ID in the working
+// directory; the problems say where there are too few.
+func Cases(r *rules.Rule, catalog []*rules.Rule) ([]Case, []string) {
+	var cases []Case
+	var problems []string
+	for _, kind := range []string{"positive", "negative"} {
+		files, _ := filepath.Glob(filepath.Join("testdata", r.ID, kind, "*.yaml"))
+		if len(files) < MinFixtures {
+			problems = append(problems, fmt.Sprintf("%s: %d %s fixtures in testdata/%s/%s, want at least %d", r.ID, len(files), kind, r.ID, kind, MinFixtures))
+		}
+		for _, f := range files {
+			c := Case{Rule: r, File: f, Positive: kind == "positive"}
+			if r.ReadsFindings {
+				c.Context = catalog
+			}
+			cases = append(cases, c)
+		}
+	}
+	return cases, problems
+}
+
+// Want is one expectation of a fixture.
+type Want struct {
+	Rule string
+	File string
+	Line int
+}
+
+func (w Want) String() string { return fmt.Sprintf("%s at %s:%d", w.Rule, w.File, w.Line) }
+
+var wantComment = regexp.MustCompile(`#\s*want((?:\s+BF[0-9]{3})+)(?:\s+at\s+(\S+):([0-9]+))?\s*$`)
+
+// Wants reads the expectations written in a fixture.
+func Wants(file string) ([]Want, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	var out []Want
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, len(data)+1)
+	for n := 1; sc.Scan(); n++ {
+		m := wantComment.FindStringSubmatch(sc.Text())
+		if m == nil {
+			continue
+		}
+		at, line := file, n
+		if m[2] != "" {
+			at = strings.TrimSuffix(file, ".yaml") + "." + m[2]
+			line, _ = strconv.Atoi(m[3])
+		}
+		for _, id := range strings.Fields(m[1]) {
+			out = append(out, Want{Rule: id, File: at, Line: line})
+		}
+	}
+	return out, sc.Err()
+}
+
+// Check runs the case and returns what is wrong with it, nil when nothing.
+func (c Case) Check() []string {
+	r := c.Rule
+	wants, err := Wants(c.File)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	var problems []string
+	for _, w := range wants {
+		if w.Rule != r.ID {
+			problems = append(problems, fmt.Sprintf("%s:%d: want %s in a fixture of %s", c.File, w.Line, w.Rule, r.ID))
+		}
+	}
+	switch {
+	case c.Positive && len(wants) == 0:
+		problems = append(problems, fmt.Sprintf("%s: a positive fixture with no # want %s: write it on the line the finding points at", c.File, r.ID))
+	case !c.Positive && len(wants) > 0:
+		problems = append(problems, fmt.Sprintf("%s: a negative fixture expects %s", c.File, wants[0]))
+	}
+
+	var res *result.Result
+	var text []byte
+	if r.Diagnose != nil {
+		d, err := diagnoseFixture(r, c.File)
+		if err != nil {
+			return append(problems, err.Error())
+		}
+		res, text = d.Result, diagnoseText(d)
+	} else {
+		s, err := scanFixture(c.rules(), true, nil, c.File)
+		if err != nil {
+			return append(problems, err.Error())
+		}
+		res, text = s, reportText(s)
+	}
+	if len(res.Errors) > 0 {
+		return append(problems, fmt.Sprintf("fixture does not load: %v", res.Errors))
+	}
+	got := Of(res, r.ID)
+	problems = append(problems, match(r.ID, got, wants)...)
+	if p := golden(strings.TrimSuffix(c.File, ".yaml")+".golden", text); p != "" {
+		problems = append(problems, p)
+	}
+	for _, f := range got {
+		if f.Line < 1 || f.File == "" || len(f.Mechanism) == 0 {
+			problems = append(problems, fmt.Sprintf("finding without a place or a mechanism: %+v", f))
+		}
+		if r.Diagnose == nil {
+			problems = append(problems, fixProblems(r, c.rules(), res, f)...)
+		}
+	}
+	return problems
+}
+
+// rules is what runs for the case: the rule, or its context with it.
+func (c Case) rules() []*rules.Rule {
+	if c.Context != nil {
+		return c.Context
+	}
+	return []*rules.Rule{c.Rule}
+}
+
+// match pairs findings with expectations by file and line.
+func match(id string, got []finding.Finding, wants []Want) []string {
+	left := slices.Clone(wants)
+	var problems []string
+	for _, f := range got {
+		i := slices.IndexFunc(left, func(w Want) bool { return w.Rule == id && w.File == f.File && w.Line == f.Line })
+		if i < 0 {
+			problems = append(problems, fmt.Sprintf("%s:%d: unexpected %s: %s (no # want %s on that line)", f.File, f.Line, id, f.Message, id))
+			continue
+		}
+		left = slices.Delete(left, i, i+1)
+	}
+	for _, w := range left {
+		if w.Rule == id {
+			problems = append(problems, fmt.Sprintf("%s:%d: want %s, which did not report there", w.File, w.Line, id))
+		}
+	}
+	return problems
+}
+
+// scanFixture runs rs over files (or stdin); with all, every rule of rs
+// is enabled: a rule that is off by default is on for its own fixtures.
+func scanFixture(rs []*rules.Rule, all bool, stdin []byte, paths ...string) (*scan.Result, error) {
+	cfg := &config.Config{}
+	for _, r := range rs {
+		if all && r.DefaultOff {
+			cfg.Enable = append(cfg.Enable, r.ID)
+		}
+	}
+	opts := scan.Options{Paths: paths, Catalog: rs, KeepObjects: true, Rules: rules.Options{Config: cfg}}
+	if stdin != nil {
+		opts.Stdin = bytes.NewReader(stdin)
+	}
+	return scan.Run(opts)
+}
+
+// diagnoseFixture runs one diagnose rule over a fixture: NAME.yaml holds
+// the pod and its events (kubectl get pod,events -o yaml), NAME.CONTAINER.log
+// the logs.
+func diagnoseFixture(r *rules.Rule, file string) (*diagnose.Result, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	base := strings.TrimSuffix(file, ".yaml")
+	logs, _ := filepath.Glob(base + ".*.log")
+	in := diagnose.Input{Pods: diagnose.Stream{Name: file, Data: data}, Catalog: []*rules.Rule{r}}
+	for _, l := range logs {
+		b, err := os.ReadFile(l)
+		if err != nil {
+			return nil, err
+		}
+		container := strings.TrimSuffix(strings.TrimPrefix(l, base+"."), ".log")
+		in.Logs = append(in.Logs, observe.Log{Container: container, File: l, Data: b})
+	}
+	return diagnose.Run(in)
+}
+
+func reportText(res *result.Result) []byte {
+	var b bytes.Buffer
+	if err := report.Text(&b, res, report.TextOptions{}); err != nil {
+		return []byte(err.Error())
+	}
+	return b.Bytes()
+}
+
+// diagnoseText is the text report followed by the notes: a negative
+// fixture's golden says why nothing was found.
+func diagnoseText(res *diagnose.Result) []byte {
+	b := reportText(res.Result)
+	for _, n := range res.Notes {
+		b = append(b, "no evidence: "+n+"\n"...)
+	}
+	return b
+}
+
+// golden compares a report with its golden file, or rewrites the file
+// with -update.
+func golden(path string, got []byte) string {
+	if *Update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			return err.Error()
+		}
+		return ""
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Sprintf("no golden file (run with -update): %v", err)
+	}
+	if !bytes.Equal(want, got) {
+		return fmt.Sprintf("report differs from %s (run with -update if intended):\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+	return ""
+}
 
 // Scan runs only the given rules over files (or "-" with stdin).
 func Scan(t testing.TB, rs []*rules.Rule, stdin []byte, paths ...string) *scan.Result {
 	t.Helper()
-	opts := scan.Options{Paths: paths, Catalog: rs, KeepObjects: true}
-	if stdin != nil {
-		opts.Stdin = bytes.NewReader(stdin)
-	}
-	res, err := scan.Run(opts)
+	res, err := scanFixture(rs, false, stdin, paths...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,57 +327,11 @@ func Of(res *scan.Result, id string) []finding.Finding {
 	return out
 }
 
-// Fixtures checks rule r against testdata/<ID>/{positive,negative}/*.yaml
-// of the calling package. Rules that read other objects get them from the
-// same fixture file; extra lists rules the fixtures also need (none, usually).
-func Fixtures(t *testing.T, r *rules.Rule) {
-	t.Helper()
-	for _, kind := range []string{"positive", "negative"} {
-		files, _ := filepath.Glob(filepath.Join("testdata", r.ID, kind, "*.yaml"))
-		if len(files) < 3 {
-			t.Errorf("%s: %d %s fixtures, want at least 3", r.ID, len(files), kind)
-		}
-		for _, file := range files {
-			t.Run(kind+"/"+strings.TrimSuffix(filepath.Base(file), ".yaml"), func(t *testing.T) {
-				res := Scan(t, []*rules.Rule{r}, nil, file)
-				if len(res.Errors) > 0 {
-					t.Fatalf("fixture does not load: %v", res.Errors)
-				}
-				got := Of(res, r.ID)
-				if kind == "positive" && len(got) == 0 {
-					t.Fatalf("%s did not fire", r.ID)
-				}
-				if kind == "negative" && len(got) > 0 {
-					t.Fatalf("%s fired on a negative fixture: %s", r.ID, got[0].Message)
-				}
-				Golden(t, strings.TrimSuffix(file, ".yaml")+".golden", res)
-				for _, f := range got {
-					CheckFix(t, r, res, f)
-				}
-			})
-		}
-	}
-}
-
 // Golden compares the text report of res with a golden file.
 func Golden(t *testing.T, path string, res *scan.Result) {
 	t.Helper()
-	var b bytes.Buffer
-	if err := report.Text(&b, res, report.TextOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if *Update {
-		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("no golden file (run with -update): %v", err)
-	}
-	if !bytes.Equal(want, b.Bytes()) {
-		t.Errorf("report differs from %s (run with -update if intended):\n--- got\n%s\n--- want\n%s", path, b.String(), want)
+	if p := golden(path, reportText(res)); p != "" {
+		t.Error(p)
 	}
 }
 
@@ -110,54 +342,67 @@ func Golden(t *testing.T, path string, res *scan.Result) {
 // points at timeoutSeconds once it is set).
 func CheckFix(t testing.TB, r *rules.Rule, res *scan.Result, f finding.Finding) {
 	t.Helper()
+	for _, p := range fixProblems(r, []*rules.Rule{r}, res, f) {
+		t.Errorf("%s", p)
+	}
+}
+
+// fixProblems checks f's fix as CheckFix says, rescanning with rs.
+func fixProblems(r *rules.Rule, rs []*rules.Rule, res *scan.Result, f finding.Finding) []string {
 	if f.Fix == nil {
-		t.Errorf("%s finding has no fix", r.ID)
-		return
+		return []string{r.ID + " finding has no fix"}
 	}
 	if f.Fix.Type != finding.StrategicMergePatch {
-		return
+		return nil
 	}
 	target := f.Object
 	if f.Fix.Target != nil {
 		target = *f.Fix.Target
 	}
+	var problems []string
 	var docs [][]byte
 	patched := false
 	for _, o := range res.Objects {
 		doc := o.Doc.JSON
 		if o.Ref == target && !patched {
 			if o.Typed == nil {
-				t.Fatalf("fix targets %s, a kind without a typed model", target)
+				return []string{fmt.Sprintf("fix targets %s, a kind without a typed model", target)}
 			}
 			out, err := strategicpatch.StrategicMergePatch(doc, f.Fix.Patch, o.Typed)
 			if err != nil {
-				t.Fatalf("fix does not apply: %v\npatch: %s", err, f.Fix.Patch)
+				return []string{fmt.Sprintf("fix does not apply: %v\npatch: %s", err, f.Fix.Patch)}
 			}
-			checkOneHandler(t, out)
+			problems = append(problems, oneHandler(out)...)
 			doc, patched = out, true
 		}
 		docs = append(docs, doc)
 	}
 	if !patched {
-		t.Fatalf("fix target %s not found", target)
+		return []string{fmt.Sprintf("fix target %s not found", target)}
 	}
-	again := Scan(t, []*rules.Rule{r}, bytes.Join(docs, []byte("\n---\n")), "-")
+	again, err := scanFixture(rs, true, bytes.Join(docs, []byte("\n---\n")), "-")
+	if err != nil {
+		return append(problems, err.Error())
+	}
 	if len(again.Errors) > 0 {
-		t.Fatalf("patched object does not load: %v", again.Errors)
+		return append(problems, fmt.Sprintf("patched object does not load: %v", again.Errors))
 	}
 	for _, g := range Of(again, r.ID) {
 		if g.Object == f.Object && g.Container == f.Container {
-			t.Errorf("%s still fires after its fix %s: %s", r.ID, f.Fix.Patch, g.Message)
+			problems = append(problems, fmt.Sprintf("%s still fires after its fix %s: %s", r.ID, f.Fix.Patch, g.Message))
 		}
 	}
+	return problems
 }
 
-func checkOneHandler(t testing.TB, patched []byte) {
-	t.Helper()
+// oneHandler says which probes of a patched object do not have exactly one
+// handler (the API server rejects them).
+func oneHandler(patched []byte) []string {
 	var generic map[string]any
 	if err := json.Unmarshal(patched, &generic); err != nil {
-		t.Fatal(err)
+		return []string{err.Error()}
 	}
+	var problems []string
 	walkProbes(generic, func(name string, p map[string]any) {
 		n := 0
 		for _, h := range []string{"exec", "httpGet", "tcpSocket", "grpc"} {
@@ -166,9 +411,10 @@ func checkOneHandler(t testing.TB, patched []byte) {
 			}
 		}
 		if n != 1 {
-			t.Errorf("after the fix, %s has %d handlers, want exactly 1: %v", name, n, p)
+			problems = append(problems, fmt.Sprintf("after the fix, %s has %d handlers, want exactly 1: %v", name, n, p))
 		}
 	})
+	return problems
 }
 
 func walkProbes(v any, fn func(string, map[string]any)) {
