@@ -1,5 +1,7 @@
 package index
 
+import "slices"
+
 // A Recorder remembers what the index answered to one rule pass made
 // before the index was complete, so that the pass can be judged afterwards:
 // when every question would get the same answer from the complete index,
@@ -31,6 +33,38 @@ type query struct {
 	key    key
 	found  bool
 	answer Ordinal
+}
+
+// What a rule asks the index, as Asked names it: the kind of the objects it
+// looks up (Get, Names, Named; PodTemplate asks for a workloadRef's
+// Deployment), or one of these questions about a workload.
+const (
+	// Autoscalers: ScalersOf and ReplicasOf, the HPAs and ScaledObjects
+	// that own a workload's replicas.
+	Autoscalers = "autoscalers"
+	// WorkloadRefs: RunBy, the Rollouts that run a Deployment's template.
+	WorkloadRefs = "workloadRefs"
+)
+
+// Asked returns what the recorded questions asked about, sorted and
+// without repeats: the rules declare theirs (rules.Rule.Reads), and a test
+// compares the two.
+func (r *Recorder) Asked() []string {
+	var out []string
+	for _, q := range r.queries {
+		a := q.key.kind
+		switch q.op {
+		case opScalers:
+			a = Autoscalers
+		case opRunBy:
+			a = WorkloadRefs
+		}
+		if !slices.Contains(out, a) {
+			out = append(out, a)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // note records an answer when the index is recording.

@@ -34,6 +34,10 @@ type Rule struct {
 	Summary  string // one line
 	// Kinds the rule reads; nil means every kind.
 	Kinds []string
+	// Reads are what the rule asks the index about other objects: the kinds
+	// it looks up ("ConfigMap"), index.Autoscalers, index.WorkloadRefs. The
+	// fixture test checks them against what the index records it asked.
+	Reads []string
 	// Evidence holds a zero value of each struct a finding's Evidence may
 	// be (one, usually): the JSON schema and the rule page's evidence table
 	// are generated from them (go generate ./internal/catalog), and a rule

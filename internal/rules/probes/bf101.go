@@ -11,6 +11,7 @@ import (
 	"backfire.dev/backfire/internal/classify"
 	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/fix"
+	"backfire.dev/backfire/internal/index"
 	"backfire.dev/backfire/internal/model/probe"
 	"backfire.dev/backfire/internal/object"
 	"backfire.dev/backfire/internal/rules"
@@ -25,6 +26,7 @@ var BF101 = rules.Register(&rules.Rule{
 	Severity: finding.Error,
 	Summary:  "A database's liveness probe needs it to answer a query, which it refuses during crash recovery: the probe kills the recovery it caused, forever.",
 	Kinds:    object.WorkloadKinds,
+	Reads:    []string{"ConfigMap", "Deployment", index.WorkloadRefs},
 	Run:      runBF101,
 	Evidence: []any{BF101Evidence{}},
 })

@@ -10,6 +10,7 @@ import (
 	"backfire.dev/backfire/internal/classify"
 	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/fix"
+	"backfire.dev/backfire/internal/index"
 	"backfire.dev/backfire/internal/model/probe"
 	"backfire.dev/backfire/internal/object"
 	"backfire.dev/backfire/internal/rules"
@@ -22,6 +23,7 @@ var BF102 = rules.Register(&rules.Rule{
 	Severity: finding.Warning,
 	Summary:  "A liveness probe that keeps the 1 s default timeout restarts a container that is only slow.",
 	Kinds:    object.WorkloadKinds,
+	Reads:    []string{index.WorkloadRefs},
 	Run:      runBF102,
 	Evidence: []any{BF102Evidence{}},
 })

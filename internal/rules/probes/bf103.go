@@ -12,6 +12,7 @@ import (
 
 	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/fix"
+	"backfire.dev/backfire/internal/index"
 	"backfire.dev/backfire/internal/model/probe"
 	"backfire.dev/backfire/internal/object"
 	"backfire.dev/backfire/internal/rules"
@@ -25,6 +26,7 @@ var BF103 = rules.Register(&rules.Rule{
 	Severity: finding.Warning,
 	Summary:  "Liveness runs the readiness check and gives up no later: a slow pod is restarted instead of taken out of rotation.",
 	Kinds:    object.WorkloadKinds,
+	Reads:    []string{index.WorkloadRefs},
 	Run:      runBF103,
 	Evidence: []any{BF103Evidence{}},
 })

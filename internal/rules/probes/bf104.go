@@ -10,6 +10,7 @@ import (
 
 	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/fix"
+	"backfire.dev/backfire/internal/index"
 	"backfire.dev/backfire/internal/model/probe"
 	"backfire.dev/backfire/internal/model/rollout"
 	"backfire.dev/backfire/internal/object"
@@ -26,6 +27,7 @@ var BF104 = rules.Register(&rules.Rule{
 	// Kinds whose pod count the manifest (or its autoscaler) fixes; a
 	// DaemonSet has one pod per node, and Jobs do not serve.
 	Kinds:    []string{"Pod", "Deployment", "StatefulSet", "ReplicaSet", "ReplicationController", "Rollout"},
+	Reads:    []string{index.Autoscalers, index.WorkloadRefs},
 	Run:      runBF104,
 	Evidence: []any{BF104Evidence{}},
 })

@@ -7,6 +7,7 @@ import (
 
 	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/fix"
+	"backfire.dev/backfire/internal/index"
 	"backfire.dev/backfire/internal/model/cgroup"
 	"backfire.dev/backfire/internal/model/probe"
 	"backfire.dev/backfire/internal/object"
@@ -20,6 +21,7 @@ var BF201 = rules.Register(&rules.Rule{
 	Severity: finding.Warning, // error when the pod runs a database
 	Summary:  "A database or stateful pod without cpu or memory requests is BestEffort: cpu.weight 1 and the first OOM victim.",
 	Kinds:    object.WorkloadKinds,
+	Reads:    []string{index.WorkloadRefs},
 	Run:      runBF201,
 	Evidence: []any{BF201Evidence{}},
 })

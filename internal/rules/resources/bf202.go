@@ -11,6 +11,7 @@ import (
 	"backfire.dev/backfire/internal/classify"
 	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/fix"
+	"backfire.dev/backfire/internal/index"
 	"backfire.dev/backfire/internal/model/cgroup"
 	"backfire.dev/backfire/internal/object"
 	"backfire.dev/backfire/internal/rules"
@@ -23,6 +24,7 @@ var BF202 = rules.Register(&rules.Rule{
 	Severity: finding.Info, // warning on a database
 	Summary:  "A cpu limit on a database, or below 1 CPU on a multi-worker server, stalls every thread for the rest of each 100 ms period.",
 	Kinds:    object.WorkloadKinds,
+	Reads:    []string{index.WorkloadRefs},
 	Run:      runBF202,
 	Evidence: []any{BF202Evidence{}},
 })

@@ -9,6 +9,7 @@ import (
 	"backfire.dev/backfire/internal/classify"
 	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/fix"
+	"backfire.dev/backfire/internal/index"
 	"backfire.dev/backfire/internal/model/cgroup"
 	"backfire.dev/backfire/internal/object"
 	"backfire.dev/backfire/internal/rules"
@@ -21,6 +22,7 @@ var BF203 = rules.Register(&rules.Rule{
 	Severity:   finding.Info,
 	Summary:    "A database with memory limit equal to its request is OOMKilled at the first spike: a crash restart and crash recovery.",
 	Kinds:      object.WorkloadKinds,
+	Reads:      []string{index.WorkloadRefs},
 	DefaultOff: true, // equal request and limit is also a deliberate choice (Guaranteed QoS)
 	Run:        runBF203,
 	Evidence:   []any{BF203Evidence{}},

@@ -10,6 +10,7 @@ import (
 
 	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/fix"
+	"backfire.dev/backfire/internal/index"
 	"backfire.dev/backfire/internal/object"
 	"backfire.dev/backfire/internal/rules"
 )
@@ -21,6 +22,7 @@ var BF301 = rules.Register(&rules.Rule{
 	Severity: finding.Warning,
 	Summary:  "A database or stateful pod that requires control-plane nodes shares them with the API server and etcd and cannot fail over.",
 	Kinds:    object.WorkloadKinds,
+	Reads:    []string{index.WorkloadRefs},
 	Run:      runBF301,
 	Evidence: []any{BF301Evidence{}},
 })

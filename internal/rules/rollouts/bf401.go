@@ -11,6 +11,7 @@ import (
 
 	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/fix"
+	"backfire.dev/backfire/internal/index"
 	"backfire.dev/backfire/internal/model/rollout"
 	"backfire.dev/backfire/internal/rules"
 )
@@ -23,6 +24,7 @@ var BF401 = rules.Register(&rules.Rule{
 	Severity: finding.Error,
 	Summary:  "A rollback within rollbackWindow sends the last setWeight's share of traffic to the few pods the canary got at step 0.",
 	Kinds:    rolloutKind,
+	Reads:    []string{index.Autoscalers},
 	Run:      runBF401,
 	Evidence: []any{BF401Evidence{}},
 })

@@ -18,7 +18,6 @@ import (
 	"backfire.dev/backfire/internal/scan"
 )
 
-
 // scanWith runs one rule over files with a controller version and config.
 func scanWith(t *testing.T, r *rules.Rule, version string, cfg *config.Config, paths ...string) *scan.Result {
 	t.Helper()

@@ -149,3 +149,34 @@ func TestRunFailsOnBrokenFixtures(t *testing.T) {
 		t.Errorf("failed subtests %q, want %q\n%s", names, want, out)
 	}
 }
+
+// The fixture run compares what a rule asks the index with what it
+// declares: an undeclared question and a declared read no fixture asks
+// are both reported; the declaration that matches passes.
+func TestReadsAreChecked(t *testing.T) {
+	t.Chdir(filepath.Join("testdata", "broken"))
+	asksConfigMap := func(reads ...string) *rules.Rule {
+		r := replicasOne("BF990", map[string]any{"replicas": 2})
+		run := r.Run
+		r.Run = func(p *rules.Pass) {
+			p.Index.Get("ConfigMap", p.Object.Namespace, "settings")
+			run(p)
+		}
+		r.Reads = reads
+		return r
+	}
+	r := asksConfigMap("Service")
+	cases, _ := rulestest.Cases(r, nil)
+	got := rulestest.ReadProblems(r, cases)
+	want := []string{
+		"BF990 asks the index about ConfigMap, which its Reads do not declare",
+		"BF990 declares it reads Service, which none of its fixtures asks the index about: add a fixture that does, or drop the declaration",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("problems %q, want %q", got, want)
+	}
+	r = asksConfigMap("ConfigMap")
+	if got := rulestest.ReadProblems(r, cases); len(got) > 0 {
+		t.Errorf("a rule that declares what it asks: %q", got)
+	}
+}

@@ -37,6 +37,7 @@ import (
 	"backfire.dev/backfire/internal/config"
 	"backfire.dev/backfire/internal/diagnose"
 	"backfire.dev/backfire/internal/finding"
+	"backfire.dev/backfire/internal/index"
 	"backfire.dev/backfire/internal/observe"
 	"backfire.dev/backfire/internal/report"
 	"backfire.dev/backfire/internal/result"
@@ -61,6 +62,7 @@ func Run(t *testing.T, rs []*rules.Rule, dir func(*rules.Rule) string) {
 		t.Run(r.ID, func(t *testing.T) {
 			t.Chdir(dir(r))
 			cases, problems := Cases(r, rs)
+			problems = append(problems, ReadProblems(r, cases)...)
 			for _, p := range problems {
 				t.Error(p)
 			}
@@ -73,6 +75,44 @@ func Run(t *testing.T, rs []*rules.Rule, dir func(*rules.Rule) string) {
 			}
 		})
 	}
+}
+
+// ReadProblems compares what r asks the index on its fixtures (recorded,
+// see index.Recorder) with what it declares in Rule.Reads: every question
+// asked must be declared, and every declared read must be asked on some
+// fixture (or the declaration is a guess).
+func ReadProblems(r *rules.Rule, cases []Case) []string {
+	asked := map[string]bool{}
+	if r.Run != nil {
+		for _, c := range cases {
+			res, err := scanFixture([]*rules.Rule{r}, true, nil, c.File)
+			if err != nil {
+				return []string{err.Error()}
+			}
+			ix := index.Build(res.Objects)
+			opts := &rules.Options{Config: &config.Config{}}
+			for _, o := range res.Objects {
+				rec := &index.Recorder{}
+				rules.RunObject(o, ix.Recording(rec), []*rules.Rule{r}, opts)
+				for _, a := range rec.Asked() {
+					asked[a] = true
+				}
+			}
+		}
+	}
+	var problems []string
+	for a := range asked {
+		if !slices.Contains(r.Reads, a) {
+			problems = append(problems, fmt.Sprintf("%s asks the index about %s, which its Reads do not declare", r.ID, a))
+		}
+	}
+	for _, a := range r.Reads {
+		if !asked[a] {
+			problems = append(problems, fmt.Sprintf("%s declares it reads %s, which none of its fixtures asks the index about: add a fixture that does, or drop the declaration", r.ID, a))
+		}
+	}
+	slices.Sort(problems)
+	return problems
 }
 
 // A Case is one fixture of one rule, relative to the rule's family
