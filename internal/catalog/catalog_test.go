@@ -1,11 +1,15 @@
 package catalog
 
 import (
+	"go/build"
+	"io/fs"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	"backfire.dev/backfire/docs"
+	"backfire.dev/backfire/internal/testutil"
 )
 
 // Every rule is a complete entry: a stable ID and slug, a summary, a doc
@@ -16,8 +20,11 @@ func TestCatalogEntriesAreComplete(t *testing.T) {
 	slug := regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 	seen := map[string]bool{}
 	for _, r := range All() {
-		if !id.MatchString(r.ID) || !slug.MatchString(r.Slug) || r.Summary == "" || (r.Run == nil) == (r.Diagnose == nil) {
+		if !id.MatchString(r.ID) || !slug.MatchString(r.Slug) || r.Summary == "" || r.Check == nil {
 			t.Errorf("incomplete rule %+v", r)
+		}
+		if r.Check != nil && r.Check.Driver() != "scan" && r.Check.Driver() != "diagnose" {
+			t.Errorf("%s: a check for %q, which no driver runs", r.ID, r.Check.Driver())
 		}
 		if seen[r.ID] || seen[r.Slug] {
 			t.Errorf("%s: duplicate ID or slug", r.ID)
@@ -34,5 +41,40 @@ func TestCatalogEntriesAreComplete(t *testing.T) {
 		if ByID(page) == nil {
 			t.Errorf("docs/rules/%s.md documents no rule", page)
 		}
+	}
+}
+
+// Every driver (scan, diagnose, the webhook, the simulators) takes its
+// rules from the catalog: no other package imports a rule family.
+func TestOnlyTheCatalogImportsFamilies(t *testing.T) {
+	root := testutil.RepoRoot(t)
+	families := map[string]bool{}
+	for _, r := range All() {
+		families[r.Family()] = true
+	}
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return err
+		}
+		if name := d.Name(); path != root && (strings.HasPrefix(name, ".") || name == "testdata") {
+			return filepath.SkipDir
+		}
+		pkg, err := build.ImportDir(path, 0)
+		if err != nil {
+			return nil // no Go files, or another module's
+		}
+		rel, _ := filepath.Rel(root, path)
+		if rel == filepath.Join("internal", "catalog") {
+			return nil
+		}
+		for _, imp := range pkg.Imports {
+			if families[imp] {
+				t.Errorf("%s imports the rule family %s: take rules from the catalog", rel, imp)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

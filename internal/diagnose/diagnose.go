@@ -15,6 +15,7 @@ import (
 	"backfire.dev/backfire/internal/load"
 	"backfire.dev/backfire/internal/observe"
 	"backfire.dev/backfire/internal/rules"
+	"backfire.dev/backfire/internal/rules/diagnosis"
 	"backfire.dev/backfire/internal/scan"
 )
 
@@ -101,7 +102,7 @@ func Run(in Input) (*Result, error) {
 		obs := observe.Observe(p, events, in.Logs)
 		used += len(obs.Events)
 		out.Pods = append(out.Pods, obs)
-		r := rules.RunDiagnose(enabled, obs, &in.Rules)
+		r := diagnosis.Run(enabled, obs, &in.Rules)
 		res.Findings = append(res.Findings, r.Findings...)
 		res.Errors = append(res.Errors, r.Errors...)
 		res.Summary.Suppressed += r.Suppressed

@@ -8,9 +8,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	corev1 "k8s.io/api/core/v1"
-
-	"backfire.dev/backfire/internal/classify"
 	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/index"
 	"backfire.dev/backfire/internal/load"
@@ -76,8 +73,8 @@ func containsFold(list []string, s string) bool {
 	return slices.ContainsFunc(list, func(x string) bool { return strings.EqualFold(x, s) })
 }
 
-// Run applies the rules to every object of the index and returns the
-// findings in object order. Rules are pure functions of an
+// Run applies the scan rules among rules to every object of the index and
+// returns the findings in object order. Rules are pure functions of an
 // object and the index, so objects are checked on all cores.
 func Run(ix *index.Index, rules []*Rule, opts *Options) Result {
 	objs := ix.Objects()
@@ -112,10 +109,10 @@ func Run(ix *index.Index, rules []*Rule, opts *Options) Result {
 // findings run last.
 func check(o *object.Object, ix *index.Index, rules []*Rule, opts *Options) Result {
 	var res Result
-	verdicts := map[*corev1.Container]classify.Verdict{}
+	shared := map[any]any{}
 	var reported map[string]bool // rule IDs that reported here, made on the first
 	run := func(r *Rule) {
-		p := &Pass{Rule: r, Object: o, Index: ix, Options: opts, verdicts: verdicts, reported: reported}
+		p := &Pass{Rule: r, Object: o, Index: ix, Options: opts, shared: shared, reported: reported}
 		if err := runSafely(p); err != nil {
 			res.Errors = append(res.Errors, *err)
 			return
@@ -128,7 +125,7 @@ func check(o *object.Object, ix *index.Index, rules []*Rule, opts *Options) Resu
 		}
 		reported[r.ID] = true
 		ok, reason := Ignored(o, r.ID)
-		if ok && r.ReadsFindings {
+		if ok && r.ScanCheck().ReadsFindings {
 			// "all" cannot silence the rule that checks "all" itself.
 			ids, _, _ := IgnoreList(o)
 			ok = containsFold(ids, r.ID)
@@ -149,10 +146,10 @@ func check(o *object.Object, ix *index.Index, rules []*Rule, opts *Options) Resu
 	}
 	var last []*Rule
 	for _, r := range rules {
-		switch {
-		case r.Run == nil || !r.reads(o.Kind):
-			// a diagnose rule, or a kind the rule does not read
-		case r.ReadsFindings:
+		switch s := r.ScanCheck(); {
+		case s == nil || !r.reads(o.Kind):
+			// another driver's rule, or a kind the rule does not read
+		case s.ReadsFindings:
 			last = append(last, r)
 		default:
 			run(r)
@@ -173,7 +170,7 @@ func runSafely(p *Pass) (err *load.Error) {
 				Message: fmt.Sprintf("internal error: rule %s failed on %s: %v (a bug in backfire; please report it with this input)", p.Rule.ID, p.Object.Ref, v)}
 		}
 	}()
-	p.Rule.Run(p)
+	p.Rule.ScanCheck().Run(p)
 	return nil
 }
 

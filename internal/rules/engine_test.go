@@ -25,14 +25,14 @@ func objects(t *testing.T, src string) *index.Index {
 	return index.Build(objs)
 }
 
-var always = &Rule{ID: "BF900", Slug: "always", Severity: finding.Warning, Summary: "test", Run: func(p *Pass) {
+var always = &Rule{ID: "BF900", Slug: "always", Severity: finding.Warning, Summary: "test", Check: &Scan{Run: func(p *Pass) {
 	p.Report(Report{Message: "found " + p.Object.Name})
-}}
+}}}
 
-var panics = &Rule{ID: "BF901", Slug: "panics", Severity: finding.Error, Summary: "test", Kinds: []string{"Pod"}, Run: func(p *Pass) {
+var panics = &Rule{ID: "BF901", Slug: "panics", Severity: finding.Error, Summary: "test", Kinds: []string{"Pod"}, Check: &Scan{Run: func(p *Pass) {
 	var s []int
 	_ = s[3]
-}}
+}}}
 
 const two = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\n  annotations: {backfire.dev/ignore: \"BF900 # known\"}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n"
 
@@ -50,7 +50,7 @@ func TestRunIsolatesPanicsAndSuppresses(t *testing.T) {
 }
 
 func TestEnabledAndSeverityOverride(t *testing.T) {
-	off := &Rule{ID: "BF902", Slug: "off", Severity: finding.Info, Summary: "test", DefaultOff: true, Run: always.Run}
+	off := &Rule{ID: "BF902", Slug: "off", Severity: finding.Info, Summary: "test", DefaultOff: true, Check: always.Check}
 	catalog := []*Rule{always, off}
 	cfg := &config.Config{Enable: []string{"bf902"}, Disable: []string{"BF900"}, Severity: map[string]string{"BF902": "error"}}
 	rs, err := Enabled(catalog, &Options{Config: cfg})
@@ -83,5 +83,24 @@ func TestSeverityOverrideAnyCaseAndNoneRefused(t *testing.T) {
 	none := &config.Config{Severity: map[string]string{"BF900": "none"}}
 	if _, err := Enabled([]*Rule{always}, &Options{Config: none}); err == nil || !strings.Contains(err.Error(), `"none" is not error, warning or info`) {
 		t.Errorf("severity none: %v", err)
+	}
+}
+
+// The rules run on one object share what they store under a key; the
+// next object starts empty.
+func TestSharedIsPerObject(t *testing.T) {
+	type key struct{}
+	made := map[string]int{}
+	share := func(p *Pass) {
+		p.Shared(key{}, func() any { made[p.Object.Name]++; return p.Object.Name })
+		if got := p.Shared(key{}, func() any { return "again" }); got != p.Object.Name {
+			t.Errorf("shared value %v on %s", got, p.Object.Name)
+		}
+	}
+	one := &Rule{ID: "BF903", Slug: "one", Summary: "test", Check: &Scan{Run: share}}
+	other := &Rule{ID: "BF904", Slug: "other", Summary: "test", Check: &Scan{Run: share}}
+	Run(objects(t, two), []*Rule{one, other}, &Options{Config: &config.Config{}})
+	if made["a"] != 1 || made["b"] != 1 {
+		t.Errorf("made %v, want once per object", made)
 	}
 }

@@ -13,11 +13,9 @@ import (
 	"slices"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"backfire.dev/backfire/docs"
-	"backfire.dev/backfire/internal/classify"
 	"backfire.dev/backfire/internal/config"
 	"backfire.dev/backfire/internal/evidence"
 	"backfire.dev/backfire/internal/finding"
@@ -45,16 +43,38 @@ type Rule struct {
 	Evidence []any
 	// DefaultOff rules run only when enabled in .backfire.yaml.
 	DefaultOff bool
+	// Check is what the rule runs, and so which driver runs it: a *Scan
+	// reads manifests (scan, fix, the webhook, the simulators); a
+	// *diagnosis.Check reads what a running pod did (diagnose).
+	Check Check
+
+	family string // see Family
+}
+
+// Check is a rule's check: a *Scan, or the diagnose rules' kind (package
+// diagnosis). The driver that runs a kind picks its rules from the catalog
+// by it.
+type Check interface {
+	// Driver names what runs the check: "scan" or "diagnose".
+	Driver() string
+}
+
+// Scan is the check of a rule that reads manifests: Run is applied to each
+// object of a kind the rule reads, with the index of the others.
+type Scan struct {
+	Run func(*Pass)
 	// ReadsFindings rules run on an object after every other rule and may
 	// ask Pass.Reported what the others found there.
 	ReadsFindings bool
-	Run           func(*Pass)
-	// Diagnose, set instead of Run, makes the rule read what a running pod
-	// did (its status, events and logs) rather than a manifest: backfire
-	// diagnose runs it on each pod, scan never does.
-	Diagnose func(*DiagnosePass)
+}
 
-	family string // see Family
+// Driver is "scan".
+func (*Scan) Driver() string { return "scan" }
+
+// ScanCheck returns the rule's check when it is a scan rule, else nil.
+func (r *Rule) ScanCheck() *Scan {
+	s, _ := r.Check.(*Scan)
+	return s
 }
 
 // Doc returns the rule's documentation page (docs/rules/ID.md).
@@ -81,66 +101,28 @@ type Pass struct {
 	// reported holds the IDs of the rules that reported on this object
 	// before suppression, for the rules that run last (ReadsFindings).
 	reported map[string]bool
-	// verdicts caches classifications for every rule run on this object:
-	// several rules ask about the same containers.
-	verdicts map[*corev1.Container]classify.Verdict
+	// shared holds what the rules run on this object share (see Shared).
+	shared map[any]any
 }
 
-// Classify says what a container of the object's pod template is (see
-// package classify), computed once per object however many rules ask.
-func (p *Pass) Classify(c *corev1.Container) classify.Verdict {
-	if v, ok := p.verdicts[c]; ok {
+// Shared returns the value stored under key for the object the pass
+// checks, made by make the first time any rule asks: what several rules
+// compute about one object is computed once (package podfacts classifies
+// each container once). The engine does not know what is stored; key is
+// best a value of a type of the package that stores it.
+func (p *Pass) Shared(key any, make func() any) any {
+	if v, ok := p.shared[key]; ok {
 		return v
 	}
-	v := classify.ContainerOf(p.RunsOnce(), c)
-	replicas, set := p.Object.Replicas()
-	if !set {
-		replicas = 1 // the API's default; a Pod is one server too
-	}
-	v = classify.Members(v, c, replicas)
-	if p.verdicts != nil {
-		p.verdicts[c] = v
+	v := make()
+	if p.shared != nil {
+		p.shared[key] = v
 	}
 	return v
 }
 
-// Files reads the files of container c of template t that the input holds:
-// keys of ConfigMaps in the input, mounted into c. A probe's script is read
-// from there instead of being guessed at.
-func (p *Pass) Files(t *object.PodTemplate, c *corev1.Container) classify.Files {
-	return func(path string) (classify.File, bool) {
-		f, ok := t.ConfigMapFileAt(c, path)
-		if !ok {
-			return classify.File{}, false
-		}
-		o := p.Index.Get("ConfigMap", t.Owner.Namespace, f.ConfigMap)
-		if o == nil {
-			return classify.File{}, false
-		}
-		cm, ok := o.Typed.(*corev1.ConfigMap)
-		if !ok {
-			return classify.File{}, false
-		}
-		text, ok := cm.Data[f.Key]
-		if !ok {
-			return classify.File{}, false
-		}
-		return classify.File{Text: text, From: "ConfigMap " + f.ConfigMap + ", key " + f.Key}, true
-	}
-}
-
-// RunsOnce says why the object's pods run once and exit ("" when they
-// serve): see classify.RunsOnce.
-func (p *Pass) RunsOnce() string {
-	var spec *corev1.PodSpec
-	if t, _ := p.Index.PodTemplate(p.Object); t != nil {
-		spec = t.Spec
-	}
-	return classify.RunsOnce(p.Object.Kind, p.Object.Meta, spec)
-}
-
 // Reported says whether rule id reported on the object in this scan,
-// counting findings an annotation then suppressed. Only rules with
+// counting findings an annotation then suppressed. Only rules whose Scan
 // ReadsFindings may ask: the others run in no particular order.
 func (p *Pass) Reported(id string) bool { return p.reported[strings.ToUpper(id)] }
 

@@ -372,9 +372,9 @@ func TestNotJudged(t *testing.T) {
 // A rule that panics is an error for that rule, reported as a warning; the
 // other rules still judge the object.
 func TestPanickingRuleIsAnErrorForThatRule(t *testing.T) {
-	boom := &rules.Rule{ID: "BF999", Slug: "boom", Severity: finding.Error, Run: func(*rules.Pass) { panic("boom") }}
+	boom := &rules.Rule{ID: "BF999", Slug: "boom", Severity: finding.Error, Check: &rules.Scan{Run: func(*rules.Pass) { panic("boom") }}}
 	fine := &rules.Rule{ID: "BF998", Slug: "fine", Severity: finding.Error, Kinds: []string{"StatefulSet"},
-		Run: func(p *rules.Pass) { p.Report(rules.Report{Message: "reported"}) }}
+		Check: &rules.Scan{Run: func(p *rules.Pass) { p.Report(rules.Report{Message: "reported"}) }}}
 	j, err := NewJudge([]*rules.Rule{boom, fine}, rules.Options{}, staticContext{})
 	if err != nil {
 		t.Fatal(err)

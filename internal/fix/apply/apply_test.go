@@ -580,7 +580,7 @@ func positiveManifestFixtures(root string) []string {
 	all, _ := filepath.Glob(filepath.Join(root, "internal", "rules", "*", "testdata", "BF*", "positive", "*.yaml"))
 	var out []string
 	for _, f := range all {
-		if r := catalog.ByID(filepath.Base(filepath.Dir(filepath.Dir(f)))); r != nil && r.Run != nil {
+		if r := catalog.ByID(filepath.Base(filepath.Dir(filepath.Dir(f)))); r != nil && r.ScanCheck() != nil {
 			out = append(out, f)
 		}
 	}

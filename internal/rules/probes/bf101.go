@@ -15,6 +15,7 @@ import (
 	"backfire.dev/backfire/internal/model/probe"
 	"backfire.dev/backfire/internal/object"
 	"backfire.dev/backfire/internal/rules"
+	"backfire.dev/backfire/internal/rules/podfacts"
 )
 
 // BF101: a database whose liveness probe needs it to answer a query. The
@@ -27,7 +28,7 @@ var BF101 = rules.Register(&rules.Rule{
 	Summary:  "A database's liveness probe needs it to answer a query, which it refuses during crash recovery: the probe kills the recovery it caused, forever.",
 	Kinds:    object.WorkloadKinds,
 	Reads:    []string{"ConfigMap", "Deployment", index.WorkloadRefs},
-	Run:      runBF101,
+	Check:    &rules.Scan{Run: runBF101},
 	Evidence: []any{BF101Evidence{}},
 })
 
@@ -51,11 +52,11 @@ func runBF101(p *rules.Pass) {
 		if c.LivenessProbe == nil {
 			continue
 		}
-		v := p.Classify(c)
+		v := podfacts.Classify(p, c)
 		if !v.DatabaseLike {
 			continue
 		}
-		files := p.Files(t, c)
+		files := podfacts.Files(p, t, c)
 		q := classify.ProbeWith(kind, c, c.LivenessProbe, v, files)
 		if !q.FailsDuringRecovery(v) {
 			continue

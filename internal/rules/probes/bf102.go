@@ -14,6 +14,7 @@ import (
 	"backfire.dev/backfire/internal/model/probe"
 	"backfire.dev/backfire/internal/object"
 	"backfire.dev/backfire/internal/rules"
+	"backfire.dev/backfire/internal/rules/podfacts"
 )
 
 // BF102: a liveness probe that keeps Kubernetes' 1 s default timeout.
@@ -24,7 +25,7 @@ var BF102 = rules.Register(&rules.Rule{
 	Summary:  "A liveness probe that keeps the 1 s default timeout restarts a container that is only slow.",
 	Kinds:    object.WorkloadKinds,
 	Reads:    []string{index.WorkloadRefs},
-	Run:      runBF102,
+	Check:    &rules.Scan{Run: runBF102},
 	Evidence: []any{BF102Evidence{}},
 })
 
@@ -44,8 +45,8 @@ func runBF102(p *rules.Pass) {
 		if tm.Timeout.N != 1 {
 			continue
 		}
-		v := p.Classify(c)
-		q := classify.ProbeWith(p.Object.Kind, c, lp, v, p.Files(t, c))
+		v := podfacts.Classify(p, c)
+		q := classify.ProbeWith(p.Object.Kind, c, lp, v, podfacts.Files(p, t, c))
 		p.Report(bf102Finding(t, ct.Path(), c, tm, v, q))
 	}
 }

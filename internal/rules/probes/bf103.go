@@ -27,7 +27,7 @@ var BF103 = rules.Register(&rules.Rule{
 	Summary:  "Liveness runs the readiness check and gives up no later: a slow pod is restarted instead of taken out of rotation.",
 	Kinds:    object.WorkloadKinds,
 	Reads:    []string{index.WorkloadRefs},
-	Run:      runBF103,
+	Check:    &rules.Scan{Run: runBF103},
 	Evidence: []any{BF103Evidence{}},
 })
 

@@ -28,7 +28,7 @@ var BF104 = rules.Register(&rules.Rule{
 	// DaemonSet has one pod per node, and Jobs do not serve.
 	Kinds:    []string{"Pod", "Deployment", "StatefulSet", "ReplicaSet", "ReplicationController", "Rollout"},
 	Reads:    []string{index.Autoscalers, index.WorkloadRefs},
-	Run:      runBF104,
+	Check:    &rules.Scan{Run: runBF104},
 	Evidence: []any{BF104Evidence{}},
 })
 

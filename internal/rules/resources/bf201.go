@@ -22,7 +22,7 @@ var BF201 = rules.Register(&rules.Rule{
 	Summary:  "A database or stateful pod without cpu or memory requests is BestEffort: cpu.weight 1 and the first OOM victim.",
 	Kinds:    object.WorkloadKinds,
 	Reads:    []string{index.WorkloadRefs},
-	Run:      runBF201,
+	Check:    &rules.Scan{Run: runBF201},
 	Evidence: []any{BF201Evidence{}},
 })
 

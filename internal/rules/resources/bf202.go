@@ -15,6 +15,7 @@ import (
 	"backfire.dev/backfire/internal/model/cgroup"
 	"backfire.dev/backfire/internal/object"
 	"backfire.dev/backfire/internal/rules"
+	"backfire.dev/backfire/internal/rules/podfacts"
 )
 
 // BF202: a cpu limit on a container whose latency is the product.
@@ -25,7 +26,7 @@ var BF202 = rules.Register(&rules.Rule{
 	Summary:  "A cpu limit on a database, or below 1 CPU on a multi-worker server, stalls every thread for the rest of each 100 ms period.",
 	Kinds:    object.WorkloadKinds,
 	Reads:    []string{index.WorkloadRefs},
-	Run:      runBF202,
+	Check:    &rules.Scan{Run: runBF202},
 	Evidence: []any{BF202Evidence{}},
 })
 
@@ -41,7 +42,7 @@ func runBF202(p *rules.Pass) {
 		if limit <= 0 {
 			continue
 		}
-		v := p.Classify(c)
+		v := podfacts.Classify(p, c)
 		wk := WorkersOf(c)
 		switch {
 		case v.DatabaseLike:

@@ -13,6 +13,7 @@ import (
 	"backfire.dev/backfire/internal/model/cgroup"
 	"backfire.dev/backfire/internal/object"
 	"backfire.dev/backfire/internal/rules"
+	"backfire.dev/backfire/internal/rules/podfacts"
 )
 
 // BF203: a database whose memory limit leaves no room above its request.
@@ -24,7 +25,7 @@ var BF203 = rules.Register(&rules.Rule{
 	Kinds:      object.WorkloadKinds,
 	Reads:      []string{index.WorkloadRefs},
 	DefaultOff: true, // equal request and limit is also a deliberate choice (Guaranteed QoS)
-	Run:        runBF203,
+	Check:      &rules.Scan{Run: runBF203},
 	Evidence:   []any{BF203Evidence{}},
 })
 
@@ -44,7 +45,7 @@ func runBF203(p *rules.Pass) {
 		if !request.Equal(limit) {
 			continue
 		}
-		v := p.Classify(c)
+		v := podfacts.Classify(p, c)
 		if !v.DatabaseLike {
 			continue
 		}

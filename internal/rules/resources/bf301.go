@@ -23,7 +23,7 @@ var BF301 = rules.Register(&rules.Rule{
 	Summary:  "A database or stateful pod that requires control-plane nodes shares them with the API server and etcd and cannot fail over.",
 	Kinds:    object.WorkloadKinds,
 	Reads:    []string{index.WorkloadRefs},
-	Run:      runBF301,
+	Check:    &rules.Scan{Run: runBF301},
 	Evidence: []any{BF301Evidence{}},
 })
 

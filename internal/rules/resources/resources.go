@@ -15,6 +15,7 @@ import (
 	"backfire.dev/backfire/internal/model/probe"
 	"backfire.dev/backfire/internal/object"
 	"backfire.dev/backfire/internal/rules"
+	"backfire.dev/backfire/internal/rules/podfacts"
 )
 
 // workload is what the rules of this family need to know about a pod: its
@@ -39,12 +40,12 @@ func workloadOf(p *rules.Pass) *workload {
 	}
 	w := &workload{t: t}
 	for _, c := range t.Containers() {
-		if v := p.Classify(c.Container); v.DatabaseLike {
+		if v := podfacts.Classify(p, c.Container); v.DatabaseLike {
 			w.db, w.verdict = &c, v
 			break
 		}
 	}
-	if p.RunsOnce() == "" {
+	if podfacts.RunsOnce(p) == "" {
 		if ok, why := p.Object.Stateful(t); ok {
 			w.stateful = why
 		}

@@ -10,6 +10,7 @@ import (
 	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/model/probe"
 	"backfire.dev/backfire/internal/rules"
+	"backfire.dev/backfire/internal/rules/diagnosis"
 )
 
 // BF501 restart-period-matches-probe.
@@ -17,7 +18,7 @@ var BF501 = rules.Register(&rules.Rule{
 	ID: "BF501", Slug: "restart-period-matches-probe", Severity: finding.Error,
 	Summary:  "diagnose: a container's restarts come at its liveness or startup probe's arithmetic (D + F x P): the probe is the killer",
 	Kinds:    podKind,
-	Diagnose: bf501,
+	Check:    &diagnosis.Check{Run: bf501},
 	Evidence: []any{BF501Evidence{}},
 })
 
@@ -72,7 +73,7 @@ func meanWait(run, n int) int {
 	return sum / n
 }
 
-func bf501(p *rules.DiagnosePass) {
+func bf501(p *diagnosis.Pass) {
 	pod := p.Obs.Pod
 	for _, c := range containers(pod) {
 		h := historyOf(p.Obs, c.Name)

@@ -8,6 +8,7 @@ import (
 
 	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/rules"
+	"backfire.dev/backfire/internal/rules/diagnosis"
 )
 
 // BF502 exit-code.
@@ -15,7 +16,7 @@ var BF502 = rules.Register(&rules.Rule{
 	ID: "BF502", Slug: "exit-code", Severity: finding.Info,
 	Summary:  "diagnose: what a container's exit code rules out (137 is OOM only with reason OOMKilled; 141 is only 128 + 13)",
 	Kinds:    podKind,
-	Diagnose: bf502,
+	Check:    &diagnosis.Check{Run: bf502},
 	Evidence: []any{BF502Evidence{}},
 })
 
@@ -78,7 +79,7 @@ func ReadExit(code int32, reason string, grace int) (ExitReading, bool) {
 	return ExitReading{}, false
 }
 
-func bf502(p *rules.DiagnosePass) {
+func bf502(p *diagnosis.Pass) {
 	pod := p.Obs.Pod
 	grace := 30
 	if g := pod.Pod.Spec.TerminationGracePeriodSeconds; g != nil {

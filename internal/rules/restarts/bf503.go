@@ -12,6 +12,7 @@ import (
 	"backfire.dev/backfire/internal/observe"
 	"backfire.dev/backfire/internal/recoverylog"
 	"backfire.dev/backfire/internal/rules"
+	"backfire.dev/backfire/internal/rules/diagnosis"
 )
 
 // BF503 recovery-loop-in-logs.
@@ -19,7 +20,7 @@ var BF503 = rules.Register(&rules.Rule{
 	ID: "BF503", Slug: "recovery-loop-in-logs", Severity: finding.Error,
 	Summary:  "diagnose: the logs show a server killed while it recovers, under a liveness probe that fails during recovery; or a client refused by that recovery",
 	Kinds:    podKind,
-	Diagnose: bf503,
+	Check:    &diagnosis.Check{Run: bf503},
 	Evidence: []any{BF503Evidence{}, BF503ClientEvidence{}},
 })
 
@@ -48,7 +49,7 @@ type classifyInput struct {
 	Verdict   classify.Verdict
 }
 
-func bf503(p *rules.DiagnosePass) {
+func bf503(p *diagnosis.Pass) {
 	pod := p.Obs.Pod
 	logs := p.Obs.Logs
 	// A container without a log may still have probes that quote the

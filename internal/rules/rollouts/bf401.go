@@ -25,7 +25,7 @@ var BF401 = rules.Register(&rules.Rule{
 	Summary:  "A rollback within rollbackWindow sends the last setWeight's share of traffic to the few pods the canary got at step 0.",
 	Kinds:    rolloutKind,
 	Reads:    []string{index.Autoscalers},
-	Run:      runBF401,
+	Check:    &rules.Scan{Run: runBF401},
 	Evidence: []any{BF401Evidence{}},
 })
 

@@ -22,7 +22,7 @@ var BF402 = rules.Register(&rules.Rule{
 	Summary:  "An analysis whose queries cannot tell canary from stable judges the broken version during a rollback and aborts it.",
 	Kinds:    rolloutKind,
 	Reads:    []string{"AnalysisTemplate", "ClusterAnalysisTemplate", "Secret", "Service"},
-	Run:      runBF402,
+	Check:    &rules.Scan{Run: runBF402},
 	Evidence: []any{BF402Evidence{}, BF402UncheckedEvidence{}},
 })
 

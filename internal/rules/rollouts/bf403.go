@@ -24,7 +24,7 @@ var BF403 = rules.Register(&rules.Rule{
 	Severity: finding.Warning,
 	Summary:  "revisionHistoryLimit below rollbackWindow.revisions deletes the ReplicaSets the window admits, so a rollback to them runs every step and analysis again.",
 	Kinds:    rolloutKind,
-	Run:      runBF403,
+	Check:    &rules.Scan{Run: runBF403},
 	Evidence: []any{BF403Evidence{}},
 })
 

@@ -29,7 +29,7 @@ func replicasOne(id string, patch map[string]any) *rules.Rule {
 		Summary:  "a Deployment with one replica",
 		Kinds:    []string{"Deployment"},
 		Evidence: []any{oneReplica{}},
-		Run: func(p *rules.Pass) {
+		Check: &rules.Scan{Run: func(p *rules.Pass) {
 			d := p.Object.Typed.(*appsv1.Deployment)
 			if d.Spec.Replicas == nil || *d.Spec.Replicas != 1 {
 				return
@@ -41,7 +41,7 @@ func replicasOne(id string, patch map[string]any) *rules.Rule {
 				Evidence:  oneReplica{Replicas: 1},
 				Fix:       &finding.Fix{Type: finding.StrategicMergePatch, Description: "Run two.", Patch: fix.At("spec", patch)},
 			})
-		},
+		}},
 	}
 }
 
@@ -157,11 +157,11 @@ func TestReadsAreChecked(t *testing.T) {
 	t.Chdir(filepath.Join("testdata", "broken"))
 	asksConfigMap := func(reads ...string) *rules.Rule {
 		r := replicasOne("BF990", map[string]any{"replicas": 2})
-		run := r.Run
-		r.Run = func(p *rules.Pass) {
+		run := r.ScanCheck().Run
+		r.Check = &rules.Scan{Run: func(p *rules.Pass) {
 			p.Index.Get("ConfigMap", p.Object.Namespace, "settings")
 			run(p)
-		}
+		}}
 		r.Reads = reads
 		return r
 	}

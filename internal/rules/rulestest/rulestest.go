@@ -83,7 +83,7 @@ func Run(t *testing.T, rs []*rules.Rule, dir func(*rules.Rule) string) {
 // fixture (or the declaration is a guess).
 func ReadProblems(r *rules.Rule, cases []Case) []string {
 	asked := map[string]bool{}
-	if r.Run != nil {
+	if r.ScanCheck() != nil {
 		for _, c := range cases {
 			res, err := scanFixture([]*rules.Rule{r}, true, nil, c.File)
 			if err != nil {
@@ -143,7 +143,7 @@ func Cases(r *rules.Rule, catalog []*rules.Rule) ([]Case, []string) {
 		}
 		for _, f := range files {
 			c := Case{Rule: r, File: f, Positive: kind == "positive"}
-			if r.ReadsFindings {
+			if s := r.ScanCheck(); s != nil && s.ReadsFindings {
 				c.Context = catalog
 			}
 			cases = append(cases, c)
@@ -211,7 +211,7 @@ func (c Case) Check() []string {
 
 	var res *result.Result
 	var text []byte
-	if r.Diagnose != nil {
+	if r.ScanCheck() == nil {
 		d, err := diagnoseFixture(r, c.File)
 		if err != nil {
 			return append(problems, err.Error())
@@ -236,7 +236,7 @@ func (c Case) Check() []string {
 		if f.Line < 1 || f.File == "" || len(f.Mechanism) == 0 {
 			problems = append(problems, fmt.Sprintf("finding without a place or a mechanism: %+v", f))
 		}
-		if r.Diagnose == nil {
+		if r.ScanCheck() != nil {
 			problems = append(problems, fixProblems(r, c.rules(), res, f)...)
 		}
 	}

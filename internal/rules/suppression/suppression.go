@@ -18,13 +18,12 @@ import (
 // object: it silences nothing today and will silence, unreviewed, the
 // first finding of that rule a later change brings.
 var BF901 = rules.Register(&rules.Rule{
-	ID:            "BF901",
-	Slug:          "unused-suppression",
-	Severity:      finding.Info,
-	Summary:       "a backfire.dev/ignore entry that suppresses no finding on its object",
-	ReadsFindings: true,
-	Run:           runBF901,
-	Evidence:      []any{BF901Evidence{}},
+	ID:       "BF901",
+	Slug:     "unused-suppression",
+	Severity: finding.Info,
+	Summary:  "a backfire.dev/ignore entry that suppresses no finding on its object",
+	Check:    &rules.Scan{Run: runBF901, ReadsFindings: true},
+	Evidence: []any{BF901Evidence{}},
 })
 
 func runBF901(p *rules.Pass) {

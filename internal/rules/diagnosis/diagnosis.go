@@ -1,4 +1,8 @@
-package rules
+// Package diagnosis is the diagnose rules' kind of check and its engine: a
+// diagnose rule reads what a running pod did (its status, events and logs,
+// package observe) rather than a manifest. Backfire diagnose runs these
+// rules on each pod; scan never does.
+package diagnosis
 
 import (
 	"fmt"
@@ -7,13 +11,27 @@ import (
 	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/load"
 	"backfire.dev/backfire/internal/observe"
+	"backfire.dev/backfire/internal/rules"
 )
 
-// DiagnosePass is one diagnose rule applied to what was observed of one pod.
-type DiagnosePass struct {
-	Rule    *Rule
+// Check is the check of a diagnose rule (rules.Rule.Check).
+type Check struct {
+	Run func(*Pass)
+}
+
+// Driver is "diagnose".
+func (*Check) Driver() string { return "diagnose" }
+
+func checkOf(r *rules.Rule) *Check {
+	c, _ := r.Check.(*Check)
+	return c
+}
+
+// Pass is one diagnose rule applied to what was observed of one pod.
+type Pass struct {
+	Rule    *rules.Rule
 	Obs     *observe.Observation
-	Options *Options
+	Options *rules.Options
 
 	findings []finding.Finding
 	notes    []string
@@ -21,10 +39,10 @@ type DiagnosePass struct {
 
 // Note says that the rule found no evidence either way, and why: "no
 // evidence" is an answer, not a silence.
-func (p *DiagnosePass) Note(s string) { p.notes = append(p.notes, s) }
+func (p *Pass) Note(s string) { p.notes = append(p.notes, s) }
 
 // Classify says what a container of the pod is.
-func (p *DiagnosePass) Classify(name string) classify.Verdict {
+func (p *Pass) Classify(name string) classify.Verdict {
 	c, _ := p.Obs.Pod.Container(name)
 	if c == nil {
 		return classify.Verdict{}
@@ -34,7 +52,7 @@ func (p *DiagnosePass) Classify(name string) classify.Verdict {
 
 // Report records a finding about the pod: the engine fills in the rule and
 // the object; f.File and f.Line default to the pod's document at f.Path.
-func (p *DiagnosePass) Report(f finding.Finding) {
+func (p *Pass) Report(f finding.Finding) {
 	pod := p.Obs.Pod
 	f.Rule, f.Slug, f.Object = p.Rule.ID, p.Rule.Slug, pod.Ref
 	if f.Severity == finding.None {
@@ -56,10 +74,10 @@ func (p *DiagnosePass) Report(f finding.Finding) {
 	p.findings = append(p.findings, f)
 }
 
-// DiagnoseResult is what the diagnose rules said about one pod. Unlike a
-// scan's findings, these are placed by the rules themselves (a log line, an
+// Outcome is what the diagnose rules said about one pod. Unlike a scan's
+// findings, these are placed by the rules themselves (a log line, an
 // event), so they come out located.
-type DiagnoseResult struct {
+type Outcome struct {
 	Findings []finding.Finding
 	Errors   []load.Error
 	// Notes say where a diagnose rule found no evidence either way.
@@ -67,24 +85,25 @@ type DiagnoseResult struct {
 	Suppressed int
 }
 
-// RunDiagnose applies the diagnose rules among rs to one observed pod.
-// Disabled rules, the ignore annotation and severity overrides apply as in
-// a scan; a rule that panics is an error at the pod.
-func RunDiagnose(rs []*Rule, obs *observe.Observation, opts *Options) DiagnoseResult {
-	var res DiagnoseResult
+// Run applies the diagnose rules among rs to one observed pod. Disabled
+// rules, the ignore annotation and severity overrides apply as in a scan;
+// a rule that panics is an error at the pod.
+func Run(rs []*rules.Rule, obs *observe.Observation, opts *rules.Options) Outcome {
+	var res Outcome
 	for _, r := range rs {
-		if r.Diagnose == nil {
+		c := checkOf(r)
+		if c == nil {
 			continue
 		}
-		p := &DiagnosePass{Rule: r, Obs: obs, Options: opts}
-		if err := diagnoseSafely(p); err != nil {
+		p := &Pass{Rule: r, Obs: obs, Options: opts}
+		if err := runSafely(p, c); err != nil {
 			res.Errors = append(res.Errors, *err)
 			continue
 		}
 		for _, n := range p.notes {
 			res.Notes = append(res.Notes, fmt.Sprintf("%s %s: %s", r.ID, obs.Pod.Ref, n))
 		}
-		if ok, _ := Ignored(obs.Pod.Object, r.ID); ok && len(p.findings) > 0 {
+		if ok, _ := rules.Ignored(obs.Pod.Object, r.ID); ok && len(p.findings) > 0 {
 			res.Suppressed += len(p.findings)
 			continue
 		}
@@ -96,11 +115,11 @@ func RunDiagnose(rs []*Rule, obs *observe.Observation, opts *Options) DiagnoseRe
 			res.Findings = append(res.Findings, f)
 		}
 	}
-	Sort(res.Findings)
+	rules.Sort(res.Findings)
 	return res
 }
 
-func diagnoseSafely(p *DiagnosePass) (err *load.Error) {
+func runSafely(p *Pass, c *Check) (err *load.Error) {
 	defer func() {
 		if v := recover(); v != nil {
 			d := p.Obs.Pod.Doc
@@ -108,6 +127,6 @@ func diagnoseSafely(p *DiagnosePass) (err *load.Error) {
 				Message: fmt.Sprintf("internal error: rule %s failed on %s: %v (a bug in backfire; please report it with this input)", p.Rule.ID, p.Obs.Pod.Ref, v)}
 		}
 	}()
-	p.Rule.Diagnose(p)
+	c.Run(p)
 	return nil
 }

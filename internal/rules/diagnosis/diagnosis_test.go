@@ -1,4 +1,4 @@
-package rules
+package diagnosis
 
 import (
 	"strings"
@@ -6,18 +6,41 @@ import (
 
 	"backfire.dev/backfire/internal/config"
 	"backfire.dev/backfire/internal/finding"
+	"backfire.dev/backfire/internal/index"
+	"backfire.dev/backfire/internal/load"
+	"backfire.dev/backfire/internal/object"
 	"backfire.dev/backfire/internal/observe"
+	"backfire.dev/backfire/internal/rules"
 )
 
-var observed = &Rule{ID: "BF910", Slug: "observed", Severity: finding.Warning, Summary: "test", Kinds: []string{"Pod"}, Diagnose: func(p *DiagnosePass) {
+var observed = &rules.Rule{ID: "BF910", Slug: "observed", Severity: finding.Warning, Summary: "test", Kinds: []string{"Pod"}, Check: &Check{Run: func(p *Pass) {
 	p.Report(finding.Finding{Container: "a", Path: "status.containerStatuses[0].restartCount", Message: "restarted"})
 	p.Note("nothing else to say")
-}}
+}}}
 
-var observedPanics = &Rule{ID: "BF911", Slug: "observed-panics", Severity: finding.Error, Summary: "test", Diagnose: func(p *DiagnosePass) {
+var observedPanics = &rules.Rule{ID: "BF911", Slug: "observed-panics", Severity: finding.Error, Summary: "test", Check: &Check{Run: func(p *Pass) {
 	var m map[string]int
 	m["x"]++
-}}
+}}}
+
+// always is a scan rule, which Run skips.
+var always = &rules.Rule{ID: "BF900", Slug: "always", Severity: finding.Warning, Summary: "test", Check: &rules.Scan{Run: func(p *rules.Pass) {
+	p.Report(rules.Report{Message: "found " + p.Object.Name})
+}}}
+
+func objects(t *testing.T, src string) *index.Index {
+	t.Helper()
+	f := load.Parse("e.yaml", []byte(src))
+	var objs []*object.Object
+	for _, d := range f.Documents {
+		o, err := object.Decode(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs = append(objs, o)
+	}
+	return index.Build(objs)
+}
 
 const livePod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\nspec:\n  containers: [{name: a, image: busybox}]\nstatus:\n  containerStatuses:\n  - name: a\n    restartCount: 4\n"
 
@@ -35,7 +58,7 @@ func observation(t *testing.T, src string) *observe.Observation {
 // is an error at the pod; scan's engine never runs them.
 func TestRunDiagnose(t *testing.T) {
 	obs := observation(t, livePod)
-	res := RunDiagnose([]*Rule{always, observed, observedPanics}, obs, &Options{Config: &config.Config{}})
+	res := Run([]*rules.Rule{always, observed, observedPanics}, obs, &rules.Options{Config: &config.Config{}})
 	if len(res.Findings) != 1 {
 		t.Fatalf("findings %v", res.Findings)
 	}
@@ -49,19 +72,19 @@ func TestRunDiagnose(t *testing.T) {
 	if len(res.Errors) != 1 || !strings.Contains(res.Errors[0].Message, "internal error: rule BF911 failed on Pod a") {
 		t.Errorf("errors %v", res.Errors)
 	}
-	if scanned := Run(objects(t, livePod), []*Rule{observed, observedPanics}, &Options{Config: &config.Config{}}); len(scanned.Findings)+len(scanned.Errors) != 0 {
+	if scanned := rules.Run(objects(t, livePod), []*rules.Rule{observed, observedPanics}, &rules.Options{Config: &config.Config{}}); len(scanned.Findings)+len(scanned.Errors) != 0 {
 		t.Errorf("scan ran a diagnose rule: %+v", scanned)
 	}
 }
 
 func TestRunDiagnoseHonoursConfigAndIgnore(t *testing.T) {
 	cfg := &config.Config{Severity: map[string]string{"BF910": "info"}}
-	res := RunDiagnose([]*Rule{observed}, observation(t, livePod), &Options{Config: cfg})
+	res := Run([]*rules.Rule{observed}, observation(t, livePod), &rules.Options{Config: cfg})
 	if len(res.Findings) != 1 || res.Findings[0].Severity != finding.Info {
 		t.Errorf("severity override: %+v", res.Findings)
 	}
 	ignoredPod := strings.Replace(livePod, "  name: a\n", "  name: a\n  annotations: {backfire.dev/ignore: BF910}\n", 1)
-	res = RunDiagnose([]*Rule{observed}, observation(t, ignoredPod), &Options{Config: &config.Config{}})
+	res = Run([]*rules.Rule{observed}, observation(t, ignoredPod), &rules.Options{Config: &config.Config{}})
 	if len(res.Findings) != 0 || res.Suppressed != 1 {
 		t.Errorf("ignored: %+v", res)
 	}
