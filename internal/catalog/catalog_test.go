@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -18,6 +19,7 @@ import (
 func TestCatalogEntriesAreComplete(t *testing.T) {
 	id := regexp.MustCompile(`^BF[1-9][0-9]{2}$`)
 	slug := regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+	fieldName := regexp.MustCompile(`^(container|pod|spec|metadata)(\.[A-Za-z][A-Za-z0-9]*)+$`)
 	seen := map[string]bool{}
 	for _, r := range All() {
 		if !id.MatchString(r.ID) || !slug.MatchString(r.Slug) || r.Summary == "" || r.Check == nil {
@@ -25,6 +27,11 @@ func TestCatalogEntriesAreComplete(t *testing.T) {
 		}
 		if r.Check != nil && r.Check.Driver() != "scan" && r.Check.Driver() != "diagnose" {
 			t.Errorf("%s: a check for %q, which no driver runs", r.ID, r.Check.Driver())
+		}
+		for _, f := range append(slices.Clone(r.Fix.Sets), r.Fix.From...) {
+			if !fieldName.MatchString(f) {
+				t.Errorf("%s: fix field %q is not container.X, pod.X, spec.X or metadata.X", r.ID, f)
+			}
 		}
 		if seen[r.ID] || seen[r.Slug] {
 			t.Errorf("%s: duplicate ID or slug", r.ID)

@@ -43,12 +43,31 @@ type Rule struct {
 	Evidence []any
 	// DefaultOff rules run only when enabled in .backfire.yaml.
 	DefaultOff bool
+	// Fix declares the fields the rule's fix sets and those it computes its
+	// values from, so that the fixes of several rules on one object
+	// compose (package fixcompose).
+	Fix FixFields
 	// Check is what the rule runs, and so which driver runs it: a *Scan
 	// reads manifests (scan, fix, the webhook, the simulators); a
 	// *diagnosis.Check reads what a running pod did (diagnose).
 	Check Check
 
 	family string // see Family
+}
+
+// FixFields name fields as a fix reaches them: "container.X" is field X
+// of the container the finding is about ("container.livenessProbe.timeoutSeconds"),
+// "pod.X" a field of the pod spec ("pod.affinity"), and anything else a
+// path in the object ("spec.strategy.canary.steps", "metadata.annotations").
+// A field names everything under it.
+type FixFields struct {
+	// Sets are the fields the fix's patch writes; the fixture test checks
+	// every patch against them.
+	Sets []string
+	// From are the fields the fix's values are computed from: when another
+	// rule's fix sets one of them on the same object, this rule's fix is
+	// computed again on the object with that fix applied.
+	From []string
 }
 
 // Check is a rule's check: a *Scan, or the diagnose rules' kind (package

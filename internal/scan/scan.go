@@ -20,6 +20,7 @@ import (
 	"backfire.dev/backfire/internal/config"
 	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/fix"
+	"backfire.dev/backfire/internal/fixcompose"
 	"backfire.dev/backfire/internal/index"
 	"backfire.dev/backfire/internal/load"
 	"backfire.dev/backfire/internal/object"
@@ -314,7 +315,7 @@ func (s *scanner) check(r *inputResult, input, file, first int, docs []*load.Doc
 	r.decoded += len(objs)
 	for _, a := range objs {
 		rec := &index.Recorder{}
-		c := checked{ord: a.ord, obj: a.obj, out: rules.RunObject(a.obj, s.ix.Recording(rec), s.rules, &s.opts.Rules)}
+		c := checked{ord: a.ord, obj: a.obj, out: fixcompose.RunObject(a.obj, s.ix.Recording(rec), s.rules, &s.opts.Rules)}
 		if rec.Compact() {
 			c.rec = rec
 		}
@@ -398,7 +399,7 @@ func (s *scanner) recheck() {
 				s.spill.Drop(c.spilled)
 			}
 			s.rechecked++
-			*c = checked{ord: c.ord, obj: c.obj, out: rules.RunObject(o, s.ix, s.rules, &s.opts.Rules)}
+			*c = checked{ord: c.ord, obj: c.obj, out: fixcompose.RunObject(o, s.ix, s.rules, &s.opts.Rules)}
 			if o.Doc.Trace == nil {
 				s.settle(c, nil)
 			}

@@ -13,6 +13,7 @@ import (
 	"backfire.dev/backfire/internal/catalog"
 	"backfire.dev/backfire/internal/config"
 	"backfire.dev/backfire/internal/finding"
+	"backfire.dev/backfire/internal/fixcompose"
 	"backfire.dev/backfire/internal/index"
 	"backfire.dev/backfire/internal/load"
 	"backfire.dev/backfire/internal/object"
@@ -149,7 +150,7 @@ func (j *Judge) run(o *object.Object) rules.Result {
 			objs = append(objs, c)
 		}
 	}
-	return rules.RunObject(o, index.Build(objs), j.rules, &j.opts)
+	return fixcompose.RunObject(o, index.Build(objs), j.rules, &j.opts)
 }
 
 // sameFinding identifies a finding across two versions of an object.

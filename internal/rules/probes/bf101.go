@@ -29,6 +29,7 @@ var BF101 = rules.Register(&rules.Rule{
 	Kinds:    object.WorkloadKinds,
 	Reads:    []string{"ConfigMap", "Deployment", index.WorkloadRefs},
 	Check:    &rules.Scan{Run: runBF101},
+	Fix:      rules.FixFields{Sets: []string{"container.livenessProbe", "container.readinessProbe", "container.startupProbe"}, From: []string{"container.livenessProbe", "container.readinessProbe", "container.startupProbe", "container.ports"}},
 	Evidence: []any{BF101Evidence{}},
 })
 

@@ -26,6 +26,7 @@ var BF102 = rules.Register(&rules.Rule{
 	Kinds:    object.WorkloadKinds,
 	Reads:    []string{index.WorkloadRefs},
 	Check:    &rules.Scan{Run: runBF102},
+	Fix:      rules.FixFields{Sets: []string{"container.livenessProbe.timeoutSeconds", "container.livenessProbe.failureThreshold"}, From: []string{"container.livenessProbe"}},
 	Evidence: []any{BF102Evidence{}},
 })
 

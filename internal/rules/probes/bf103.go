@@ -28,6 +28,7 @@ var BF103 = rules.Register(&rules.Rule{
 	Kinds:    object.WorkloadKinds,
 	Reads:    []string{index.WorkloadRefs},
 	Check:    &rules.Scan{Run: runBF103},
+	Fix:      rules.FixFields{Sets: []string{"container.livenessProbe.failureThreshold"}, From: []string{"container.livenessProbe", "container.readinessProbe"}},
 	Evidence: []any{BF103Evidence{}},
 })
 

@@ -29,6 +29,7 @@ var BF104 = rules.Register(&rules.Rule{
 	Kinds:    []string{"Pod", "Deployment", "StatefulSet", "ReplicaSet", "ReplicationController", "Rollout"},
 	Reads:    []string{index.Autoscalers, index.WorkloadRefs},
 	Check:    &rules.Scan{Run: runBF104},
+	Fix:      rules.FixFields{Sets: []string{"container.readinessProbe.failureThreshold", "container.readinessProbe.successThreshold"}, From: []string{"container.readinessProbe.periodSeconds"}},
 	Evidence: []any{BF104Evidence{}},
 })
 

@@ -23,6 +23,7 @@ var BF201 = rules.Register(&rules.Rule{
 	Kinds:    object.WorkloadKinds,
 	Reads:    []string{index.WorkloadRefs},
 	Check:    &rules.Scan{Run: runBF201},
+	Fix:      rules.FixFields{Sets: []string{"container.resources.requests", "container.resources.limits.memory"}, From: []string{"container.resources"}},
 	Evidence: []any{BF201Evidence{}},
 })
 

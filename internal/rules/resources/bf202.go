@@ -27,6 +27,7 @@ var BF202 = rules.Register(&rules.Rule{
 	Kinds:    object.WorkloadKinds,
 	Reads:    []string{index.WorkloadRefs},
 	Check:    &rules.Scan{Run: runBF202},
+	Fix:      rules.FixFields{Sets: []string{"container.resources.limits.cpu", "container.resources.requests.cpu"}, From: []string{"container.resources"}},
 	Evidence: []any{BF202Evidence{}},
 })
 

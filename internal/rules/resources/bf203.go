@@ -26,6 +26,7 @@ var BF203 = rules.Register(&rules.Rule{
 	Reads:      []string{index.WorkloadRefs},
 	DefaultOff: true, // equal request and limit is also a deliberate choice (Guaranteed QoS)
 	Check:      &rules.Scan{Run: runBF203},
+	Fix:        rules.FixFields{Sets: []string{"container.resources.requests.memory", "container.resources.limits.memory"}, From: []string{"container.resources"}},
 	Evidence:   []any{BF203Evidence{}},
 })
 

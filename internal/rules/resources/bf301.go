@@ -24,6 +24,7 @@ var BF301 = rules.Register(&rules.Rule{
 	Kinds:    object.WorkloadKinds,
 	Reads:    []string{index.WorkloadRefs},
 	Check:    &rules.Scan{Run: runBF301},
+	Fix:      rules.FixFields{Sets: []string{"pod.nodeSelector", "pod.affinity"}, From: []string{"pod.nodeSelector", "pod.affinity", "pod.tolerations"}},
 	Evidence: []any{BF301Evidence{}},
 })
 

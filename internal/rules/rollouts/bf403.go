@@ -25,6 +25,7 @@ var BF403 = rules.Register(&rules.Rule{
 	Summary:  "revisionHistoryLimit below rollbackWindow.revisions deletes the ReplicaSets the window admits, so a rollback to them runs every step and analysis again.",
 	Kinds:    rolloutKind,
 	Check:    &rules.Scan{Run: runBF403},
+	Fix:      rules.FixFields{Sets: []string{"spec.revisionHistoryLimit"}, From: []string{"spec.strategy.canary.rollbackWindow", "spec.revisionHistoryLimit"}},
 	Evidence: []any{BF403Evidence{}},
 })
 

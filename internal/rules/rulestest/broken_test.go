@@ -29,6 +29,7 @@ func replicasOne(id string, patch map[string]any) *rules.Rule {
 		Summary:  "a Deployment with one replica",
 		Kinds:    []string{"Deployment"},
 		Evidence: []any{oneReplica{}},
+		Fix:      rules.FixFields{Sets: []string{"spec.replicas", "spec.minReadySeconds"}},
 		Check: &rules.Scan{Run: func(p *rules.Pass) {
 			d := p.Object.Typed.(*appsv1.Deployment)
 			if d.Spec.Replicas == nil || *d.Spec.Replicas != 1 {
@@ -178,5 +179,19 @@ func TestReadsAreChecked(t *testing.T) {
 	r = asksConfigMap("ConfigMap")
 	if got := rulestest.ReadProblems(r, cases); len(got) > 0 {
 		t.Errorf("a rule that declares what it asks: %q", got)
+	}
+}
+
+// A patch that sets a field the rule's Fix.Sets do not declare fails its
+// fixture: the composition of fixes relies on the declaration.
+func TestFixSetsAreChecked(t *testing.T) {
+	t.Chdir(filepath.Join("testdata", "broken"))
+	r := replicasOne("BF990", map[string]any{"replicas": 2})
+	r.Fix.Sets = []string{"spec.minReadySeconds"}
+	c := rulestest.Case{Rule: r, File: filepath.Join("testdata", "BF990", "positive", "good-1.yaml"), Positive: true}
+	got := c.Check()
+	want := []string{`BF990's fix sets spec.replicas, which its Fix.Sets ["spec.minReadySeconds"] do not declare`}
+	if !slices.Equal(got, want) {
+		t.Errorf("problems %q, want %q", got, want)
 	}
 }

@@ -37,7 +37,9 @@ import (
 	"backfire.dev/backfire/internal/config"
 	"backfire.dev/backfire/internal/diagnose"
 	"backfire.dev/backfire/internal/finding"
+	"backfire.dev/backfire/internal/fixcompose"
 	"backfire.dev/backfire/internal/index"
+	"backfire.dev/backfire/internal/object"
 	"backfire.dev/backfire/internal/observe"
 	"backfire.dev/backfire/internal/report"
 	"backfire.dev/backfire/internal/result"
@@ -237,6 +239,7 @@ func (c Case) Check() []string {
 			problems = append(problems, fmt.Sprintf("finding without a place or a mechanism: %+v", f))
 		}
 		if r.ScanCheck() != nil {
+			problems = append(problems, setsProblems(r, res, f)...)
 			problems = append(problems, fixProblems(r, c.rules(), res, f)...)
 		}
 	}
@@ -385,6 +388,29 @@ func CheckFix(t testing.TB, r *rules.Rule, res *scan.Result, f finding.Finding) 
 	for _, p := range fixProblems(r, []*rules.Rule{r}, res, f) {
 		t.Errorf("%s", p)
 	}
+}
+
+// setsProblems checks that f's patch sets only what its rule declares it
+// sets (Rule.Fix.Sets), which is what the composition of fixes relies on.
+func setsProblems(r *rules.Rule, res *scan.Result, f finding.Finding) []string {
+	if f.Fix == nil || f.Fix.Type != finding.StrategicMergePatch {
+		return nil
+	}
+	target := f.Object
+	if f.Fix.Target != nil {
+		target = *f.Fix.Target
+	}
+	i := slices.IndexFunc(res.Objects, func(o *object.Object) bool { return o.Ref == target })
+	if i < 0 {
+		return nil // fixProblems says so
+	}
+	var problems []string
+	for _, fd := range fixcompose.Fields(res.Objects[i], f.Fix.Patch) {
+		if !fixcompose.Covers(r.Fix.Sets, fd.Path) {
+			problems = append(problems, fmt.Sprintf("%s's fix sets %s, which its Fix.Sets %q do not declare", r.ID, fd.Path, r.Fix.Sets))
+		}
+	}
+	return problems
 }
 
 // fixProblems checks f's fix as CheckFix says, rescanning with rs.

@@ -23,6 +23,7 @@ var BF901 = rules.Register(&rules.Rule{
 	Severity: finding.Info,
 	Summary:  "a backfire.dev/ignore entry that suppresses no finding on its object",
 	Check:    &rules.Scan{Run: runBF901, ReadsFindings: true},
+	Fix:      rules.FixFields{Sets: []string{"metadata.annotations"}, From: []string{"metadata.annotations"}},
 	Evidence: []any{BF901Evidence{}},
 })
 

@@ -1,0 +1,280 @@
+// Package fixcompose makes the fixes of several rules on one object
+// compose, by what each rule declares its fix sets and computes from
+// (rules.Rule.Fix). Each rule computes its fix from the object as written;
+// when another rule's fix sets a field a fix was computed from (BF104
+// raises readiness's failureThreshold, from which BF103 computed how
+// tolerant liveness must be), merging the two patches is not enough: the
+// reader must be asked again, on the object with every fix applied.
+//
+// So, after the rules ran on an object, while some rule's fix reads a
+// field another rule's patch sets, the object is patched with all the
+// fixes composed (fix.Compose, whose precedence is order-independent), the
+// readers are run again on it, and what they still ask for is merged into
+// their patches, up to MaxRounds times. Nothing depends on the order the
+// rules ran or registered in: each round starts from the composition of
+// every patch, and a reader satisfied by the others' fixes asks nothing
+// more. `backfire fix` then proves the result by rescanning it.
+package fixcompose
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+
+	"backfire.dev/backfire/internal/finding"
+	"backfire.dev/backfire/internal/fix"
+	"backfire.dev/backfire/internal/index"
+	"backfire.dev/backfire/internal/load"
+	"backfire.dev/backfire/internal/object"
+	"backfire.dev/backfire/internal/rules"
+)
+
+// MaxRounds bounds the rounds of asking the readers again: each round
+// that changes a patch can only raise what the next asks for, and the
+// rules' fixes settle in one or two.
+const MaxRounds = 4
+
+// RunObject runs the rules on one object (rules.RunObject) and composes
+// the fixes of its findings (Recompute).
+func RunObject(o *object.Object, ix *index.Index, rs []*rules.Rule, opts *rules.Options) rules.Result {
+	res := rules.RunObject(o, ix, rs, opts)
+	Recompute(o, ix, rs, opts, res.Findings)
+	return res
+}
+
+// Recompute rewrites, in found, the fixes computed from a field another
+// finding's fix sets: they are computed again on o with every fix on it
+// applied (see the package comment). Only strategic merge patches of o
+// itself take part; a rule that reads the others' findings is not asked
+// again, since it would run alone.
+func Recompute(o *object.Object, ix *index.Index, rs []*rules.Rule, opts *rules.Options, found []rules.Reported) {
+	var parts []int
+	for i, f := range found {
+		if f.Fix != nil && f.Fix.Type == finding.StrategicMergePatch && len(f.Fix.Patch) > 0 && f.Fix.Target == nil {
+			parts = append(parts, i)
+		}
+	}
+	if len(parts) < 2 {
+		return
+	}
+	byID := map[string]*rules.Rule{}
+	for _, r := range rs {
+		byID[r.ID] = r
+	}
+	for range MaxRounds {
+		readers := stale(o, found, parts, byID)
+		if len(readers) == 0 {
+			return
+		}
+		patched := patchedObject(o, found, parts)
+		if patched == nil {
+			return
+		}
+		var again []*rules.Rule
+		for _, i := range readers {
+			if r := byID[found[i].Rule]; !slices.Contains(again, r) {
+				again = append(again, r)
+			}
+		}
+		asked := rules.RunObject(patched, ix, again, opts).Findings
+		changed := false
+		for _, i := range readers {
+			g := sameFinding(asked, found[i])
+			if g == nil || g.Fix == nil || g.Fix.Type != finding.StrategicMergePatch || len(g.Fix.Patch) == 0 {
+				continue // satisfied by the composition: it asks nothing more
+			}
+			merged, ok := merge(found[i].Finding, g.Finding)
+			if !ok || string(merged) == string(found[i].Fix.Patch) {
+				continue
+			}
+			fx := *found[i].Fix
+			fx.Patch = merged
+			fx.Description = g.Fix.Description
+			for _, ph := range g.Fix.Placeholders {
+				if !slices.Contains(fx.Placeholders, ph) {
+					fx.Placeholders = append(fx.Placeholders, ph)
+				}
+			}
+			found[i].Fix = &fx
+			changed = true
+		}
+		if !changed {
+			return
+		}
+	}
+}
+
+// stale returns the parts whose rule's fix reads a field another rule's
+// part sets.
+func stale(o *object.Object, found []rules.Reported, parts []int, byID map[string]*rules.Rule) []int {
+	sets := make(map[int][]Field, len(parts))
+	for _, j := range parts {
+		sets[j] = Fields(o, found[j].Fix.Patch)
+	}
+	var out []int
+	for _, i := range parts {
+		r := byID[found[i].Rule]
+		if r == nil || r.ScanCheck() == nil || r.ScanCheck().ReadsFindings || len(r.Fix.From) == 0 {
+			continue
+		}
+	others:
+		for _, j := range parts {
+			if found[j].Rule == found[i].Rule {
+				continue
+			}
+			for _, f := range sets[j] {
+				if f.Container != "" && f.Container != found[i].Container {
+					continue
+				}
+				if Overlaps(r.Fix.From, f.Path) {
+					out = append(out, i)
+					break others
+				}
+			}
+		}
+	}
+	return out
+}
+
+// patchedObject is o with the composed patch of the parts applied, nil
+// when it cannot be made (no typed model, a patch that does not apply).
+func patchedObject(o *object.Object, found []rules.Reported, parts []int) *object.Object {
+	if o.Typed == nil {
+		return nil
+	}
+	fs := make([]finding.Finding, len(parts))
+	for k, i := range parts {
+		fs[k] = found[i].Finding
+	}
+	changes := fix.Compose(fs)
+	if len(changes) != 1 {
+		return nil
+	}
+	patch, err := json.Marshal(changes[0].Patch)
+	if err != nil {
+		return nil
+	}
+	out, err := strategicpatch.StrategicMergePatch(o.Doc.JSON, patch, o.Typed)
+	if err != nil {
+		return nil
+	}
+	doc := load.Document{File: o.Doc.File, Index: o.Doc.Index, Line: o.Doc.Line, Origin: o.Doc.Origin,
+		JSON: out, APIVersion: o.Doc.APIVersion, Kind: o.Doc.Kind}
+	p, lerr := object.Decode(&doc)
+	if lerr != nil {
+		return nil
+	}
+	return p
+}
+
+// sameFinding finds, among asked, the finding of f's rule about f's
+// container, at f's path when the rule reports more than one.
+func sameFinding(asked []rules.Reported, f rules.Reported) *rules.Reported {
+	var found *rules.Reported
+	for i := range asked {
+		g := &asked[i]
+		if g.Rule != f.Rule || g.Container != f.Container {
+			continue
+		}
+		if g.Path == f.Path {
+			return g
+		}
+		if found == nil {
+			found = g
+		}
+	}
+	return found
+}
+
+// merge is a's patch with b's merged in by fix.Compose's precedence.
+func merge(a, b finding.Finding) (json.RawMessage, bool) {
+	b.Object = a.Object
+	changes := fix.Compose([]finding.Finding{a, b})
+	if len(changes) != 1 {
+		return nil, false
+	}
+	out, err := json.Marshal(changes[0].Patch)
+	return out, err == nil
+}
+
+// A Field is one field a patch sets, named as rules declare fields
+// (rules.FixFields): "container.livenessProbe.failureThreshold" for a field
+// of a container (Container names it), "pod.affinity" for one of the pod
+// spec, and the object's own path otherwise ("spec.revisionHistoryLimit").
+type Field struct {
+	Path      string
+	Container string
+}
+
+// Fields lists the fields a strategic merge patch of o sets: its leaves,
+// and the maps or lists it sets whole.
+func Fields(o *object.Object, patch json.RawMessage) []Field {
+	var v map[string]any
+	if json.Unmarshal(patch, &v) != nil {
+		return nil
+	}
+	spec := ""
+	if t := o.PodTemplate(); t != nil {
+		spec = t.SpecPath.String()
+	}
+	var out []Field
+	var walk func(v any, path, container string)
+	walk = func(v any, path, container string) {
+		m, ok := v.(map[string]any)
+		if !ok || len(m) == 0 {
+			out = append(out, Field{Path: path, Container: container})
+			return
+		}
+		for k, c := range m {
+			p := k
+			if path != "" {
+				p = path + "." + k
+			}
+			if container == "" && spec != "" && p == spec {
+				walk(c, "pod", "")
+				continue
+			}
+			if list, ok := c.([]any); ok && container == "" && (p == "pod.containers" || p == "pod.initContainers") {
+				for _, item := range list {
+					if im, ok := item.(map[string]any); ok {
+						name, _ := im["name"].(string)
+						delete(im, "name")
+						if len(im) > 0 {
+							walk(im, "container", name)
+						}
+					}
+				}
+				continue
+			}
+			walk(c, p, container)
+		}
+	}
+	walk(v, "", "")
+	slices.SortFunc(out, func(a, b Field) int { return strings.Compare(a.Container+" "+a.Path, b.Container+" "+b.Path) })
+	return out
+}
+
+// Overlaps reports whether path is, holds or is held by one of the
+// declared fields: "container.livenessProbe" and
+// "container.livenessProbe.timeoutSeconds" overlap.
+func Overlaps(declared []string, path string) bool {
+	for _, d := range declared {
+		if d == path || strings.HasPrefix(path, d+".") || strings.HasPrefix(d, path+".") {
+			return true
+		}
+	}
+	return false
+}
+
+// Covers reports whether path is one of the declared fields or inside one:
+// what a patch sets must be covered by the rule's Fix.Sets.
+func Covers(declared []string, path string) bool {
+	for _, d := range declared {
+		if d == path || strings.HasPrefix(path, d+".") {
+			return true
+		}
+	}
+	return false
+}
