@@ -14,6 +14,9 @@ fi
 # kube-apiserver and etcd; the script builds them once and caches them.
 KUBEBUILDER_ASSETS=$(hack/test-assets.sh)
 export KUBEBUILDER_ASSETS
+# Those tests, and the page tests, run only with this switch on: a plain
+# `go test ./...` skips them and takes a couple of minutes.
+export BACKFIRE_HEAVY_TESTS=1
 go test ./...
 # A benchmark smoke run: every benchmark of the scan once, so that they
 # keep compiling and running (about 15 s; timings are not asserted).

@@ -1,7 +1,9 @@
 // Package clustertest runs a real kube-apiserver and etcd for tests
 // (controller-runtime's envtest), with the CRDs of the kinds backfire reads,
 // and applies manifests to it. The binaries come from KUBEBUILDER_ASSETS, or
-// from hack/test-assets.sh when it is not set: these tests never skip.
+// from hack/test-assets.sh when it is not set. The tests that use it run
+// when testutil.HeavyTests is on (hack/test.sh turns it on, so CI never
+// skips them); a plain go test ./... skips them.
 package clustertest
 
 import (
@@ -57,6 +59,7 @@ var shared struct {
 // `go test -count=N` needs).
 func Shared(t testing.TB) *Env {
 	t.Helper()
+	testutil.Heavy(t, "a kube-apiserver and etcd")
 	shared.mu.Lock()
 	defer shared.mu.Unlock()
 	if shared.env == nil && shared.err == nil {

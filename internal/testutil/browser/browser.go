@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"backfire.dev/backfire/internal/testutil"
 )
 
 // execPath finds the browser: $CHROMIUM, then Debian's names.
@@ -42,6 +44,7 @@ type Page struct {
 // beyond the file itself; the browser closes when the test ends.
 func Open(t testing.TB, htmlFile string) *Page {
 	t.Helper()
+	testutil.Heavy(t, "a headless Chromium")
 	abs, err := filepath.Abs(htmlFile)
 	if err != nil {
 		t.Fatal(err)
