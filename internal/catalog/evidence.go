@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"backfire.dev/backfire/internal/evidence"
+	"backfire.dev/backfire/internal/rules"
 )
 
 // EvidenceTypes returns the evidence struct type(s) of each rule, from the
@@ -78,6 +79,23 @@ func RenderSchema(schema []byte) ([]byte, error) {
 	b.Truncate(b.Len() - 1) // the encoder's newline
 	b.WriteString("\n}\n")
 	return b.Bytes(), nil
+}
+
+// MechanismToWrite marks the part of a new rule page (NewPage) that is
+// written by hand; the catalog's test fails while a page still holds it.
+const MechanismToWrite = "<!-- write the mechanism: the causal chain, with the manifest's numbers, each claim about another system cited -->"
+
+// NewPage is the page go generate writes for a rule that has none: its
+// name, severity and summary from the rule's value, the evidence table,
+// and the sections to write by hand.
+func NewPage(r *rules.Rule) []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s %s\n\nSeverity: **%s**", r.ID, r.Slug, r.Severity)
+	if r.DefaultOff {
+		b.WriteString(", off by default (enable it in `.backfire.yaml`)")
+	}
+	fmt.Fprintf(&b, ".\n\n%s\n\n## Mechanism\n\n%s\n\n## References\n", r.Summary, MechanismToWrite)
+	return RenderDoc(r.ID, []byte(b.String()))
 }
 
 // Markers around the generated evidence section of a rule page.

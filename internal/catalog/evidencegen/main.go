@@ -1,7 +1,8 @@
 // Command evidencegen regenerates, from the rules' evidence types, the
 // evidence definitions of docs/schema/backfire-v1.json and the evidence
-// tables of docs/rules/*.md (run by go generate ./internal/catalog). The
-// argument is the repository's root.
+// tables of docs/rules/*.md, and writes the page of a new rule that has
+// none (catalog.NewPage), for its mechanism to be written by hand (run by
+// go generate ./internal/catalog). The argument is the repository's root.
 package main
 
 import (
@@ -39,6 +40,9 @@ func run(root string) error {
 	for _, r := range catalog.All() {
 		p := filepath.Join(root, "docs", "rules", r.ID+".md")
 		page, err := os.ReadFile(p)
+		if os.IsNotExist(err) {
+			page, err = catalog.NewPage(r), nil // a new rule: its page to write
+		}
 		if err != nil {
 			return err
 		}
