@@ -77,7 +77,11 @@ func (p *Pass) Classify(c *corev1.Container) classify.Verdict {
 	if v, ok := p.verdicts[c]; ok {
 		return v
 	}
-	v := classify.ContainerOf(p.RunsOnce(), c)
+	var pod classify.Pod
+	if t, _ := p.Index.PodTemplate(p.Object); t != nil {
+		pod = classify.Pod{Spec: t.Spec, Claims: p.Object.ClaimTemplates()}
+	}
+	v := classify.ContainerIn(p.RunsOnce(), c, pod)
 	replicas, set := p.Object.Replicas()
 	if !set {
 		replicas = 1 // the API's default; a Pod is one server too

@@ -41,6 +41,9 @@ func runBF102(p *rules.Pass) {
 		if tm.Timeout.N != 1 {
 			continue
 		}
+		if classify.Idle(c) != "" {
+			continue // it only sleeps: a restart interrupts nothing
+		}
 		v := p.Classify(c)
 		q := classify.ProbeWith(p.Object.Kind, c, lp, v, p.Files(t, c))
 		p.Report(bf102Finding(t, ct.Path(), c, tm, v, q))
