@@ -11,9 +11,9 @@
 # hack/eval/judgements.tsv, and what no verdict covers). Set ONLY=word to scan
 # only the sources named with it, SOURCES=file and JUDGEMENTS=file for another
 # set (the third round: hack/eval/sources-round3.txt, judgements-round3.tsv).
-# positions.tsv checks that each chart
-# finding's values source names a line that holds its key, and, with
-# HELM=path/to/helm, that its line is the field in `helm template` output;
+# positions.tsv checks that each chart finding's values source names a line
+# that holds its key, and, with HELM=path/to/helm, that its line is the field
+# in `helm template` output;
 # arithmetic.tsv recomputes the numbers of BF101, BF102, BF201 and BF202
 # findings from the objects (charts: from helm's output, so with HELM only).
 set -euo pipefail
