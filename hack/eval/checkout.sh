@@ -2,7 +2,10 @@
 # Extracts every pinned (repository, commit, path) of hack/eval/sources.txt from
 # local git copies of the repositories into a checkout tree that run.sh reads:
 #
-#   hack/eval/checkout.sh GITDIRS CHECKOUTS
+#   hack/eval/checkout.sh GITDIRS CHECKOUTS [SOURCES]
+#
+# SOURCES is the sources file (default hack/eval/sources.txt; the third round's
+# are sources-round3.txt and sources-round3-holdout.txt).
 #
 # GITDIRS holds one git copy per repository, named owner+name (a clone, e.g.
 # `git clone https://github.com/helm/charts GITDIRS/helm+charts`, or a bare
@@ -12,6 +15,7 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 gitdirs="${1:?usage: checkout.sh GITDIRS CHECKOUTS}"
 out="${2:?usage: checkout.sh GITDIRS CHECKOUTS}"
+sources="${3:-$here/sources.txt}"
 mkdir -p "$out"
 
 gitdir() { # owner/name -> its git directory
@@ -31,9 +35,10 @@ extract() { # repository commit path
 	git --git-dir="$(gitdir "$1")" archive "$2" "$3" | tar -x -C "$dest"
 }
 
-grep -v '^[[:space:]]*\(#\|$\)' "$here/sources.txt" | while read -r _ _ repo commit path deps; do
+grep -v '^[[:space:]]*\(#\|$\)' "$sources" | while read -r _ _ repo commit path deps; do
 	extract "$repo" "$commit" "$path"
-	for dep in $deps; do # name=owner/repo@commit:path
+	for dep in $deps; do # name=owner/repo@commit:path, or values=FILE of the chart
+		[[ "$dep" == values=* ]] && continue
 		spec="${dep#*=}"
 		extract "${spec%%@*}" "$(sed 's/.*@\(.*\):.*/\1/' <<<"$spec")" "${spec#*:}"
 	done

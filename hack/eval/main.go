@@ -35,6 +35,9 @@ type source struct {
 	Commit string            `json:"commit"`
 	Path   string            `json:"path"`
 	Deps   map[string]pinned `json:"dependencies,omitempty"`
+	// Values are values files of the chart (values=FILE, relative to the
+	// chart), for charts that render nothing with their defaults.
+	Values []string `json:"values,omitempty"`
 }
 
 // pinned is a directory of a repository at a commit.
@@ -47,6 +50,23 @@ type pinned struct {
 // dir is where checkout.sh extracted it.
 func (p pinned) dir(checkouts string) string {
 	return filepath.Join(checkouts, strings.ReplaceAll(p.Repo, "/", "+")+"@"+p.Commit, filepath.FromSlash(p.Path))
+}
+
+// chartDir is the name of a chart's scratch copy: its directory's name, or,
+// for a chart at a repository's root, the name in its Chart.yaml, which is
+// what helm prints in its "# Source:" headers.
+func (s source) chartDir(checkouts string) string {
+	if base := filepath.Base(s.Path); base != "." {
+		return base
+	}
+	b, err := os.ReadFile(filepath.Join(pinned{s.Repo, s.Commit, s.Path}.dir(checkouts), "Chart.yaml"))
+	var meta struct {
+		Name string `json:"name"`
+	}
+	if err != nil || yaml.Unmarshal(b, &meta) != nil || meta.Name == "" {
+		return "chart"
+	}
+	return meta.Name
 }
 
 // report is the part of backfire's JSON report the evaluation reads.
@@ -159,7 +179,7 @@ func run(sourcesFile, checkouts, bin, out, only, judgementsFile, helmBin string)
 			}
 		}
 		if helmBin != "" && s.Kind == "chart" && len(rep.Findings) > 0 {
-			p, rendered, err := checkPositionsAndRender(helmBin, filepath.Join(scratch, s.Name), filepath.Base(s.Path), rep.Findings)
+			p, rendered, err := checkPositionsAndRender(helmBin, filepath.Join(scratch, s.Name), s.chartDir(checkouts), rep.Findings, s.Values...)
 			if err != nil {
 				return fmt.Errorf("%s: %w", s.Name, err)
 			}
@@ -240,12 +260,16 @@ func scan(s source, checkouts, scratch, bin, out string) (row, report, error) {
 		// A scratch copy named after the chart, with its pinned dependencies
 		// in charts/, as `helm dependency build` would leave it.
 		wd = filepath.Join(scratch, s.Name)
-		arg = filepath.Base(s.Path)
+		arg = s.chartDir(checkouts)
 		if err := copyChart(top, filepath.Join(wd, arg), s.Deps, checkouts); err != nil {
 			return r, rep, err
 		}
 	}
-	cmd := exec.Command(bin, "scan", "--format", "json", "--fail-on", "none", arg)
+	args := []string{"scan", "--format", "json", "--fail-on", "none", arg}
+	for _, v := range s.Values {
+		args = append(args, "--values", filepath.Join(arg, filepath.FromSlash(v)))
+	}
+	cmd := exec.Command(bin, args...)
 	cmd.Dir = wd
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -366,6 +390,10 @@ func readSources(file string) ([]source, error) {
 		}
 		s := source{Name: fields[0], Kind: fields[1], Repo: fields[2], Commit: fields[3], Path: fields[4], Deps: map[string]pinned{}}
 		for _, d := range fields[5:] {
+			if v, ok := strings.CutPrefix(d, "values="); ok {
+				s.Values = append(s.Values, v)
+				continue
+			}
 			name, spec, ok1 := strings.Cut(d, "=")
 			repo, rest, ok2 := strings.Cut(spec, "@")
 			commit, path, ok3 := strings.Cut(rest, ":")
@@ -569,8 +597,14 @@ func checkPositions(helmBin, dir, chart string, findings []finding) ([]string, e
 }
 
 // checkPositionsAndRender is checkPositions that also returns helm's output.
-func checkPositionsAndRender(helmBin, dir, chart string, findings []finding) ([]string, []byte, error) {
-	cmd := exec.Command(helmBin, "template", "release-name", chart, "--include-crds")
+func checkPositionsAndRender(helmBin, dir, chart string, findings []finding, values ...string) ([]string, []byte, error) {
+	// The Kubernetes version backfire renders for, written out: a helm built
+	// without its release flags defaults to an old one.
+	args := []string{"template", "release-name", chart, "--include-crds", "--kube-version", "v1.37.0"}
+	for _, v := range values {
+		args = append(args, "--values", filepath.Join(chart, filepath.FromSlash(v)))
+	}
+	cmd := exec.Command(helmBin, args...)
 	cmd.Dir = dir
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -40,6 +40,28 @@ func TestReadSources(t *testing.T) {
 	}
 }
 
+// A chart that renders nothing with its defaults takes its own example
+// values; a chart at a repository's root is named after its Chart.yaml,
+// as helm names it in its "# Source:" headers.
+func TestValuesAndRootCharts(t *testing.T) {
+	dir := t.TempDir()
+	got, err := readSources(write(t, dir, "s.txt", "vault chart hashicorp/vault-helm abc . values=ci/a.yaml values=ci/b.yaml\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || strings.Join(got[0].Values, " ") != "ci/a.yaml ci/b.yaml" || len(got[0].Deps) != 0 {
+		t.Fatalf("readSources = %+v", got)
+	}
+	checkouts := filepath.Join(dir, "co")
+	write(t, checkouts, "hashicorp+vault-helm@abc/Chart.yaml", "apiVersion: v2\nname: vault\nversion: 0.34.1\n")
+	if name := got[0].chartDir(checkouts); name != "vault" {
+		t.Errorf("root chart named %q, want vault", name)
+	}
+	if name := (source{Path: "bitnami/redis"}).chartDir(checkouts); name != "redis" {
+		t.Errorf("chart named %q, want redis", name)
+	}
+}
+
 func TestJudgeMatching(t *testing.T) {
 	container := "db"
 	f := func(kind, name, file, path string) finding {

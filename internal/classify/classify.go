@@ -7,6 +7,7 @@
 package classify
 
 import (
+	"fmt"
 	"path"
 	"strconv"
 	"strings"
@@ -68,6 +69,16 @@ type Server struct {
 	// on the ensemble (see Members): a server that runs alone listens, a
 	// quorum member keeps its port closed.
 	EnsembleEnv []string
+	// ComponentArg selects which of the server's components a container
+	// runs (Loki's -target=querier). Only DataComponents hold data and
+	// replay a log; DefaultComponent runs when the argument is absent.
+	ComponentArg     string
+	DefaultComponent string
+	DataComponents   []string
+	// WALOnVolume: the log it replays survives a kill only on a volume.
+	// Without a writable volume mount the restarted container starts
+	// empty and has nothing to replay.
+	WALOnVolume bool
 }
 
 // Servers is the classification table.
@@ -103,8 +114,11 @@ var Servers = []Server{
 		ListensDuringRecovery: true},
 	{Name: "etcd", ImageTokens: []string{"etcd"},
 		Ports: []int32{2379}, Env: []string{"ETCD_DATA_DIR"},
-		QueryCommands: []string{"etcdctl"},
-		Recovery:      "does not serve requests until it has replayed its WAL"},
+		QueryCommands: []string{"etcdctl"}, QueryHTTPPorts: []int32{2379},
+		Recovery: "accepts connections on its client port but answers nothing until it has loaded its snapshot and replayed its WAL",
+		Refuses:  "to answer, which it does not (the connection opens, no reply comes) until it has loaded its snapshot and replayed its WAL",
+		// The client listeners are bound before the server bootstraps.
+		ListensDuringRecovery: true},
 	{Name: "Elasticsearch", ImageTokens: []string{"elasticsearch", "opensearch"},
 		Ports: []int32{9200}, QueryHTTPPorts: []int32{9200},
 		Recovery: "reports red or unavailable while shards recover"},
@@ -119,6 +133,9 @@ var Servers = []Server{
 		EnsembleEnv: []string{"ZOO_SERVERS"}},
 	{Name: "Kafka", ImageTokens: []string{"kafka"}, Ports: []int32{9092},
 		Recovery: "does not serve until log recovery has finished"},
+	// Before ClickHouse: its image names it too.
+	{Name: "ClickHouse Keeper", ImageTokens: []string{"clickhouse-keeper"}, ImagePorts: []int32{9181},
+		Recovery: "does not serve until it has loaded its snapshot and replayed its Raft log"},
 	{Name: "ClickHouse", ImageTokens: []string{"clickhouse"}, ImagePorts: []int32{9000, 8123},
 		QueryCommands:  []string{"clickhouse-client", "clickhouse client"},
 		QueryHTTPPorts: []int32{8123},
@@ -126,7 +143,8 @@ var Servers = []Server{
 	{Name: "CockroachDB", ImageTokens: []string{"cockroach"}, Ports: []int32{26257},
 		QueryCommands: []string{"cockroach sql", "cockroach node status"},
 		Recovery:      "does not accept SQL until the node has rejoined"},
-	{Name: "InfluxDB", ImageTokens: []string{"influxdb"}, ImagePorts: []int32{8086}, QueryHTTPPorts: []int32{8086},
+	// 8086 up to InfluxDB 2, 8181 from InfluxDB 3.
+	{Name: "InfluxDB", ImageTokens: []string{"influxdb"}, ImagePorts: []int32{8086, 8181}, QueryHTTPPorts: []int32{8086},
 		Recovery: "does not answer queries until the WAL is loaded"},
 	{Name: "Neo4j", ImageTokens: []string{"neo4j"}, ImagePorts: []int32{7687},
 		Recovery: "does not accept Bolt connections during recovery"},
@@ -141,6 +159,23 @@ var Servers = []Server{
 		Recovery: "does not serve until the store is recovered"},
 	{Name: "MinIO", ImageTokens: []string{"minio"}, ImagePorts: []int32{9000},
 		Recovery: "does not serve until drives are healed"},
+	// Log-replaying servers outside the classic databases: each opens its
+	// HTTP port at once and answers 503 on its readiness path until the
+	// replay is over (recovery.go).
+	{Name: "Prometheus", ImageNames: []string{"prometheus"}, ImagePorts: []int32{9090}, QueryHTTPPorts: []int32{9090},
+		Recovery:              "answers 503 on /-/ready and on its query API until it has replayed its write-ahead log",
+		Refuses:               "to be ready, which it is not (503 on /-/ready) until it has replayed its write-ahead log",
+		ListensDuringRecovery: true, WALOnVolume: true},
+	{Name: "Loki", ImageNames: []string{"loki", "grafana-loki"}, ImagePorts: []int32{3100},
+		ComponentArg: "-target", DefaultComponent: "all", DataComponents: []string{"all", "ingester", "write"},
+		Recovery:              "answers 503 on /ready until its ingester has replayed its write-ahead log",
+		Refuses:               "to be ready, which it is not (503 on /ready) until its ingester has replayed its write-ahead log",
+		ListensDuringRecovery: true, WALOnVolume: true},
+	{Name: "Mimir", ImageNames: []string{"mimir", "grafana-mimir", "cortex"}, ImagePorts: []int32{8080},
+		ComponentArg: "-target", DefaultComponent: "all", DataComponents: []string{"all", "ingester", "write"},
+		Recovery:              "answers 503 on /ready until its ingester has replayed the write-ahead log of every tenant's TSDB",
+		Refuses:               "to be ready, which it is not (503 on /ready) until its ingester has replayed its write-ahead log",
+		ListensDuringRecovery: true, WALOnVolume: true},
 }
 
 // Refusal is what a probe that fails during recovery needs and does not
@@ -168,7 +203,7 @@ var NotServerTokens = []string{
 	"migrate", "migration", "migrations", "migrator", "tools", "dashboard", "insight", "connect",
 	"nginx", "haproxy", "envoy", "traefik", "router", "curator", "redisinsight", "postgrest",
 	"wildfly", "jboss", "tomcat", "tomee", "javaee", "jakartaee", "glassfish", "payara", "jetty",
-	"weblogic", "websphere", "sentinel",
+	"weblogic", "websphere", "sentinel", "reloader", "adapter", "injector", "k8s", "csi",
 }
 
 // Verdict is what a container was classified as.
@@ -224,8 +259,14 @@ func Container(kind string, c *corev1.Container) Verdict {
 }
 
 // ContainerOf classifies c; once says why its pod runs once (see RunsOnce),
-// "" when it serves.
-func ContainerOf(once string, c *corev1.Container) Verdict {
+// "" when it serves. It knows nothing of the pod's volumes: see ContainerIn.
+func ContainerOf(once string, c *corev1.Container) Verdict { return ContainerIn(once, c, Pod{}) }
+
+// ContainerIn classifies c, a container of pod: the server it runs (by
+// image, port or environment), unless it runs one of the server family's
+// companions (a router, a pooler, a console: see Companions), a component
+// that holds no data, or a cache that persists nothing.
+func ContainerIn(once string, c *corev1.Container, pod Pod) Verdict {
 	repo := imageRepository(c.Image)
 	base := path.Base(repo)
 	tokens := splitTokens(base)
@@ -272,43 +313,60 @@ func ContainerOf(once string, c *corev1.Container) Verdict {
 			v = Verdict{DatabaseLike: true, Server: s, Evidence: ev}
 		}
 	}
-	if v.Server != nil && v.Server.Name == "Redis" {
-		if why := redisSentinel(c); why != "" {
-			return Verdict{NotBecause: "container " + c.Name + " runs Redis Sentinel (" + why + "), which monitors Redis servers and holds no dataset"}
+	if v.Server == nil {
+		return v
+	}
+	s := v.Server
+	if cp, how := companion(c, s, tokens); cp != nil {
+		return Verdict{NotBecause: fmt.Sprintf("container %s runs %s (%s), %s's %s, which %s", c.Name, cp.Name, how, cp.Server, cp.Role, cp.What)}
+	}
+	if s.Name == "Redis" {
+		if why := cacheOnly(c); why != "" {
+			return Verdict{NotBecause: fmt.Sprintf("container %s runs Redis as a cache: %s, so it writes nothing to disk and a restart loses a cache, not data", c.Name, why)}
 		}
+	}
+	if comp := componentOf(c, s); comp != "" && !contains(s.DataComponents, comp) {
+		return Verdict{NotBecause: fmt.Sprintf("container %s runs %s's %s component (%s=%s), which holds no data and replays no log", c.Name, s.Name, comp, s.ComponentArg, comp)}
+	}
+	if s.WALOnVolume && pod.Spec != nil && len(pod.WritableMounts(c)) == 0 {
+		cp := *s
+		cp.NoCrashRecovery = true
+		cp.Recovery = "keeps its write-ahead log in the container's own filesystem, which a restart discards: it starts empty and has nothing to replay"
+		v.Server = &cp
 	}
 	return v
 }
 
-// redisSentinel says why c runs Redis Sentinel rather than a Redis server,
-// or "". redis-server runs as Sentinel when started as redis-sentinel or
-// with --sentinel (redis src/server.c checkForSentinelMode); it then loads
-// no dataset (main: loadDataFromDisk only outside sentinel_mode) and
-// listens on 26379 (sentinel.c initSentinelConfig). A container that
-// declares 26379 and not 6379 is read as Sentinel too.
-func redisSentinel(c *corev1.Container) string {
-	for _, a := range append(append([]string{}, c.Command...), c.Args...) {
-		for _, w := range strings.Fields(a) {
-			switch b := path.Base(w); {
-			case b == "redis-sentinel" || b == "valkey-sentinel":
-				return "it runs " + b
-			case w == "--sentinel":
-				return "it runs with --sentinel"
-			}
+// componentOf returns the component c runs of a server with components
+// (the value of -target, or the default), "" for other servers.
+func componentOf(c *corev1.Container, s *Server) string {
+	if s.ComponentArg == "" {
+		return ""
+	}
+	arg := strings.TrimLeft(s.ComponentArg, "-")
+	words := commandWords(c)
+	for i, w := range words {
+		w = strings.TrimLeft(w, "-")
+		if val, ok := strings.CutPrefix(w, arg+"="); ok {
+			return componentIn(val, s)
+		}
+		if w == arg && i+1 < len(words) {
+			return componentIn(words[i+1], s)
 		}
 	}
-	declares := func(p int32) bool {
-		for _, cp := range c.Ports {
-			if cp.ContainerPort == p {
-				return true
-			}
+	return s.DefaultComponent
+}
+
+// componentIn picks, of a comma-separated -target list, a component that
+// holds data if one does, else the first.
+func componentIn(list string, s *Server) string {
+	parts := strings.Split(strings.Trim(list, `"'`), ",")
+	for _, p := range parts {
+		if contains(s.DataComponents, strings.TrimSpace(p)) {
+			return strings.TrimSpace(p)
 		}
-		return false
 	}
-	if declares(26379) && !declares(6379) {
-		return "it listens on 26379, Sentinel's port, and not on 6379"
-	}
-	return ""
+	return strings.TrimSpace(parts[0])
 }
 
 // ServerPort is the port a tcpSocket probe of the server should open: the

@@ -100,6 +100,19 @@ var HTTPEndpoints = []HTTPEndpoint{
 		What:      "answers 200 whatever the cluster's status (red while shards recover included); it answers 408 only when a wait_for_* condition times out",
 		WaitParam: "wait_for_", WaitWhat: "waits for the condition and answers 408 when it times out, as it does while shards recover",
 		Source: "elasticsearch: server/src/main/java/org/elasticsearch/action/admin/cluster/health/ClusterHealthResponse.java `status` (REQUEST_TIMEOUT only when timed out); rest/action/admin/cluster/RestClusterHealthAction.java `fromRequest` (the wait_for_* parameters)"},
+	// Port 0: whichever port the server's HTTP listener has.
+	{Server: "Prometheus", Who: "Prometheus", Path: "/-/healthy", Queries: false,
+		What:   "answers 200 as soon as the web listener runs, TSDB open or not",
+		Source: "prometheus: web/web.go `New` (/-/healthy always 200; /-/ready goes through `testReady`)"},
+	{Server: "Prometheus", Who: "Prometheus", Path: "/-/ready", Queries: true,
+		What:   "answers 503 until the TSDB is open, its write-ahead log replayed, and the configuration loaded",
+		Source: "prometheus: web/web.go `testReady` (503 unless Ready); cmd/prometheus/main.go (`webHandler.SetReady(web.Ready)` only after `dbOpen`, which the TSDB actor closes once `tsdb.Open` has replayed the WAL)"},
+	{Server: "Loki", Who: "Loki", Path: "/ready", Queries: true,
+		What:   "answers 503 until every module runs; the ingester replays its write-ahead log while it starts",
+		Source: "loki: pkg/loki/loki.go `readyHandler` (503 while the services manager is not healthy, and Ingester.CheckReady); pkg/ingester/ingester.go `starting` (recovers the checkpoint and replays the WAL segments when WAL.Enabled)"},
+	{Server: "Mimir", Who: "Mimir", Path: "/ready", Queries: true,
+		What:   "answers 503 until every module runs; the ingester opens each tenant's TSDB, replaying its write-ahead log, while it starts",
+		Source: "mimir: pkg/mimir/mimir.go `readyHandler` (503 while the services manager is not healthy, and Ingester.CheckReady); pkg/ingester/ingester.go `starting` (openExistingTSDB)"},
 }
 
 // ProbeQuery is what a probe asks of the server.
@@ -207,11 +220,11 @@ func urlQuery(desc string, port int32, urlPath string, v Verdict) ProbeQuery {
 	}
 	if v.Server != nil {
 		for _, e := range HTTPEndpoints {
-			if e.Server == v.Server.Name && e.Port == port && strings.TrimSuffix(p, "/") == e.Path {
+			if e.Server == v.Server.Name && (e.Port == 0 || e.Port == port) && strings.TrimSuffix(p, "/") == e.Path {
 				if param := waitParam(query, e.WaitParam); param != "" {
-					return ProbeQuery{Queries: true, Connects: true, Evidence: fmt.Sprintf("%s asks the %s's %s on port %d with %s, which %s", desc, e.Who, e.Path, e.Port, param, e.WaitWhat)}
+					return ProbeQuery{Queries: true, Connects: true, Evidence: fmt.Sprintf("%s asks the %s's %s on port %d with %s, which %s", desc, e.Who, e.Path, port, param, e.WaitWhat)}
 				}
-				return ProbeQuery{Queries: e.Queries, endpoint: true, Evidence: fmt.Sprintf("%s is the %s's %s on port %d, which %s", desc, e.Who, e.Path, e.Port, e.What)}
+				return ProbeQuery{Queries: e.Queries, endpoint: true, Evidence: fmt.Sprintf("%s is %s's %s on port %d, which %s", desc, theWho(e.Who), e.Path, port, e.What)}
 			}
 		}
 		if containsPort(v.Server.QueryHTTPPorts, port) {
@@ -222,6 +235,17 @@ func urlQuery(desc string, port int32, urlPath string, v Verdict) ProbeQuery {
 		}
 	}
 	return ProbeQuery{Evidence: desc + " is not a known query API: assumed to answer without querying the server"}
+}
+
+// theWho names an endpoint's owner in a sentence: "the Patroni REST API",
+// "Prometheus" (a server's own name takes no article).
+func theWho(who string) string {
+	for _, s := range Servers {
+		if s.Name == who {
+			return who
+		}
+	}
+	return "the " + who
 }
 
 // waitParam returns the first parameter of query ("?local=true&wait_for_status=green")
@@ -271,6 +295,18 @@ func execQuery(kind string, c *corev1.Container, argv []string, v Verdict, files
 	}
 	desc := "exec [" + strings.Join(argv, " ") + "]"
 	script, cmds := commandsOf(argv)
+	// A script's shell functions are evaluated through (functions.go).
+	var cs calls
+	if script != "" {
+		cs = scriptCalls(script, files)
+		cmds = cs.cmds
+	}
+	through := func(i int, q ProbeQuery) ProbeQuery {
+		if i < len(cs.via) && cs.via[i] != "" {
+			q.Evidence += " (called through " + cs.via[i] + ")"
+		}
+		return q
+	}
 	// What the commands seen do during recovery: one that fails is
 	// enough; one that passes counts only if nothing else fails.
 	var passing, assumed *ProbeQuery
@@ -282,16 +318,17 @@ func execQuery(kind string, c *corev1.Container, argv []string, v Verdict, files
 			passing = &q
 		}
 	}
-	for _, cmd := range cmds {
+	for i, cmd := range cmds {
 		name := queryCommand(cmd)
 		switch {
 		case name == "":
 			continue
 		case name == "pg_isready" && acceptsRejecting.MatchString(script):
-			keep(ProbeQuery{Connects: true, Evidence: "exec runs pg_isready but accepts its exit 1: it passes while PostgreSQL rejects connections in crash recovery"})
+			keep(through(i, ProbeQuery{Connects: true, Evidence: "exec runs pg_isready but accepts its exit 1: it passes while PostgreSQL rejects connections in crash recovery"}))
 			continue
 		case name == "curl" || name == "wget":
 			if q, ok := curlQuery(cmd, v); ok {
+				q = through(i, q)
 				if q.Queries {
 					return q
 				}
@@ -299,7 +336,7 @@ func execQuery(kind string, c *corev1.Container, argv []string, v Verdict, files
 			}
 			continue
 		}
-		q := clientQuery(name, cmd, script, v)
+		q := through(i, clientQuery(name, cmd, script, v))
 		if q.Queries && !q.Assumed {
 			return q
 		}
@@ -344,6 +381,16 @@ func execQuery(kind string, c *corev1.Container, argv []string, v Verdict, files
 			keep(ProbeQuery{Queries: true, Connects: true, Assumed: true,
 				Evidence: "exec runs the script " + cmd[0] + " on a " + v.Server.Name + " container: assumed to log in and query, as health checks of database images do"})
 		}
+	}
+	if len(cs.unknown) > 0 && v.DatabaseLike && !RunsToCompletion(kind) {
+		fns, libs := strings.Join(cs.unknown, ", "), strings.Join(cs.missing, ", ")
+		if len(cs.missing) > 1 {
+			libs = "one of " + libs
+		}
+		keep(ProbeQuery{Queries: true, Connects: true, Assumed: true,
+			Evidence: "exec calls " + fns + ", from " + libs + ", which the image ships and the input does not hold: assumed to need " + v.Server.Name + " to answer",
+			Assumption: fmt.Sprintf("%s is a shell function of %s, which the image ships and the input does not hold: backfire cannot read what it runs and assumes it needs %s to answer. If it does not, suppress this finding with the annotation backfire.dev/ignore: BF101.",
+				fns, libs, v.Server.Name)})
 	}
 	if assumed != nil {
 		return *assumed
@@ -689,7 +736,7 @@ func substitutionEnd(s string, open int, kind byte) int {
 // shellWords are not commands; wrappers run the command that follows.
 var (
 	shellWords = []string{"if", "then", "else", "elif", "fi", "while", "until", "do", "done", "!", "{", "}"}
-	wrappers   = []string{"exec", "env", "command", "nice", "nohup", "gosu", "su-exec", "sudo", "chpst"}
+	wrappers   = []string{"exec", "env", "command", "nice", "nohup", "gosu", "su-exec", "sudo", "chpst", "tini", "dumb-init"}
 )
 
 // stripWrappers drops keywords, variable assignments and wrappers (exec,

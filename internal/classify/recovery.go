@@ -79,6 +79,29 @@ var Recoveries = []RecoveryBehaviour{
 			{"clients, after a crash and restart", `answers as soon as it listens: there is no recovery phase; a partly written update is simply not in the file's last committed header`},
 		},
 		Source: "CouchDB documentation, Technical Overview, \"ACID Properties\" (docs.couchdb.org/en/stable/intro/overview.html): it never overwrites committed data, a crash-only design that needs no check or repair after a crash apart from the header"},
+	{Server: "etcd",
+		Messages: []Message{
+			{"etcdctl and HTTP clients of the client port, while it loads its snapshot and replays its WAL", `Error: context deadline exceeded (the connection opens, nothing answers)`},
+			{"the server log, once the replay is over", `"msg":"bootstrap successfully"`},
+		},
+		Source: "etcd: server/embed/etcd.go `StartEtcd` (`configureClientListeners` binds the client port, then `etcdserver.NewServer`, then `serveClients`); server/etcdserver/bootstrap.go `bootstrap` (`bootstrapWALFromSnapshot`: `openWALFromSnapshot` reads the whole WAL)"},
+	{Server: "Prometheus",
+		Messages: []Message{
+			{"GET /-/ready and the query API, while the TSDB opens and replays its write-ahead log", `503 Service Unavailable`},
+			{"the server log", `msg="Replaying WAL, this may take a while"`},
+		},
+		Source: "prometheus: cmd/prometheus/main.go (the web handler runs from the start; `webHandler.SetReady(web.Ready)` only once `dbOpen` is closed, after `tsdb.Open`); web/web.go `testReady` (503 while NotReady), `/-/healthy` (always 200); tsdb/head.go `Init` (replays the WAL)"},
+	{Server: "Loki",
+		Messages: []Message{
+			{"GET /ready, while the ingester replays its write-ahead log", `503 Some services are not Running: Starting: 1`},
+			{"the server log", `msg="recovering from WAL"`},
+		},
+		Source: "loki: pkg/loki/loki.go `readyHandler` (503 while the services manager is not healthy); the Server module is a dependency of Ingester, so the HTTP listener runs first; pkg/ingester/ingester.go `starting` (RecoverCheckpoint, then the WAL segments, when WAL.Enabled) and `CheckReady` (not ready until Running)"},
+	{Server: "Mimir",
+		Messages: []Message{
+			{"GET /ready, while the ingester opens its TSDBs", `503 Some services are not Running: ingester: Starting`},
+		},
+		Source: "mimir: pkg/mimir/mimir.go `Run` (registers /ready before the services start) and `readyHandler` (503 while the services manager is not healthy, then Ingester.CheckReady); pkg/ingester/ingester.go `starting` (`openExistingTSDB`, which replays each tenant's WAL)"},
 }
 
 // Verdict of a client command while the server recovers.
@@ -136,7 +159,9 @@ var Commands = []Command{
 	{Name: "nodetool", Server: "Cassandra", What: "asks the node over JMX", Verdict: Assumed,
 		During: "JMX opens before the commit-log replay, so it may answer during it; `nodetool info | grep \"Native Transport active: true\"` fails until the CQL port opens",
 		Source: "cassandra: CassandraDaemon.java `setup` (`maybeInitJmx` first)"},
-	{Name: "etcdctl", Server: "etcd", What: "sends a request etcd must answer", Verdict: Assumed},
+	{Name: "etcdctl", Server: "etcd", What: "sends a request etcd must answer", Verdict: Fails,
+		During: "connects, and gets no reply until the bootstrap is over: it fails with context deadline exceeded",
+		Source: "etcd: server/embed/etcd.go `StartEtcd` (clients are served only after `etcdserver.NewServer` has replayed the WAL)"},
 	{Name: "clickhouse-client", Server: "ClickHouse", What: "runs a query", Verdict: Assumed},
 	{Name: "clickhouse client", Server: "ClickHouse", What: "runs a query", Verdict: Assumed},
 	{Name: "cockroach sql", Server: "CockroachDB", What: "connects over SQL", Verdict: Assumed},

@@ -109,9 +109,102 @@ script that a ConfigMap of the input mounts at that path, backfire reads the scr
 		if source == "" {
 			source = "the rule page (docs/rules/BF101.md)"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %d | `%s` | %s | %s | %s |\n", e.Server, e.Who, e.Port, e.Path, verdict, cell(what), cell(source))
+		port := "any"
+		if e.Port != 0 {
+			port = fmt.Sprint(e.Port)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | `%s` | %s | %s | %s |\n", e.Server, e.Who, port, e.Path, verdict, cell(what), cell(source))
 	}
 	b.WriteString("\nThe Bitnami Redis scripts were read in bitnami/charts, `bitnami/redis/templates/health-configmap.yaml` (commit 06a7f9aef170014ad00b078a09a4fc100016c0bd).\n")
+	b.WriteString(`
+## Shell functions probe scripts call
+
+A probe script is read through the shell functions it calls: a function defined in the
+script itself, or in a file of the input that the script sources (` + "`. /scripts/lib.sh`" + `), stands for
+its body, with its ` + "`\"$@\"`" + ` and ` + "`$1`" + `... replaced by the call's arguments; a library function of this
+table stands for the command it runs. A function defined nowhere backfire can read, in a
+script that sources a file the input does not hold, is an assumption: on a database-like
+container the probe is *assumed* to need the server to answer, and the finding says so.
+
+| function | library | what it does with its arguments | checked in |
+|---|---|---|---|
+`)
+	for _, f := range ShellFunctions {
+		fmt.Fprintf(&b, "| `%s` | `%s` | %s: %s | %s |\n", f.Name, f.Library, f.Runs, cell(f.What), cell(f.Source))
+	}
+	b.WriteString(`
+## Programs beside a server
+
+A container whose image, port or environment names a server is not that server when it
+runs one of these: they hold no data and have nothing to recover, so no rule treats
+them as the server. They are recognised by the program the command runs, an argument,
+an environment variable, an image token, or a port of theirs declared without the
+server's.
+
+| family | program | role | recognised by | what it does | checked in |
+|---|---|---|---|---|---|
+`)
+	for _, c := range Companions {
+		var by []string
+		for _, x := range c.Binaries {
+			by = append(by, "runs `"+x+"`")
+		}
+		for _, x := range c.Args {
+			by = append(by, "argument `"+x+"`")
+		}
+		for _, x := range c.Env {
+			by = append(by, "env `"+x+"`")
+		}
+		for _, x := range c.ImageTokens {
+			by = append(by, "image token `"+x+"`")
+		}
+		for _, x := range c.Ports {
+			by = append(by, fmt.Sprintf("port %d without the server's", x))
+		}
+		if len(c.RolesEnv) > 0 {
+			by = append(by, "`"+strings.Join(c.RolesEnv, "`, `")+"` naming none of "+strings.Join(c.DataRoles, ", "))
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", c.Server, c.Name, c.Role, cell(strings.Join(by, "; ")), cell(c.What), cell(c.Source))
+	}
+	b.WriteString(`
+## Components that hold no data
+
+Some servers run as one of several components, chosen by an argument. Only the
+components that hold data replay a log when they restart; the others are stateless.
+
+| server | argument | default | components that hold data |
+|---|---|---|---|
+`)
+	for i := range Servers {
+		s := &Servers[i]
+		if s.ComponentArg == "" {
+			continue
+		}
+		fmt.Fprintf(&b, "| %s | `%s` | %s | %s |\n", s.Name, s.ComponentArg, s.DefaultComponent, strings.Join(s.DataComponents, ", "))
+	}
+	b.WriteString(`
+Their write-ahead log survives a kill only on a volume: a container of these servers that
+mounts no writable volume (emptyDir, PersistentVolumeClaim, claim template, hostPath)
+restarts empty and has no recovery phase.
+
+## What a restart loses
+
+A Redis-protocol server (Redis, Valkey, KeyDB) started with save points switched off
+(` + "`--save \"\"`" + `) and without ` + "`--appendonly yes`" + ` writes nothing to disk: a restart loses a cache, not
+data, and it loads nothing when it starts (redis: src/server.c ` + "`loadDataFromDisk`" + ` reads the AOF
+only when appendonly is on, else an RDB file that no save point ever wrote). It is not
+database-like.
+
+A container whose command only waits (` + "`sleep`" + `, ` + "`tail -f /dev/null`" + `, a sleep loop, ` + "`cat`" + ` without
+arguments) serves nothing, and neither does one without a command whose image's own
+entrypoint only waits:
+
+| image | why | checked in |
+|---|---|---|
+`)
+	for _, im := range IdleImages {
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", im.Name, cell(im.What), cell(im.Source))
+	}
 	return b.String()
 }
 

@@ -133,6 +133,20 @@ func (o *Object) Stateful(t *PodTemplate) (bool, string) {
 	return false, ""
 }
 
+// ClaimTemplates returns the names of a StatefulSet's volumeClaimTemplates:
+// volumes its pods mount without declaring them. Other kinds have none.
+func (o *Object) ClaimTemplates() []string {
+	ss, ok := o.Typed.(*appsv1.StatefulSet)
+	if !ok {
+		return nil
+	}
+	var names []string
+	for _, t := range ss.Spec.VolumeClaimTemplates {
+		names = append(names, t.Name)
+	}
+	return names
+}
+
 // Container is a container that runs for the pod's whole life, and where
 // the template keeps it.
 type Container struct {

@@ -233,6 +233,10 @@ func TestRolloutsDemoOverlayFindings(t *testing.T) {
 				want = append(want, expect{"BF402", "error", "Rollout istio-rollout", "", "rollout.yaml", 31, "spec.strategy.canary.analysis",
 					"AnalysisTemplate istio-success-rate measures the whole istio-rollout Service (service arg istio-rollout), not the canary: a rollback judges the broken version, and there is no rollbackWindow"})
 			}
+			if name == "istio" {
+				want = append(want, expect{"BF402", "error", "Rollout istio-rollout", "", "rollout.yaml", 33, "spec.strategy.canary.analysis",
+					`the service arg is "canary", a word in a name, not the canaryService istio-rollout-canary: the query selects nothing by revision`})
+			}
 			// The overlay only sets a namespace: the finding is traced to
 			// the overlay's rollout.yaml, line 31 ("analysis:").
 			assertFindings(t, res, dir, want)

@@ -41,13 +41,16 @@ func ReachOf(q Query, text string, used []Arg, names []string) Reach {
 		}
 	}
 	for _, n := range names {
-		if n != "" && namesWord(text, n) {
+		if n != "" && NamesWord(text, n) {
 			return Reach{true, fmt.Sprintf("its %s names %s", q.What, n)}
 		}
 	}
 	var outside []string
 	for _, m := range urlHost.FindAllStringSubmatch(text, -1) {
 		host := strings.ToLower(strings.Trim(m[1], "[]"))
+		if apiServer(host) {
+			return Reach{false, fmt.Sprintf("its %s calls the Kubernetes API server (%s), which serves neither version", q.What, host)}
+		}
 		if inCluster(host) {
 			return Reach{true, fmt.Sprintf("its %s calls %s in the cluster", q.What, host)}
 		}
@@ -64,9 +67,9 @@ func ReachOf(q Query, text string, used []Arg, names []string) Reach {
 	return Reach{false, fmt.Sprintf("its %s names no URL, Service or argument: it measures neither version", q.Provider)}
 }
 
-// namesWord reports whether name occurs in text not as part of a longer
+// NamesWord reports whether name occurs in text not as part of a longer
 // name ("web" is not in "webhook" nor in "web-canary").
-func namesWord(text, name string) bool {
+func NamesWord(text, name string) bool {
 	for i := 0; ; {
 		j := strings.Index(text[i:], name)
 		if j < 0 {
@@ -82,6 +85,17 @@ func namesWord(text, name string) bool {
 
 func nameByte(b byte) bool {
 	return b == '-' || b == '_' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9'
+}
+
+// apiServer reports whether host is the Kubernetes API server's Service,
+// which every cluster has in the default namespace: a check of it (its
+// /version, /healthz) measures the control plane, not the Rollout.
+func apiServer(host string) bool {
+	switch strings.TrimSuffix(host, ".") {
+	case "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local":
+		return true
+	}
+	return false
 }
 
 // inCluster reports whether a host can be a name the cluster resolves: an

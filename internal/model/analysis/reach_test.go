@@ -23,6 +23,8 @@ func TestReachOf(t *testing.T) {
 			nil, true, "checkout.payments in the cluster"},
 		{"job curls a third party", `{name: m, provider: {job: {spec: {template: {spec: {containers: [{name: c, image: curl, args: ["https://api.github.com/zen"]}]}}}}}}`,
 			nil, false, "api.github.com, outside the cluster"},
+		{"web call to the Kubernetes API server", `{name: m, provider: {web: {url: "https://kubernetes.default.svc/version", jsonPath: "{$.major}"}}}`,
+			nil, false, "calls the Kubernetes API server (kubernetes.default.svc)"},
 		{"web third-party status page", `{name: m, provider: {web: {url: "https://www.githubstatus.com/api/v2/status.json", jsonPath: "{$.status.indicator}"}}}`,
 			nil, false, "www.githubstatus.com, outside the cluster"},
 		{"web to a .svc host", `{name: m, provider: {web: {url: "http://metrics.monitoring.svc.cluster.local/q"}}}`,

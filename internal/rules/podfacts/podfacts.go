@@ -20,7 +20,11 @@ type verdictOf struct{ c *corev1.Container }
 // package classify), computed once per object however many rules ask.
 func Classify(p *rules.Pass, c *corev1.Container) classify.Verdict {
 	return p.Shared(verdictOf{c}, func() any {
-		v := classify.ContainerOf(RunsOnce(p), c)
+		var pod classify.Pod
+		if t, _ := p.Index.PodTemplate(p.Object); t != nil {
+			pod = classify.Pod{Spec: t.Spec, Claims: p.Object.ClaimTemplates()}
+		}
+		v := classify.ContainerIn(RunsOnce(p), c, pod)
 		replicas, set := p.Object.Replicas()
 		if !set {
 			replicas = 1 // the API's default; a Pod is one server too

@@ -46,6 +46,9 @@ func runBF102(p *rules.Pass) {
 		if tm.Timeout.N != 1 {
 			continue
 		}
+		if classify.Idle(c) != "" {
+			continue // it only sleeps: a restart interrupts nothing
+		}
 		v := podfacts.Classify(p, c)
 		q := classify.ProbeWith(p.Object.Kind, c, lp, v, podfacts.Files(p, t, c))
 		p.Report(bf102Finding(t, ct.Path(), c, tm, v, q))

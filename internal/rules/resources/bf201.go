@@ -1,7 +1,9 @@
 package resources
 
 import (
+	"encoding/json"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -38,8 +40,11 @@ type sizing struct{ cpu, memory, memoryLimit string }
 
 func runBF201(p *rules.Pass) {
 	w := workloadOf(p)
-	if w == nil || (!w.databaseLike() && w.stateful == "") || len(w.t.Spec.Containers) == 0 {
+	if w == nil || len(w.t.Spec.Containers) == 0 {
 		return // no container to point at (the API server refuses such a pod)
+	}
+	if !w.databaseLike() && (w.stateful == "" || w.keepsData() == "") {
+		return // a StatefulSet without a volume claim keeps nothing of its own
 	}
 	qos := cgroup.QOSClass(w.t.Spec)
 	if qos != corev1.PodQOSBestEffort {
@@ -50,17 +55,27 @@ func runBF201(p *rules.Pass) {
 
 func bf201Finding(w *workload, qos corev1.PodQOSClass) rules.Report {
 	t := w.t
-	c, at, size, sev := &t.Spec.Containers[0], t.ContainerPath(0), statefulRequests, finding.Warning
-	if w.databaseLike() {
-		c, at, size, sev = w.db.Container, w.db.Path(), databaseRequests, finding.Error
+	// The fix goes to the container that holds the data: a request on a
+	// sidecar makes the pod Burstable while the data container keeps
+	// cpu.weight 1. Without one, every container gets requests.
+	targets, size, sev := w.dataContainers(), statefulRequests, finding.Warning
+	if len(targets) == 0 {
+		targets = t.Containers()
 	}
+	if w.databaseLike() {
+		size, sev = databaseRequests, finding.Error
+	}
+	c, at := targets[0].Container, targets[0].Path()
 	own := cgroup.WeightsOf(0)
 	nb := cgroup.OneCPU
 	oom := cgroup.OOMScoreAdj(qos, 0, 0)
 
-	what, it := fmt.Sprintf("stateful workload (%s)", w.stateful), "container "+c.Name
-	if w.databaseLike() {
+	what, it := fmt.Sprintf("stateful workload (%s, %s)", w.stateful, w.keepsData()), "container "+c.Name
+	switch {
+	case w.databaseLike():
 		what, it = w.verdict.Server.Name+" container "+c.Name, "it"
+	case len(targets) > 1:
+		it = "containers " + names(targets)
 	}
 	msg := fmt.Sprintf("%s runs BestEffort: no container of the pod sets a cpu or memory request or limit, so %s gets cpu.weight %d against %d for a 1-CPU neighbour (%d under the linear formula) and oom_score_adj %d",
 		what, it, own.Runtime, nb.Runtime, nb.Linear, oom)
@@ -87,6 +102,21 @@ func bf201Finding(w *workload, qos corev1.PodQOSClass) rules.Report {
 	}
 
 	fixed := cgroup.WeightsOf(milli(size.cpu))
+	var placeholders []string
+	for _, tc := range targets {
+		placeholders = append(placeholders,
+			fix.ContainerField(t, tc.Name, "resources.requests.cpu"),
+			fix.ContainerField(t, tc.Name, "resources.requests.memory"),
+			fix.ContainerField(t, tc.Name, "resources.limits.memory"))
+	}
+	who := "container " + c.Name
+	if len(targets) > 1 {
+		who = "each of the containers " + names(targets)
+	}
+	why := ""
+	if !w.databaseLike() && len(w.dataContainers()) > 0 && len(t.Containers()) > len(targets) {
+		why = fmt.Sprintf(" It holds the pod's data (%s): a request on another container would make the pod Burstable while %s keeps cpu.weight %d.", mountsOf(w, targets), c.Name, own.Runtime)
+	}
 	return rules.Report{
 		At:        t.Owner,
 		Path:      at.Child("resources"),
@@ -108,20 +138,54 @@ func bf201Finding(w *workload, qos corev1.PodQOSClass) rules.Report {
 			fmt.Sprintf("cgroup v2 nodes; on cgroup v1 the same container gets cpu.shares %d against %d for a 1-CPU neighbour", own.Shares, nb.Shares),
 		},
 		Fix: &finding.Fix{
-			Description: fmt.Sprintf("Give container %s requests for cpu and memory and a memory limit above the request, and no cpu limit (BF202). The values in the patch are placeholders (cpu %s, memory %s, memory limit %s): size them from observed use. A %s cpu request gives cpu.weight %d (%d under the linear formula) instead of 1; the pod becomes Burstable.",
-				c.Name, size.cpu, size.memory, size.memoryLimit, size.cpu, fixed.Runtime, fixed.Linear),
-			Type: finding.StrategicMergePatch,
-			Patch: fix.ContainerPatch(t, c.Name, map[string]any{
-				"resources": map[string]any{
-					"requests": map[string]any{"cpu": size.cpu, "memory": size.memory},
-					"limits":   map[string]any{"memory": size.memoryLimit},
-				},
-			}),
-			Placeholders: []string{
-				fix.ContainerField(t, c.Name, "resources.requests.cpu"),
-				fix.ContainerField(t, c.Name, "resources.requests.memory"),
-				fix.ContainerField(t, c.Name, "resources.limits.memory"),
-			},
+			Description: fmt.Sprintf("Give %s requests for cpu and memory and a memory limit above the request, and no cpu limit (BF202). The values in the patch are placeholders (cpu %s, memory %s, memory limit %s): size them from observed use. A %s cpu request gives cpu.weight %d (%d under the linear formula) instead of 1; the pod becomes Burstable.%s",
+				who, size.cpu, size.memory, size.memoryLimit, size.cpu, fixed.Runtime, fixed.Linear, why),
+			Type:         finding.StrategicMergePatch,
+			Patch:        requestsPatch(t, targets, size),
+			Placeholders: placeholders,
 		},
 	}
+}
+
+// requestsPatch gives every target container the placeholder requests, in
+// the list that holds it (a native sidecar is an init container).
+func requestsPatch(t *object.PodTemplate, targets []object.Container, size sizing) json.RawMessage {
+	lists := map[string][]any{}
+	for _, tc := range targets {
+		list := "containers"
+		if tc.Sidecar {
+			list = "initContainers"
+		}
+		lists[list] = append(lists[list], map[string]any{
+			"name": tc.Name,
+			"resources": map[string]any{
+				"requests": map[string]any{"cpu": size.cpu, "memory": size.memory},
+				"limits":   map[string]any{"memory": size.memoryLimit},
+			},
+		})
+	}
+	value := map[string]any{}
+	for k, v := range lists {
+		value[k] = v
+	}
+	return fix.At(t.SpecPath.String(), value)
+}
+
+func names(cs []object.Container) string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, c.Name)
+	}
+	return strings.Join(out, ", ")
+}
+
+// mountsOf says where the targets keep the pod's data: "/data (volumeClaimTemplate data)".
+func mountsOf(w *workload, targets []object.Container) string {
+	var out []string
+	for _, tc := range targets {
+		for _, m := range w.pod.PersistentMounts(tc.Container) {
+			out = append(out, tc.Name+" mounts "+m.String())
+		}
+	}
+	return strings.Join(out, "; ")
 }

@@ -6,6 +6,7 @@ package resources
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -31,6 +32,8 @@ type workload struct {
 	// stateful says why the workload keeps state ("StatefulSet"), "" when
 	// it does not. Jobs are never stateful here: they run to completion.
 	stateful string
+	// pod is what classify reads of the pod: which mounts persist.
+	pod classify.Pod
 }
 
 func workloadOf(p *rules.Pass) *workload {
@@ -38,7 +41,7 @@ func workloadOf(p *rules.Pass) *workload {
 	if t == nil {
 		return nil
 	}
-	w := &workload{t: t}
+	w := &workload{t: t, pod: classify.Pod{Spec: t.Spec, Claims: p.Object.ClaimTemplates()}}
 	for _, c := range t.Containers() {
 		if v := podfacts.Classify(p, c.Container); v.DatabaseLike {
 			w.db, w.verdict = &c, v
@@ -54,6 +57,57 @@ func workloadOf(p *rules.Pass) *workload {
 }
 
 func (w *workload) databaseLike() bool { return w.db != nil }
+
+// keepsData says what the pod keeps on a volume that outlives it (its
+// volume claims, mounted PersistentVolumeClaims, ephemeral claims), or ""
+// when it keeps nothing: a StatefulSet without a volume claim uses the
+// StatefulSet only for stable names and ordered starts.
+func (w *workload) keepsData() string {
+	var what []string
+	for _, c := range w.t.Containers() {
+		for _, m := range w.pod.PersistentMounts(c.Container) {
+			if !strings.HasPrefix(m.Kind, "hostPath") {
+				what = append(what, m.Kind)
+			}
+		}
+	}
+	if len(what) == 0 {
+		if ok, why := w.t.Owner.Stateful(w.t); ok && why != "StatefulSet" {
+			return why // a claim the pod declares but no container mounts
+		}
+		return ""
+	}
+	return strings.Join(dedupe(what), ", ")
+}
+
+// dataContainers are the containers that hold the pod's data: the
+// database-like one, else those that mount a volume that outlives the pod.
+// Nil when no container does: then every container is meant.
+func (w *workload) dataContainers() []object.Container {
+	if w.databaseLike() {
+		return []object.Container{*w.db}
+	}
+	var out []object.Container
+	for _, c := range w.t.Containers() {
+		for _, m := range w.pod.PersistentMounts(c.Container) {
+			if !strings.HasPrefix(m.Kind, "hostPath") {
+				out = append(out, c)
+				break
+			}
+		}
+	}
+	return out
+}
+
+func dedupe(list []string) []string {
+	var out []string
+	for _, s := range list {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
 
 // classification is the evidence line of a finding:
 // "database-like PostgreSQL (image goharbor/harbor-db, env PGDATA)".

@@ -1,11 +1,16 @@
 package resources_test
 
 import (
-	"backfire.dev/backfire/internal/catalog"
+	"encoding/json"
 	"path/filepath"
+	"reflect"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+
+	"backfire.dev/backfire/internal/catalog"
 	"backfire.dev/backfire/internal/config"
+	"backfire.dev/backfire/internal/object"
 	"backfire.dev/backfire/internal/rules"
 	"backfire.dev/backfire/internal/rules/resources"
 	"backfire.dev/backfire/internal/rules/rulestest"
@@ -48,6 +53,54 @@ func TestSeverityByClassification(t *testing.T) {
 		got := rulestest.Of(res, tc.rule.ID)
 		if len(got) != 1 || got[0].Severity.String() != tc.want {
 			t.Errorf("%s on %s: %v, want one %s", tc.rule.ID, tc.file, got, tc.want)
+		}
+	}
+}
+
+// BF201's fix must go to the container that holds the data: a patch that
+// gives requests to a sidecar makes the pod Burstable, which silences the
+// finding, while the container that mounts the volume keeps cpu.weight 1.
+// After every positive fixture's fix, each container that mounts a volume
+// claim, and the container the finding names, has cpu and memory requests.
+func TestBF201FixRequestsTheDataContainer(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "BF201", "positive", "*.yaml"))
+	for _, file := range files {
+		res := rulestest.Scan(t, []*rules.Rule{resources.BF201}, nil, file)
+		for _, f := range rulestest.Of(res, "BF201") {
+			for _, o := range res.Objects {
+				if o.Ref != f.Object {
+					continue
+				}
+				out, err := strategicpatch.StrategicMergePatch(o.Doc.JSON, f.Fix.Patch, o.Typed)
+				if err != nil {
+					t.Fatalf("%s: %v", file, err)
+				}
+				typed := reflect.New(reflect.TypeOf(o.Typed).Elem()).Interface()
+				if err := json.Unmarshal(out, typed); err != nil {
+					t.Fatal(err)
+				}
+				patched := &object.Object{Typed: typed}
+				tmpl := patched.PodTemplate()
+				claims := map[string]bool{}
+				for _, n := range patched.ClaimTemplates() {
+					claims[n] = true
+				}
+				for _, v := range tmpl.Spec.Volumes {
+					if v.PersistentVolumeClaim != nil || v.Ephemeral != nil {
+						claims[v.Name] = true
+					}
+				}
+				for _, c := range tmpl.Containers() {
+					holds := c.Name == f.Container
+					for _, m := range c.VolumeMounts {
+						holds = holds || claims[m.Name]
+					}
+					req := c.Resources.Requests
+					if holds && (req.Cpu().IsZero() || req.Memory().IsZero()) {
+						t.Errorf("%s: after the fix %s, container %s, which holds the data, has no cpu or memory request", file, f.Fix.Patch, c.Name)
+					}
+				}
+			}
 		}
 	}
 }

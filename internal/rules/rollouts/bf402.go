@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
 
 	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/model/analysis"
@@ -35,9 +36,17 @@ func runBF402(p *rules.Pass) {
 		return
 	}
 	ctl := controllerOf(p)
-	svc := serviceNames{canary: c.CanaryService, reach: func() []string {
+	svc := serviceNames{canary: c.CanaryService, stable: c.StableService, reach: func() []string {
 		names := []string{p.Object.Name, c.CanaryService, c.StableService}
 		return append(names, p.Index.Names("Service", p.Object.Namespace)...)
+	}, services: func() map[string]map[string]string {
+		out := map[string]map[string]string{}
+		for _, n := range p.Index.Names("Service", p.Object.Namespace) {
+			if s, ok := p.Index.Get("Service", p.Object.Namespace, n).Typed.(*corev1.Service); ok {
+				out[n] = s.Spec.Selector
+			}
+		}
+		return out
 	}}
 	for _, b := range analysis.Blocks(c) {
 		share, weight, none := brokenShare(ro, b.Step)
@@ -169,6 +178,7 @@ func bf402Blind(ro *v1alpha1.Rollout, b analysis.Block, blindOnes []metricCheck,
 		windowEv = &window
 	}
 	as := append(slices.Clone(res.Notes), missingAssumptions(res.Missing)...)
+	as = append(as, first.wordArgs...)
 	return rules.Report{
 		Path:     b.Path,
 		Severity: sev,
@@ -197,13 +207,16 @@ func bf402Blind(ro *v1alpha1.Rollout, b analysis.Block, blindOnes []metricCheck,
 
 // blindReasons lists what the query lacks, and what its args stand for.
 func blindReasons(mc metricCheck, canaryService string) string {
-	parts := []string{"no argument fed by valueFrom.podTemplateHashValue: Latest", "no revision label (rollouts-pod-template-hash, version, revision, canary)"}
+	parts := []string{"no argument fed by valueFrom.podTemplateHashValue: Latest", "no revision label matcher (rollouts-pod-template-hash, version, revision)"}
 	if canaryService != "" {
 		parts = append(parts, "not the canary Service "+canaryService)
 	} else {
 		parts = append(parts, "and the Rollout names no canary Service")
 	}
 	s := strings.Join(parts, ", ")
+	if len(mc.services) > 0 {
+		s += "; " + strings.Join(mc.services, "; ")
+	}
 	var args []string
 	for i, a := range mc.used {
 		if i == 3 {

@@ -122,10 +122,19 @@ func TestCorpusRolloutsDemoFiles(t *testing.T) {
 		says: []string{"a rollback aborts itself", "metric success-rate of AnalysisTemplate istio-success-rate", "90% of traffic", "60 s after it starts"},
 		why: "subset routing keeps one host for both versions and args.service is that host (istio-rollout), " +
 			"no rollbackWindow; startingStep 1 is setWeight 10, initialDelay 60s and failureLimit 0",
+	}, {
+		rule: "BF402", severity: "error", file: "examples/istio/rollout.yaml", object: "istio-rollout",
+		says: []string{"a rollback aborts itself", "90% of traffic"},
+		why: `args.service is "canary": the query reads destination_service=~"canary.<namespace>...", ` +
+			"a name with a word in it, which is not the Rollout's canaryService (istio-rollout-canary) nor a Service of the input",
 	}})
+	for _, f := range res.Findings {
+		if f.Rule == "BF402" && strings.HasSuffix(f.File, "examples/istio/rollout.yaml") &&
+			!strings.Contains(strings.Join(f.Assumptions, " "), `args.service is "canary": the word "canary" in a name selects nothing by revision`) {
+			t.Errorf("the word canary is not said to be an assumption: %v", f.Assumptions)
+		}
+	}
 	// Not reported, and why:
-	// - istio/rollout.yaml: args.service is "canary", so the query reads
-	//   destination_service=~"canary.<namespace>...": it names the canary.
 	// - analysis/rollout-with-analysis.yaml: analysis.templateName is the
 	//   pre-v1.0 field, not in the v1alpha1 type: the analysis names no
 	//   template, so no AnalysisRun is created.

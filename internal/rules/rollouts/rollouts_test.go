@@ -198,6 +198,9 @@ func TestBF402QueryFromSecretIsInfo(t *testing.T) {
 	}
 }
 
+// A revision is told by a label matcher, never by a word: "canary" in a
+// Service's name selects nothing by revision unless the Service is the
+// Rollout's canaryService (this Rollout names none).
 func TestBF402RevisionWordsAreWholeWords(t *testing.T) {
 	for _, tc := range []struct {
 		query string
@@ -206,7 +209,10 @@ func TestBF402RevisionWordsAreWholeWords(t *testing.T) {
 		{`sum(rate(checkout_conversion_total{app="web"}[5m]))`, true},      // "conversion" is not "version"
 		{`sum(rate(requests_total{destination_version="v2"}[5m]))`, false}, // a version label
 		{`sum(rate(requests_total{rollouts_pod_template_hash="abc"}[5m]))`, false},
-		{`sum(rate(requests_total{service="web-canary"}[5m]))`, false},
+		{`sum(rate(requests_total{service="web-canary"}[5m]))`, true},    // a word in a name
+		{`sum(rate(requests_total{canary="true"}[5m]))`, false},          // a label named canary is a matcher
+		{`count(kube_pod_info{namespace="shop", pod=~"web-.*"})`, false}, // counts pods: sees no version
+		{`vector(1)`, false}, // a constant
 	} {
 		doc := strings.Replace(secretURL, `provider: {web: {url: "{{args.url}}", jsonPath: "{$.ok}"}}`,
 			`provider: {prometheus: {address: "http://prom:9090", query: '`+tc.query+`'}}`, 1)
