@@ -28,6 +28,9 @@ type BF502Evidence struct {
 	Reason    string `json:"reason" doc:"the reason the kubelet recorded (OOMKilled, Error, Completed)"`
 	Signal    int    `json:"signal" doc:"the signal number when the code is 128 + n, else 0"`
 	OOMKilled bool   `json:"oomKilled" doc:"whether the kernel's OOM killer stopped it (reason OOMKilled)"`
+	// ExitCodeShown is false for a capture that shows the reason only.
+	ExitCodeShown *bool  `json:"exitCodeShown,omitempty" doc:"false when the input showed the reason but not the exit code (a kubectl get pods STATUS); absent otherwise"`
+	NotStarted    string `json:"notStarted,omitempty" doc:"for a container the kubelet never started, what was missing: configuration, image or command"`
 }
 
 // BF503Evidence: recovery messages in the server's own log.

@@ -16,14 +16,16 @@ import (
 )
 
 // diagnoseFixture runs one rule over a fixture: NAME.yaml holds the pod and
-// its events (kubectl get pod,events -o yaml), NAME.CONTAINER.log the logs.
+// its events (kubectl get pod,events -o yaml), or NAME.txt what kubectl
+// prints of them (describe pod, get pods, get events); NAME.CONTAINER.log
+// the logs.
 func diagnoseFixture(t *testing.T, r *rules.Rule, file string) *diagnose.Result {
 	t.Helper()
 	data, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := strings.TrimSuffix(file, ".yaml")
+	base := strings.TrimSuffix(strings.TrimSuffix(file, ".yaml"), ".txt")
 	logs, _ := filepath.Glob(base + ".*.log")
 	in := diagnose.Input{Pods: diagnose.Stream{Name: file, Data: data}, Catalog: []*rules.Rule{r}}
 	for _, l := range logs {
@@ -72,11 +74,14 @@ func TestFixtures(t *testing.T) {
 		t.Run(r.ID, func(t *testing.T) {
 			for _, kind := range []string{"positive", "negative"} {
 				files, _ := filepath.Glob(filepath.Join("testdata", r.ID, kind, "*.yaml"))
+				txt, _ := filepath.Glob(filepath.Join("testdata", r.ID, kind, "*.txt"))
+				files = append(files, txt...)
 				if len(files) < 3 {
 					t.Errorf("%d %s fixtures, want at least 3", len(files), kind)
 				}
 				for _, file := range files {
-					t.Run(kind+"/"+strings.TrimSuffix(filepath.Base(file), ".yaml"), func(t *testing.T) {
+					name := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(file), ".yaml"), ".txt")
+					t.Run(kind+"/"+name, func(t *testing.T) {
 						res := diagnoseFixture(t, r, file)
 						if len(res.Errors) > 0 {
 							t.Fatalf("fixture does not load: %v", res.Errors)
@@ -93,7 +98,7 @@ func TestFixtures(t *testing.T) {
 								t.Errorf("finding without a place or a mechanism: %+v", f)
 							}
 						}
-						golden(t, strings.TrimSuffix(file, ".yaml")+".golden", res)
+						golden(t, filepath.Join(filepath.Dir(file), name+".golden"), res)
 					})
 				}
 			}
