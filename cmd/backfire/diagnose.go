@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 
 	"backfire.dev/backfire/internal/diagnose"
 	"backfire.dev/backfire/internal/finding"
@@ -151,19 +152,18 @@ func runDiagnose(cmd *cobra.Command, args []string, fl *diagnoseFlags) error {
 }
 
 // writeObserved prints what was read about each pod before the findings,
-// so that a reader sees the evidence the rules had.
+// so that a reader sees the evidence the rules had, and for a printed
+// capture what it did not hold.
 func writeObserved(w io.Writer, res *diagnose.Result) {
 	for _, o := range res.Pods {
-		fmt.Fprintf(w, "%s  %s\n", o.Pod.Ref, o.Pod.Doc.File)
+		pr := o.Pod.Printed
+		head := fmt.Sprintf("%s  %s", o.Pod.Ref, o.Pod.Doc.File)
+		if pr != nil {
+			head += fmt.Sprintf(" (%s, line %d)", pr.Form(), max(pr.First(), 1))
+		}
+		fmt.Fprintln(w, head)
 		for _, st := range slices.Concat(o.Pod.Pod.Status.InitContainerStatuses, o.Pod.Pod.Status.ContainerStatuses) {
-			line := fmt.Sprintf("  container %s: %d restarts", st.Name, st.RestartCount)
-			if t := st.LastTerminationState.Terminated; t != nil {
-				line += fmt.Sprintf(", last exit %d (%s) after %s", t.ExitCode, t.Reason, t.FinishedAt.Sub(t.StartedAt.Time))
-			}
-			if st.State.Running != nil {
-				line += ", running since " + st.State.Running.StartedAt.UTC().Format("2006-01-02 15:04:05Z")
-			}
-			fmt.Fprintln(w, line)
+			fmt.Fprintln(w, "  "+containerLine(o.Pod, st))
 		}
 		read := fmt.Sprintf("  read: %d events about this pod", len(o.Events))
 		if o.Ignored > 0 {
@@ -176,9 +176,61 @@ func writeObserved(w io.Writer, res *diagnose.Result) {
 			read += fmt.Sprintf("; client log of %s (%s)", l.Container, l.File)
 		}
 		fmt.Fprintln(w, read)
+		if pr != nil && len(pr.Lacks) > 0 {
+			fmt.Fprintf(w, "  not in the capture: %s\n", strings.Join(pr.Lacks, "; "))
+		}
 	}
 	for _, n := range res.Notes {
 		fmt.Fprintf(w, "  no evidence: %s\n", n)
 	}
 	fmt.Fprintln(w)
+}
+
+// containerLine says what a container's status shows, and no more: a
+// printed capture may hold a restart count without a last state, or a
+// reason without its exit code.
+func containerLine(p *observe.Pod, st corev1.ContainerStatus) string {
+	name := st.Name
+	if p.Printed != nil && p.Printed.PodLevel {
+		name = "all containers (a kubectl get pods row)"
+	} else {
+		name = "container " + name
+	}
+	path := p.StatusPath(st.Name)
+	line := name + ":"
+	if p.Knows(path + ".restartCount") {
+		line += fmt.Sprintf(" %d restarts", st.RestartCount)
+	} else {
+		line += " restart count not shown"
+	}
+	for _, s := range []struct {
+		t     *corev1.ContainerStateTerminated
+		field string
+		what  string
+	}{{st.LastTerminationState.Terminated, "lastState", "last exit"}, {st.State.Terminated, "state", "stopped, exit"}} {
+		t := s.t
+		if t == nil {
+			continue
+		}
+		tp := path + "." + s.field + ".terminated"
+		switch {
+		case p.Knows(tp + ".exitCode"):
+			line += fmt.Sprintf(", %s %d (%s)", s.what, t.ExitCode, t.Reason)
+		default:
+			line += fmt.Sprintf(", %s %s (exit code not shown)", s.what, t.Reason)
+		}
+		if !t.StartedAt.IsZero() && t.FinishedAt.After(t.StartedAt.Time) {
+			line += fmt.Sprintf(" after %s", t.FinishedAt.Sub(t.StartedAt.Time))
+		}
+		break
+	}
+	switch {
+	case st.State.Running != nil && !st.State.Running.StartedAt.IsZero():
+		line += ", running since " + st.State.Running.StartedAt.UTC().Format("2006-01-02 15:04:05Z")
+	case st.State.Running != nil:
+		line += ", running"
+	case st.State.Waiting != nil && st.State.Waiting.Reason != "":
+		line += ", waiting: " + st.State.Waiting.Reason
+	}
+	return line
 }
