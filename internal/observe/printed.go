@@ -8,6 +8,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 )
 
+// Unnamed stands for a pod or container a printed capture does not name.
+const Unnamed = "(unnamed)"
+
 // CaptureTime is the clock printed ages are placed on: a capture does not
 // say when kubectl ran, so an age becomes CaptureTime - age, right for
 // differences only (Event.Ago says which times are so placed).

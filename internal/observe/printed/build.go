@@ -20,7 +20,7 @@ import (
 )
 
 // Unnamed stands for a pod or container the capture does not name.
-const Unnamed = "(unnamed)"
+const Unnamed = observe.Unnamed
 
 // anchor is the clock printed ages are placed on (see observe.CaptureTime).
 var anchor = observe.CaptureTime
