@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -49,7 +50,11 @@ func (c *Capture) Observe() (pods []*observe.Pod, events []observe.Event, errs [
 			p.Events = append(p.Events, e)
 			addForm(&p.Forms, formOf(e))
 		case e.Kind != "":
-			events = append(events, c.event(e, object.Ref{APIVersion: "v1", Kind: e.Kind, Namespace: e.Namespace, Name: e.Name}))
+			if ev, err := c.event(e, object.Ref{APIVersion: "v1", Kind: e.Kind, Namespace: e.Namespace, Name: e.Name}); err != nil {
+				errs = append(errs, *err)
+			} else {
+				events = append(events, ev)
+			}
 		default:
 			loose = append(loose, e)
 		}
@@ -280,7 +285,11 @@ func (c *Capture) pod(p *Pod) (*observe.Pod, []observe.Event, []load.Error) {
 		ref.Name = ""
 	}
 	for _, e := range p.Events {
-		events = append(events, c.event(e, ref))
+		if ev, err := c.event(e, ref); err != nil {
+			errs = append(errs, *err)
+		} else {
+			events = append(events, ev)
+		}
 	}
 
 	data, err := json.Marshal(pod)
@@ -497,8 +506,9 @@ func containerOf(e Event) string {
 	return ""
 }
 
-// event turns a printed event into the diagnosis's.
-func (c *Capture) event(e Event, ref object.Ref) observe.Event {
+// event turns a printed event into the diagnosis's. An event printed with
+// a last time before its first (a skewed clock) is an error at its line.
+func (c *Capture) event(e Event, ref object.Ref) (observe.Event, *load.Error) {
 	out := observe.Event{Reason: e.Reason, Message: e.Message, Type: e.Type, Object: ref, FieldPath: e.FieldPath,
 		Container: containerOf(e), Count: max(e.Count, 1), File: c.Name, Line: e.Line, Timeless: e.Timeless}
 	switch {
@@ -529,8 +539,12 @@ func (c *Capture) event(e Event, ref object.Ref) observe.Event {
 		if out.First.IsZero() {
 			out.Timeless = true
 		}
+		if out.Last.Before(out.First) {
+			return out, &load.Error{File: c.Name, Line: e.Line, Message: fmt.Sprintf("event %s: last seen %s is before first seen %s (clock skew?); not used",
+				e.Reason, out.Last.Format(time.RFC3339), out.First.Format(time.RFC3339))}
+		}
 	}
-	return out
+	return out, nil
 }
 
 // lacks says what the capture does not show that the diagnosis uses.

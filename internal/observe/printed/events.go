@@ -45,6 +45,8 @@ var (
 	hDescribeNew = regexp.MustCompile(`^\s*Type\s+Reason\s+Age\s+From\s+Message\s*$`)
 	hDescribeOld = regexp.MustCompile(`^\s*FirstSeen\s+LastSeen\s+Count\s+From\s+Sub[Oo]bjectPath\s+(Type\s+)?Reason\s+Message\s*$`)
 	hGetEvents   = regexp.MustCompile(`^\s*(NAMESPACE\s+)?(LAST SEEN|LASTSEEN|FIRSTSEEN|FIRST SEEN)\s+.*\bREASON\b.*\bMESSAGE\b`)
+	seriesCell   = regexp.MustCompile(`^` + tSeries + `$`)
+	headerCell   = regexp.MustCompile(`\S+(?: \S+)*`)
 	objectColumn = regexp.MustCompile(`(^|\s)OBJECT(\s|$)`)
 	separator    = regexp.MustCompile(`^\s*[-─]+([ \t]+[-─]+)*\s*$`)
 	elision      = regexp.MustCompile(`^\s*(<snip>|<SNIP>|\.\.\.|…|\[\.\.\.\]|<truncated>)\s*$`)
@@ -93,7 +95,7 @@ func (r *reader) eventsHeader() *table {
 // spaces apart; "LAST SEEN" is one cell).
 func columns(h string) []column {
 	var out []column
-	for _, m := range regexp.MustCompile(`\S+(?: \S+)*`).FindAllStringIndex(h, -1) {
+	for _, m := range headerCell.FindAllStringIndex(h, -1) {
 		out = append(out, column{name: strings.ToUpper(strings.ReplaceAll(h[m[0]:m[1]], " ", "")), start: m[0]})
 	}
 	return out
@@ -248,7 +250,7 @@ func (r *reader) cut(t *table, l Line) *Event {
 		e.Count = n
 	}
 	last, first := cell("LASTSEEN"), cell("FIRSTSEEN")
-	if m := regexp.MustCompile(`^` + tSeries + `$`).FindStringSubmatch(last); m != nil {
+	if m := seriesCell.FindStringSubmatch(last); m != nil {
 		last = m[1]
 		if m[2] != "" {
 			e.Count, _ = strconv.Atoi(m[2])

@@ -81,5 +81,7 @@ func continuation(s string) bool {
 	if strings.ContainsAny(t[:1], ",;:.)]\"'") {
 		return true
 	}
-	return regexp.MustCompile(`^[a-z][a-z0-9_-]*:`).MatchString(t)
+	return wordColon.MatchString(t)
 }
+
+var wordColon = regexp.MustCompile(`^[a-z][a-z0-9_-]*:`)

@@ -115,15 +115,29 @@ func indent(s string) int {
 }
 
 // keyLine reads "  Key:   value" (tabs or spaces after the colon): key and
-// value, trimmed. ok is false when the line has no "Key:" at its start.
-var keyLineRE = regexp.MustCompile(`^\s*([A-Za-z][A-Za-z0-9 ()/-]*?):(?:[ \t]+(.*?))?[ \t]*$`)
-
+// value, trimmed. ok is false when the line has no "Key:" at its start. A
+// key is letters, digits, spaces and ()/- and starts with a letter.
 func keyLine(s string) (key, value string, ok bool) {
-	m := keyLineRE.FindStringSubmatch(s)
-	if m == nil {
+	t := strings.TrimLeft(s, " \t")
+	i := strings.IndexByte(t, ':')
+	if i <= 0 || i > 64 {
 		return "", "", false
 	}
-	return m[1], m[2], true
+	key = t[:i]
+	if c := key[0]; !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z') || key[len(key)-1] == ' ' {
+		return "", "", false
+	}
+	for j := 0; j < len(key); j++ {
+		c := key[j]
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == ' ' || c == '(' || c == ')' || c == '/' || c == '-') {
+			return "", "", false
+		}
+	}
+	rest := t[i+1:]
+	if rest != "" && rest[0] != ' ' && rest[0] != '\t' {
+		return "", "", false // "http://x" or "a:b", not a key
+	}
+	return key, strings.Trim(rest, " \t"), true
 }
 
 // podKeys are the pod-level keys of kubectl describe pod, old and new
@@ -168,6 +182,9 @@ func containerKey(s string) string {
 // describeStart reports whether a describe pod block starts here: a
 // "Name:" line with a "Namespace:" line among the next three.
 func (r *reader) describeStart() bool {
+	if !strings.HasPrefix(strings.TrimLeft(r.lines[r.i].Text, " \t"), "Name:") {
+		return false
+	}
 	k, v, ok := keyLine(r.lines[r.i].Text)
 	if !ok || k != "Name" || v == "" {
 		return false
