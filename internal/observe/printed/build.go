@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
-	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -428,15 +427,25 @@ func probeOf(p *Probe) *corev1.Probe {
 	case "exec":
 		out.Exec = &corev1.ExecAction{Command: execCommand(p.Target)}
 	case "http-get":
+		// DescribeProbe prints a url.URL: "http://:8080/healthz",
+		// "//:8008/ready" without a scheme, a named port as
+		// "https://127.0.0.1:https/healthz" (which url.Parse refuses).
 		h := &corev1.HTTPGetAction{Path: "/"}
-		if u, err := url.Parse(p.Target); err == nil {
-			h.Scheme = corev1.URIScheme(strings.ToUpper(u.Scheme))
-			host, port, err := net.SplitHostPort(u.Host)
-			if err != nil {
-				host = u.Host
-			}
-			h.Host, h.Port, h.Path = host, intstr.Parse(port), u.Path
+		rest := p.Target
+		if scheme, r, ok := strings.Cut(rest, "://"); ok {
+			h.Scheme, rest = corev1.URIScheme(strings.ToUpper(scheme)), r
+		} else {
+			rest = strings.TrimPrefix(rest, "//")
 		}
+		hostport := rest
+		if i := strings.IndexByte(rest, '/'); i >= 0 {
+			hostport, h.Path = rest[:i], rest[i:]
+		}
+		host, port, err := net.SplitHostPort(hostport)
+		if err != nil {
+			host = hostport
+		}
+		h.Host, h.Port = host, intstr.Parse(port)
 		out.HTTPGet = h
 	case "tcp-socket":
 		host, port, _ := strings.Cut(p.Target, ":")
