@@ -15,7 +15,7 @@ import (
 // BF502 exit-code.
 var BF502 = &rules.Rule{
 	ID: "BF502", Slug: "exit-code", Severity: finding.Info,
-	Summary:  "diagnose: what a container's exit code rules out (137 is OOM only with reason OOMKilled; 141 is only 128 + 13)",
+	Summary:  "diagnose: what a container's exit code or failed start rules out (137 is OOM only with reason OOMKilled; 141 is only 128 + 13; a missing Secret or image means no probe ran)",
 	Kinds:    podKind,
 	Diagnose: bf502,
 }

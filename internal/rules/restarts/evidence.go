@@ -12,14 +12,14 @@ var Evidence = map[string][]any{
 type BF501Evidence struct {
 	Restarts         int32  `json:"restarts" doc:"the container's restart count"`
 	ObservedSeconds  int    `json:"observedSeconds" doc:"the observed period: the median interval between restarts, or the last run"`
-	ObservedMeasure  string `json:"observedMeasure" doc:"what observedSeconds measures (median interval, mean interval, last run)"`
+	ObservedMeasure  string `json:"observedMeasure" doc:"what observedSeconds measures (median interval, mean interval, last run); with no period, what the finding rests on (Killing events, Unhealthy events, none)"`
 	Intervals        *int   `json:"intervals,omitempty" doc:"how many intervals between restarts were measured"`
 	MeanSeconds      *int   `json:"meanSeconds,omitempty" doc:"the mean interval"`
 	MinSeconds       *int   `json:"minSeconds,omitempty" doc:"the shortest interval, where individual restart times are known"`
 	MaxSeconds       *int   `json:"maxSeconds,omitempty" doc:"the longest interval, where individual restart times are known"`
 	PredictedSeconds int    `json:"predictedSeconds" doc:"the cycle the probe's arithmetic predicts: D + F x P, plus the restart back-off"`
 	Formula          string `json:"formula,omitempty" doc:"the arithmetic of the matching probe (300 + 3 x 10), when the period matches"`
-	Probe            string `json:"probe,omitempty" doc:"the probe whose arithmetic matches: liveness or startup"`
+	Probe            string `json:"probe,omitempty" doc:"the probe whose arithmetic matches or whose events the finding reads: liveness, startup, readiness (which never restarts), none"`
 }
 
 // BF502Evidence: what an exit code shows.
