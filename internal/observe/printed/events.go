@@ -8,13 +8,14 @@ import (
 
 // The Events tables kubectl has printed, as row patterns. Sources (see
 // docs/diagnose.md): k8s.io/kubectl pkg/describe DescribeEvents ("Type
-// Reason Age From Message" since kubectl 1.10; "FirstSeen LastSeen Count
-// From SubObjectPath Type Reason Message" in 1.3-1.9; without Type, and
-// with RFC 1123 times in 1.0, before that); the server-side event table of
-// kubectl get events (pkg/printers/internalversion printEvent: "LAST SEEN
-// TYPE REASON OBJECT MESSAGE", and -o wide); the client-side one before
-// kubectl 1.11 ("LASTSEEN FIRSTSEEN COUNT NAME KIND SUBOBJECT TYPE REASON
-// SOURCE MESSAGE"); and kubectl events (pkg/cmd/events, kubectl 1.26).
+// Reason Age From Message" since kubectl 1.8, kubernetes/kubernetes#51748;
+// before it "FirstSeen LastSeen Count From SubObjectPath Type Reason
+// Message", and in kubectl 1.0 and 1.1 no Type column and, in 1.0, RFC 1123
+// times); the server-side event table of kubectl get events
+// (pkg/printers/internalversion printEvent: "LAST SEEN TYPE REASON OBJECT
+// MESSAGE", and -o wide); the client-side one before it ("LASTSEEN
+// FIRSTSEEN COUNT NAME KIND SUBOBJECT TYPE REASON SOURCE MESSAGE"); and
+// kubectl events (pkg/cmd/events, kubernetes/kubernetes#99557).
 const (
 	tType   = `(?P<type>Normal|Warning)`
 	tReason = `(?P<reason>[A-Za-z][A-Za-z0-9_-]*)`

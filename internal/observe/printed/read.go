@@ -156,12 +156,11 @@ var podKeys = map[string]bool{
 
 // containerKeys are the keys of a container block
 // (describeContainerBasicInfo, describeContainerState,
-// describeContainerProbe, describeContainerEnvVars, describeContainerVolumes);
-// "Last Termination State" is kubectl 1.0's "Last State".
+// describeContainerProbe, describeContainerEnvVars, describeContainerVolumes).
 var containerKeys = map[string]bool{
 	"Container ID": true, "Image": true, "Image ID": true, "Port": true, "Ports": true, "Host Port": true,
 	"Host Ports": true, "Command": true, "Args": true, "State": true, "Last State": true,
-	"Last Termination State": true, "Ready": true, "Restart Count": true, "Limits": true, "Requests": true,
+	"Ready": true, "Restart Count": true, "Limits": true, "Requests": true,
 	"Liveness": true, "Readiness": true, "Startup": true, "Environment": true, "Environment Variables from": true,
 	"Mounts": true, "Devices": true, "Restart Policy": true, "Allocated Resources": true, "Resize Policy": true,
 	"Volume Mounts": true, "Environment Variables": true,
@@ -400,7 +399,7 @@ func (r *reader) containerField(c *Container, k, v string, l Line, in int, state
 	case "State":
 		c.State = State{Kind: f}
 		*state = &c.State
-	case "Last State", "Last Termination State":
+	case "Last State":
 		c.LastState = State{Kind: f}
 		*state = &c.LastState
 	case "Liveness", "Readiness", "Startup":
