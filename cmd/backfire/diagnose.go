@@ -31,11 +31,14 @@ type diagnoseFlags struct {
 func newDiagnoseCommand() *cobra.Command {
 	var fl diagnoseFlags
 	cmd := &cobra.Command{
-		Use:   "diagnose POD.yaml|- [--events FILE]... [--logs [CONTAINER=]FILE]...  |  --cluster [--context C] -n NS POD",
+		Use:   "diagnose POD.yaml|CAPTURE.txt|- [--events FILE]... [--logs [CONTAINER=]FILE]...  |  --cluster [--context C] -n NS POD",
 		Short: "Read a restarting pod: are its restarts its own probe's arithmetic?",
 		Long: `Diagnose reads a pod (kubectl get pod -o yaml|json: a Pod or a List), its events
 (kubectl get events -o json, core/v1 or events.k8s.io/v1) and its containers' logs,
-and says whether the restarts come at the liveness or startup probe's arithmetic
+or what kubectl prints for people and people paste: kubectl describe pod, kubectl get
+pods and get events tables, or a fragment of them (a Liveness line, Events rows); the
+form is told from the text, and what a capture does not show is said, not guessed.
+It says whether the restarts come at the liveness or startup probe's arithmetic
 (BF501), what the exit codes rule out (BF502), and whether the logs show a server
 killed while it recovers (BF503). A log named after a container that is not in the
 pod is a client's: its "server is recovering" errors are tied to the pod's restarts.
@@ -49,7 +52,7 @@ error, or input that could not be read or parsed (reported with file and line).`
 		},
 	}
 	f := cmd.Flags()
-	f.StringArrayVar(&fl.events, "events", nil, "events file, kubectl get events -o json (repeatable)")
+	f.StringArrayVar(&fl.events, "events", nil, "events file: kubectl get events -o json, or its table as kubectl prints it (repeatable)")
 	f.StringArrayVar(&fl.logs, "logs", nil, "container log, [CONTAINER=]FILE; a container not in the pod is a client (repeatable)")
 	f.StringVar(&fl.format, "format", "text", "output format: text or json")
 	f.StringVar(&fl.failOn, "fail-on", "error", "lowest severity that makes the exit code 1: error, warning, info or none")
