@@ -277,6 +277,12 @@ func (c *Capture) pod(p *Pod) (*observe.Pod, []observe.Event, []load.Error) {
 	}
 	pr.Spec = complete && p.QoS.Set()
 	pr.Lacks = lacks(p, pr, pod)
+	if pr.Spec && (p.QoS.Value == "BestEffort") != bestEffort(pod) {
+		// The QoS class kubectl printed disagrees with the limits and
+		// requests read: some lines were lost in the paste.
+		pr.Spec = false
+		pr.Lacks = append(pr.Lacks, fmt.Sprintf("the limits and requests read do not give the printed QoS Class %s: lines are missing, so the static rules do not read this spec", p.QoS.Value))
+	}
 
 	var events []observe.Event
 	ref := object.Ref{APIVersion: "v1", Kind: "Pod", Namespace: p.Namespace, Name: pod.Name}
@@ -556,6 +562,21 @@ func (c *Capture) event(e Event, ref object.Ref) (observe.Event, *load.Error) {
 	return out, nil
 }
 
+// bestEffort: no container sets a cpu or memory request or limit.
+func bestEffort(pod *corev1.Pod) bool {
+	for _, c := range append(append([]corev1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...) {
+		for _, l := range []corev1.ResourceList{c.Resources.Limits, c.Resources.Requests} {
+			if _, ok := l[corev1.ResourceCPU]; ok {
+				return false
+			}
+			if _, ok := l[corev1.ResourceMemory]; ok {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // lacks says what the capture does not show that the diagnosis uses.
 func lacks(p *Pod, pr *observe.Printed, pod *corev1.Pod) []string {
 	var out []string
@@ -566,7 +587,7 @@ func lacks(p *Pod, pr *observe.Printed, pod *corev1.Pod) []string {
 		out = append(out, "a kubectl get pods row sums the restarts of all the pod's containers and shows no exit code, probe or event")
 		return out
 	}
-	noProbe, noCount, noLast := len(pod.Spec.Containers) > 0, true, true
+	noProbe, noCount, noLast, restarted := len(pod.Spec.Containers) > 0, true, true, false
 	for i := range pod.Spec.Containers {
 		sp := fmt.Sprintf("spec.containers[%d]", i)
 		if pr.Has(sp+".livenessProbe") || pr.Has(sp+".startupProbe") || pr.Absent(sp+".livenessProbe") {
@@ -582,6 +603,10 @@ func lacks(p *Pod, pr *observe.Printed, pod *corev1.Pod) []string {
 			if pr.Has(st + ".restartCount") {
 				noCount = false
 			}
+			if list.field == "containerStatuses" && pod.Status.ContainerStatuses[i].RestartCount > 0 ||
+				list.field == "initContainerStatuses" && pod.Status.InitContainerStatuses[i].RestartCount > 0 {
+				restarted = true
+			}
 			if pr.Has(st+".lastState") || pr.Has(st+".state.terminated") || pr.Has(st+".state.waiting") {
 				noLast = false
 			}
@@ -593,7 +618,7 @@ func lacks(p *Pod, pr *observe.Printed, pod *corev1.Pod) []string {
 	if noCount {
 		out = append(out, "no Restart Count")
 	}
-	if noLast && !noCount {
+	if noLast && !noCount && restarted {
 		out = append(out, "no Last State (the exit code and reason of the previous run)")
 	}
 	if len(p.Events) == 0 && !p.EventsNone {

@@ -291,3 +291,13 @@ func TestNotKubectlOutput(t *testing.T) {
 		}
 	}
 }
+
+// A paste that lost the Limits and Requests lines disagrees with its own
+// QoS Class: the static rules must not read the spec as having none.
+func TestQoSClassGuardsTheSpec(t *testing.T) {
+	in := strings.Replace(describe137, "    Limits:\n      memory:  256Mi\n    Requests:\n      cpu:     100m\n      memory:  128Mi\n", "", 1)
+	pods, _, _ := Read("d.txt", []byte(in)).Observe()
+	if len(pods) != 1 || pods[0].Printed.Spec || !strings.Contains(strings.Join(pods[0].Printed.Lacks, " "), "QoS Class Burstable") {
+		t.Errorf("spec %v, lacks %v", pods[0].Printed.Spec, pods[0].Printed.Lacks)
+	}
+}
