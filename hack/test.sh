@@ -24,6 +24,9 @@ go test ./internal/scan -run '^$' -bench . -benchtime 1x
 # The Argo Rollouts replica arithmetic against the controller's own code, in
 # its own module (it needs k8s.io/kubernetes, which the binary must not).
 hack/test-upstream.sh
+# diagnose's reader of kubectl's printed output against kubectl's own
+# describe and events printers, in its own module (k8s.io/kubectl).
+hack/test-kubectl.sh
 # The Argo Rollouts controller twin against the real controller (v1.8.2 and
 # v1.9.0), reconcile by reconcile; cached, a cold run compiles for minutes.
 hack/test-controller.sh

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 
 	"backfire.dev/backfire/internal/diagnose"
 	"backfire.dev/backfire/internal/finding"
@@ -30,11 +31,14 @@ type diagnoseFlags struct {
 func newDiagnoseCommand() *cobra.Command {
 	var fl diagnoseFlags
 	cmd := &cobra.Command{
-		Use:   "diagnose POD.yaml|- [--events FILE]... [--logs [CONTAINER=]FILE]...  |  --cluster [--context C] -n NS POD",
+		Use:   "diagnose POD.yaml|CAPTURE.txt|- [--events FILE]... [--logs [CONTAINER=]FILE]...  |  --cluster [--context C] -n NS POD",
 		Short: "Read a restarting pod: are its restarts its own probe's arithmetic?",
 		Long: `Diagnose reads a pod (kubectl get pod -o yaml|json: a Pod or a List), its events
 (kubectl get events -o json, core/v1 or events.k8s.io/v1) and its containers' logs,
-and says whether the restarts come at the liveness or startup probe's arithmetic
+or what kubectl prints for people and people paste: kubectl describe pod, kubectl get
+pods and get events tables, or a fragment of them (a Liveness line, Events rows); the
+form is told from the text, and what a capture does not show is said, not guessed.
+It says whether the restarts come at the liveness or startup probe's arithmetic
 (BF501), what the exit codes rule out (BF502), and whether the logs show a server
 killed while it recovers (BF503). A log named after a container that is not in the
 pod is a client's: its "server is recovering" errors are tied to the pod's restarts.
@@ -48,7 +52,7 @@ error, or input that could not be read or parsed (reported with file and line).`
 		},
 	}
 	f := cmd.Flags()
-	f.StringArrayVar(&fl.events, "events", nil, "events file, kubectl get events -o json (repeatable)")
+	f.StringArrayVar(&fl.events, "events", nil, "events file: kubectl get events -o json, or its table as kubectl prints it (repeatable)")
 	f.StringArrayVar(&fl.logs, "logs", nil, "container log, [CONTAINER=]FILE; a container not in the pod is a client (repeatable)")
 	f.StringVar(&fl.format, "format", "text", "output format: text or json")
 	f.StringVar(&fl.failOn, "fail-on", "error", "lowest severity that makes the exit code 1: error, warning, info or none")
@@ -151,19 +155,18 @@ func runDiagnose(cmd *cobra.Command, args []string, fl *diagnoseFlags) error {
 }
 
 // writeObserved prints what was read about each pod before the findings,
-// so that a reader sees the evidence the rules had.
+// so that a reader sees the evidence the rules had, and for a printed
+// capture what it did not hold.
 func writeObserved(w io.Writer, res *diagnose.Result) {
 	for _, o := range res.Pods {
-		fmt.Fprintf(w, "%s  %s\n", o.Pod.Ref, o.Pod.Doc.File)
+		pr := o.Pod.Printed
+		head := fmt.Sprintf("%s  %s", o.Pod.Ref, o.Pod.Doc.File)
+		if pr != nil {
+			head += fmt.Sprintf(" (%s, line %d)", pr.Form(), max(pr.First(), 1))
+		}
+		fmt.Fprintln(w, head)
 		for _, st := range slices.Concat(o.Pod.Pod.Status.InitContainerStatuses, o.Pod.Pod.Status.ContainerStatuses) {
-			line := fmt.Sprintf("  container %s: %d restarts", st.Name, st.RestartCount)
-			if t := st.LastTerminationState.Terminated; t != nil {
-				line += fmt.Sprintf(", last exit %d (%s) after %s", t.ExitCode, t.Reason, t.FinishedAt.Sub(t.StartedAt.Time))
-			}
-			if st.State.Running != nil {
-				line += ", running since " + st.State.Running.StartedAt.UTC().Format("2006-01-02 15:04:05Z")
-			}
-			fmt.Fprintln(w, line)
+			fmt.Fprintln(w, "  "+containerLine(o.Pod, st))
 		}
 		read := fmt.Sprintf("  read: %d events about this pod", len(o.Events))
 		if o.Ignored > 0 {
@@ -176,9 +179,61 @@ func writeObserved(w io.Writer, res *diagnose.Result) {
 			read += fmt.Sprintf("; client log of %s (%s)", l.Container, l.File)
 		}
 		fmt.Fprintln(w, read)
+		if pr != nil && len(pr.Lacks) > 0 {
+			fmt.Fprintf(w, "  not in the capture: %s\n", strings.Join(pr.Lacks, "; "))
+		}
 	}
 	for _, n := range res.Notes {
 		fmt.Fprintf(w, "  no evidence: %s\n", n)
 	}
 	fmt.Fprintln(w)
+}
+
+// containerLine says what a container's status shows, and no more: a
+// printed capture may hold a restart count without a last state, or a
+// reason without its exit code.
+func containerLine(p *observe.Pod, st corev1.ContainerStatus) string {
+	name := st.Name
+	if p.Printed != nil && p.Printed.PodLevel {
+		name = "all containers (a kubectl get pods row)"
+	} else {
+		name = "container " + name
+	}
+	path := p.StatusPath(st.Name)
+	line := name + ":"
+	if p.Knows(path + ".restartCount") {
+		line += fmt.Sprintf(" %d restarts", st.RestartCount)
+	} else {
+		line += " restart count not shown"
+	}
+	for _, s := range []struct {
+		t     *corev1.ContainerStateTerminated
+		field string
+		what  string
+	}{{st.LastTerminationState.Terminated, "lastState", "last exit"}, {st.State.Terminated, "state", "stopped, exit"}} {
+		t := s.t
+		if t == nil {
+			continue
+		}
+		tp := path + "." + s.field + ".terminated"
+		switch {
+		case p.Knows(tp + ".exitCode"):
+			line += fmt.Sprintf(", %s %d (%s)", s.what, t.ExitCode, t.Reason)
+		default:
+			line += fmt.Sprintf(", %s %s (exit code not shown)", s.what, t.Reason)
+		}
+		if !t.StartedAt.IsZero() && t.FinishedAt.After(t.StartedAt.Time) {
+			line += fmt.Sprintf(" after %s", t.FinishedAt.Sub(t.StartedAt.Time))
+		}
+		break
+	}
+	switch {
+	case st.State.Running != nil && !st.State.Running.StartedAt.IsZero():
+		line += ", running since " + st.State.Running.StartedAt.UTC().Format("2006-01-02 15:04:05Z")
+	case st.State.Running != nil:
+		line += ", running"
+	case st.State.Waiting != nil && st.State.Waiting.Reason != "":
+		line += ", waiting: " + st.State.Waiting.Reason
+	}
+	return line
 }

@@ -14,6 +14,7 @@ import (
 	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/load"
 	"backfire.dev/backfire/internal/observe"
+	"backfire.dev/backfire/internal/observe/printed"
 	"backfire.dev/backfire/internal/rules"
 	"backfire.dev/backfire/internal/rules/diagnosis"
 	"backfire.dev/backfire/internal/scan"
@@ -28,8 +29,10 @@ type Stream struct {
 // Input is what was read about one or more pods.
 type Input struct {
 	// Pods holds kubectl get pod -o yaml|json (a Pod, a List, or a
-	// pod,events dump, whose events count too). Parsed is used instead
-	// when the pods were read already (from a cluster).
+	// pod,events dump, whose events count too), or what kubectl prints for
+	// people: describe pod, get pods, get events, or a fragment of them
+	// (the form is told from the text). Parsed is used instead when the
+	// pods were read already (from a cluster).
 	Pods   Stream
 	Parsed *load.File
 	Events []Stream
@@ -58,36 +61,57 @@ func Run(in Input) (*Result, error) {
 		in.Rules.Config = &config.Config{}
 	}
 	f := in.Parsed
+	var pods []*observe.Pod
+	var events []observe.Event
+	var inputErrors []load.Error
 	if f == nil {
 		parsed := load.Parse(in.Pods.Name, in.Pods.Data)
 		f = &parsed
+		if !hasObjects(parsed) {
+			if ps, evs, errs, ok := readPrinted(in.Pods); ok {
+				pods, events, inputErrors = ps, evs, errs
+				f = staticInput(in.Pods.Name, ps)
+			}
+		}
 	}
-	// The static rules see the pod's spec as a scan would.
+	// The static rules see the pod's spec as a scan would (a printed pod
+	// only when a whole describe block gave its spec).
 	res, err := scan.Run(scan.Options{Extra: []load.File{*f}, Catalog: in.Catalog, Rules: in.Rules})
 	if err != nil {
 		return nil, err
 	}
 	out := &Result{Result: res}
 	res.Summary.Files += len(in.Events) + len(in.Logs)
+	res.Errors = append(res.Errors, inputErrors...)
 
-	events, errs := observe.EventsIn(*f)
-	res.Errors = append(res.Errors, errs...)
+	if pods == nil {
+		evs, errs := observe.EventsIn(*f)
+		events = append(events, evs...)
+		res.Errors = append(res.Errors, errs...)
+		for _, o := range res.Objects {
+			if p, ok := observe.PodOf(o); ok {
+				pods = append(pods, p)
+			}
+		}
+	}
 	for _, s := range in.Events {
-		evs, errs := observe.ReadEvents(s.Name, s.Data)
+		evs, errs := readEvents(s)
 		events = append(events, evs...)
 		res.Errors = append(res.Errors, errs...)
 	}
-	var pods []*observe.Pod
-	for _, o := range res.Objects {
-		if p, ok := observe.PodOf(o); ok {
-			pods = append(pods, p)
-		}
-	}
 	if len(pods) == 0 {
 		if len(res.Errors) == 0 {
-			res.Errors = append(res.Errors, load.Error{File: f.Name, Message: "no Pod in the input (want the output of kubectl get pod -o yaml or -o json)"})
+			res.Errors = append(res.Errors, load.Error{File: f.Name, Message: "no Pod in the input (want the output of kubectl get pod -o yaml or -o json, or of kubectl describe pod, get pods or get events)"})
 		}
 		return out, nil
+	}
+	if len(pods) == 1 {
+		// Events rows that name no pod are about the only pod there is.
+		for i := range events {
+			if events[i].Object.Name == "" && events[i].Object.Kind == "Pod" {
+				events[i].Object = pods[0].Ref
+			}
+		}
 	}
 	enabled, err := rules.Enabled(in.Catalog, &in.Rules)
 	if err != nil {
@@ -120,6 +144,55 @@ func Run(in Input) (*Result, error) {
 		res.Summary.Findings[fd.Severity.String()]++
 	}
 	return out, nil
+}
+
+// hasObjects reports whether a parsed stream held Kubernetes objects.
+func hasObjects(f load.File) bool { return len(f.Documents) > 0 }
+
+// readPrinted reads a stream as kubectl's printed output; ok is false when
+// it holds none.
+func readPrinted(s Stream) (pods []*observe.Pod, events []observe.Event, errs []load.Error, ok bool) {
+	c := printed.Read(s.Name, s.Data)
+	if len(c.Pods) == 0 && len(c.Loose) == 0 {
+		return nil, nil, nil, false
+	}
+	pods, events, errs = c.Observe()
+	return pods, events, errs, len(pods) > 0 || len(events) > 0
+}
+
+// staticInput is the stream the static rules scan for printed pods: the
+// ones whose whole spec was printed.
+func staticInput(name string, pods []*observe.Pod) *load.File {
+	f := &load.File{Name: name}
+	for _, p := range pods {
+		if p.Printed != nil && p.Printed.Spec {
+			f.Documents = append(f.Documents, p.Doc)
+		}
+	}
+	if len(f.Documents) == 0 {
+		f.Empty = true
+	}
+	return f
+}
+
+// readEvents reads an events stream: kubectl get events -o json|yaml, or
+// an events table as kubectl prints it.
+func readEvents(s Stream) ([]observe.Event, []load.Error) {
+	evs, errs := observe.ReadEvents(s.Name, s.Data)
+	if len(evs) > 0 || !printedOnly(s.Data) {
+		return evs, errs
+	}
+	_, pevs, perrs, ok := readPrinted(s)
+	if !ok {
+		return evs, errs
+	}
+	return pevs, perrs
+}
+
+// printedOnly: the stream is not YAML or JSON objects, so a parse error
+// of it is not the user's mistake but another form.
+func printedOnly(data []byte) bool {
+	return !hasObjects(load.Parse("", data))
 }
 
 // Worst returns the highest severity found.

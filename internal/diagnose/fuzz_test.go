@@ -10,8 +10,9 @@ import (
 )
 
 // FuzzDiagnose runs the whole diagnosis over one pod stream, one events
-// stream and one log: any input must give findings or errors, never a
-// panic or an internal error.
+// stream and one log (the pods as YAML, JSON or kubectl's printed text):
+// any input must give findings or errors, never a panic or an internal
+// error.
 //
 //	go test ./internal/diagnose -run '^$' -fuzz FuzzDiagnose -fuzztime 5m
 func FuzzDiagnose(f *testing.F) {
@@ -19,6 +20,9 @@ func FuzzDiagnose(f *testing.F) {
 	ex := filepath.Join("..", "..", "examples", "diagnose")
 	events, _ := os.ReadFile(filepath.Join(ex, "events.txt"))
 	log, _ := os.ReadFile(filepath.Join(ex, "database.log"))
+	printed, _ := filepath.Glob(filepath.Join("testdata", "captures", "*.txt"))
+	pods = append(pods, printed...)
+	pods = append(pods, filepath.Join(ex, "describe.txt"))
 	for _, p := range append(pods, filepath.Join(ex, "pod.txt")) {
 		if b, err := os.ReadFile(p); err == nil {
 			f.Add(b, events, log[:min(len(log), 4000)])

@@ -21,6 +21,9 @@ import (
 type Pod struct {
 	*object.Object
 	Pod *corev1.Pod
+	// Printed is set for a pod rebuilt from kubectl's printed text: what
+	// the capture held, and on which lines.
+	Printed *Printed
 }
 
 // Container returns the spec and status of a container (init containers
@@ -69,6 +72,12 @@ func (p *Pod) StatusPath(name string) string {
 // Line returns the line of a field of the pod's document, or of the
 // deepest part of it that exists.
 func (p *Pod) Line(path string) (int, int) {
+	if p.Printed != nil {
+		if l := p.Printed.Line(path); l > 0 {
+			return l, 1
+		}
+		return max(p.Printed.First(), 1), 1
+	}
 	pos, _ := p.Doc.Locate(path)
 	return pos.Line, pos.Column
 }
@@ -88,10 +97,39 @@ type Event struct {
 	First, Last time.Time
 	File        string
 	Line        int
+	// Ago: the event was printed with ages ("3m2s (x42 over 1h)") counted
+	// back from when kubectl ran, which the capture does not say. First
+	// and Last are then on an arbitrary clock, right for differences only,
+	// and FirstAge and LastAge are the ages as printed.
+	Ago               bool
+	FirstAge, LastAge string
+	// FirstSlack and LastSlack: a printed age is truncated, so the event
+	// may have happened up to this much before First and Last.
+	FirstSlack, LastSlack time.Duration
+	// Timeless: the capture gives no time at all (an event message on its
+	// own); First and Last are zero.
+	Timeless bool
 }
 
 // Instant reports whether the event is one occurrence at one time.
 func (e Event) Instant() bool { return e.Count <= 1 || e.First.Equal(e.Last) }
+
+// When says when the event happened, in the terms it was printed in:
+// "from 04:53:01 to 08:50:03", "from 3h57m to 7s ago", "at 08:50:03".
+func (e Event) When() string {
+	const clock = "15:04:05"
+	switch {
+	case e.Timeless:
+		return "at a time the capture does not give"
+	case e.Ago && (e.Count <= 1 || e.FirstAge == e.LastAge):
+		return e.LastAge + " ago"
+	case e.Ago:
+		return "from " + e.FirstAge + " to " + e.LastAge + " ago"
+	case e.Instant():
+		return "at " + e.Last.UTC().Format(clock)
+	}
+	return "from " + e.First.UTC().Format(clock) + " to " + e.Last.UTC().Format(clock)
+}
 
 // PodOf views a decoded object as a pod, when it is one.
 func PodOf(o *object.Object) (*Pod, bool) {
@@ -214,6 +252,11 @@ func containerOf(fieldPath string) string {
 // name, and the same UID when both are known (a pod of the same name that
 // was deleted and created again is another pod).
 func (e Event) About(p *Pod) bool {
+	if e.Object.Name == "" {
+		// A capture that does not name its pod: about the pods that are
+		// not named either.
+		return e.Object.Kind == "Pod" && p.Printed != nil && !p.Printed.Named
+	}
 	if e.Object.Kind != "Pod" || e.Object.Name != p.Name {
 		return false
 	}

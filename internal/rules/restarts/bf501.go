@@ -1,14 +1,15 @@
 package restarts
 
 import (
-	"backfire.dev/backfire/internal/evidence"
 	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
+	"backfire.dev/backfire/internal/evidence"
 	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/model/probe"
+	"backfire.dev/backfire/internal/observe"
 	"backfire.dev/backfire/internal/rules"
 	"backfire.dev/backfire/internal/rules/diagnosis"
 )
@@ -46,7 +47,7 @@ func CandidatesOf(c *corev1.Container, podGrace *int64, cycles int) []Candidate 
 	for _, p := range []struct {
 		name string
 		pr   *corev1.Probe
-	}{{"liveness", c.LivenessProbe}, {"startup", c.StartupProbe}} {
+	}{{"startup", c.StartupProbe}, {"liveness", c.LivenessProbe}} {
 		if p.pr == nil {
 			continue
 		}
@@ -80,14 +81,38 @@ func bf501(p *diagnosis.Pass) {
 		iv := h.Intervals()
 		cands := CandidatesOf(&c, pod.Pod.Spec.TerminationGracePeriodSeconds, max(h.Restarts, iv.N+1))
 		path := pod.StatusPath(c.Name) + ".restartCount"
+		sp := specPath(pod, c.Name)
+		restartsKnown := pod.Knows(path)
+		probesKnown := pod.Knows(sp+".livenessProbe") || pod.Knows(sp+".startupProbe")
+		killed := h.KilledBy["liveness"] + h.KilledBy["startup"]
+		failed := len(h.Probes["liveness"]) + len(h.Probes["startup"])
+		if u := cannotRun(h, "startup", "liveness"); u != nil {
+			probeCannotRun(p, c, h, cands, u, path)
+			continue
+		}
+		if e, n, ok := ranOnStopped(h); ok && killed == 0 {
+			p.Report(finding.Finding{Severity: finding.Info, Container: c.Name, Path: path, File: e.File, Line: e.Line,
+				Message: fmt.Sprintf("%d probe errors say the container was not running: the probe ran after it stopped; the stop is the cause to find, not the probe", n),
+				Mechanism: []string{"events: " + quoteEvent(e),
+					"an exec probe runs in the container: when the container has already stopped, the runtime refuses it and the kubelet records the error",
+					"what stopped it is in the previous run's Last State and log (kubectl describe pod; kubectl logs --previous)"},
+				Evidence: evidence.Map(BF501Evidence{Restarts: int32(h.Restarts), Probe: "none"})})
+			continue
+		}
+		if readinessOnly(p, c, h, restartsKnown, path) {
+			continue
+		}
 		switch {
-		case h.Restarts == 0 && iv.N == 0:
+		case h.Restarts == 0 && iv.N == 0 && killed == 0 && failed == 0 && h.Kills == 0 && (restartsKnown || h.LastRunFrom != "lastState"):
 			continue // nothing restarted: nothing to explain
+		case len(cands) == 0 && !probesKnown:
+			byTheKubeletsWord(p, c, h, restartsKnown, path)
+			continue
 		case len(cands) == 0:
 			p.Note(fmt.Sprintf("container %s restarted %d times but has no liveness or startup probe: no probe kills it, BF501 has nothing to compare", c.Name, h.Restarts))
 			continue
 		case iv.N == 0 && h.LastRun == 0:
-			p.Note(fmt.Sprintf("container %s restarted %d times, but no restart times were found (no Killing events, no log with timestamps, no lastState): no evidence for a period", c.Name, h.Restarts))
+			figureToCompare(p, c, h, cands, restartsKnown, path)
 			continue
 		}
 		observed, what := iv.Median, "median interval"
@@ -97,17 +122,27 @@ func bf501(p *diagnosis.Pass) {
 		if iv.N == 0 {
 			observed, what = h.LastRun, "last run"
 		}
-		var match *Candidate
+		lo, hi := iv.Range(observed)
+		if iv.N == 0 {
+			lo, hi = observed, observed
+		}
+		var match, overlap *Candidate
 		for i := range cands {
 			cd := &cands[i]
 			low, high := cd.Low, cd.High
 			if iv.N == 0 { // a run, not a cycle: no back-off wait in it
 				low, high = low-cd.Wait, high-cd.Wait
 			}
-			if s := int(observed.Seconds()); s >= low && s <= high {
+			if l, h := int(lo.Seconds()), int(hi.Seconds()); l >= low && h <= high {
 				match = cd
 				break
+			} else if h >= low && l <= high && overlap == nil {
+				overlap = cd
 			}
+		}
+		if match == nil && overlap != nil {
+			tooCoarse(p, c, h, iv, *overlap, observed, lo, hi, what, path)
+			continue
 		}
 		ev := BF501Evidence{
 			Restarts:        int32(h.Restarts),
@@ -127,6 +162,7 @@ func bf501(p *diagnosis.Pass) {
 			c0 := cands[0]
 			ev.PredictedSeconds = c0.Cycle()
 			mech = append(mech, predictedLines(c0)...)
+			mech = append(mech, graceNote(p, c0)...)
 			mech = append(mech, fmt.Sprintf("the %s of %s is outside %d-%d s, the range a %s kill explains: the period is not this probe's arithmetic", what, seconds(observed), c0.Low, c0.High, c0.Probe))
 			earliest := c0.Low - c0.Wait // a run, without the back-off wait
 			switch {
@@ -149,6 +185,7 @@ func bf501(p *diagnosis.Pass) {
 		}
 		ev.PredictedSeconds, ev.Formula, ev.Probe = match.Cycle(), match.Formula, match.Probe
 		mech = append(mech, predictedLines(*match)...)
+		mech = append(mech, graceNote(p, *match)...)
 		if iv.N > 0 && !iv.MeanOnly {
 			in := inRange(h.Starts, match.Low, match.High)
 			mech = append(mech, fmt.Sprintf("%d of %d intervals lie within %d-%d s (the kill, plus shutdown within the grace period and one period to start again)", in, iv.N, match.Low, match.High))
@@ -164,21 +201,36 @@ func bf501(p *diagnosis.Pass) {
 	}
 }
 
+// specPath is the field path of a container's spec.
+func specPath(p *observe.Pod, name string) string {
+	for i, c := range p.Pod.Spec.Containers {
+		if c.Name == name {
+			return fmt.Sprintf("spec.containers[%d]", i)
+		}
+	}
+	for i, c := range p.Pod.Spec.InitContainers {
+		if c.Name == name {
+			return fmt.Sprintf("spec.initContainers[%d]", i)
+		}
+	}
+	return "spec"
+}
+
 func observedLines(h History, iv Intervals) []string {
 	var out []string
 	switch {
 	case iv.N > 0 && !iv.MeanOnly:
-		out = append(out, fmt.Sprintf("observed: %d starts from %s to %s (%s); %d intervals: median %s, min %s, max %s, mean %s",
-			len(h.Starts), clock(h.Starts[0]), clock(h.Starts[len(h.Starts)-1]), h.Source, iv.N, seconds(iv.Median), seconds(iv.Min), seconds(iv.Max), seconds(iv.Mean)))
+		out = append(out, fmt.Sprintf("observed: %d starts from %s to %s (%s); %d intervals: median %s, min %s, max %s, mean %s%s",
+			len(h.Starts), h.clock(h.Starts[0]), h.clock(h.Starts[len(h.Starts)-1]), h.Source, iv.N, seconds(iv.Median), seconds(iv.Min), seconds(iv.Max), seconds(iv.Mean), slackNote(iv)))
 	case iv.MeanOnly:
-		out = append(out, fmt.Sprintf("observed: no time of each restart, but the %s event counts %d from %s to %s: mean interval %s",
-			iv.From.Reason, iv.From.Count, clock(iv.From.First), clock(iv.From.Last), seconds(iv.Mean)))
+		out = append(out, fmt.Sprintf("observed: no time of each restart, but the %s event counts %d %s: mean interval %s%s",
+			iv.From.Reason, iv.From.Count, iv.From.When(), seconds(iv.Mean), slackNote(iv)))
 	default:
-		out = append(out, fmt.Sprintf("observed: only the last run is known: it lasted %s (lastState.terminated startedAt to finishedAt)", seconds(h.LastRun)))
+		out = append(out, fmt.Sprintf("observed: only the last run is known: it lasted %s (%s.terminated startedAt to finishedAt)", seconds(h.LastRun), h.LastRunFrom))
 	}
 	if h.Killed != nil && iv.From != h.Killed {
-		out = append(out, fmt.Sprintf("events: Killing x%d (%q) from %s to %s",
-			h.Killed.Count, h.Killed.Message, clock(h.Killed.First), clock(h.Killed.Last)))
+		out = append(out, fmt.Sprintf("events: Killing x%d (%q) %s",
+			h.Killed.Count, h.Killed.Message, h.Killed.When()))
 	}
 	if h.Killed == nil && (h.Started != nil || len(h.Starts) > 0) {
 		out = append(out, "events: no Killing event: no probe is recorded killing this container")

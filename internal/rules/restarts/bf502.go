@@ -1,8 +1,10 @@
 package restarts
 
 import (
-	"backfire.dev/backfire/internal/evidence"
 	"fmt"
+	"slices"
+
+	"backfire.dev/backfire/internal/evidence"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -14,7 +16,7 @@ import (
 // BF502 exit-code.
 var BF502 = rules.Register(&rules.Rule{
 	ID: "BF502", Slug: "exit-code", Severity: finding.Info,
-	Summary:  "diagnose: what a container's exit code rules out (137 is OOM only with reason OOMKilled; 141 is only 128 + 13)",
+	Summary:  "diagnose: what a container's exit code or failed start rules out (137 is OOM only with reason OOMKilled; 141 is only 128 + 13; a missing Secret or image means no probe ran)",
 	Kinds:    podKind,
 	Check:    &diagnosis.Check{Run: bf502},
 	Evidence: []any{BF502Evidence{}},
@@ -36,8 +38,10 @@ type ExitReading struct {
 	SignalNum int
 }
 
-// ReadExit reads a terminated container's exit code and reason.
-func ReadExit(code int32, reason string, grace int) (ExitReading, bool) {
+// ReadExit reads a terminated container's exit code and reason; restarts
+// is its restart count (an exit 0 says something only when it was
+// restarted).
+func ReadExit(code int32, reason string, grace, restarts int) (ExitReading, bool) {
 	n := int(code)
 	oom := reason == "OOMKilled"
 	switch {
@@ -75,6 +79,48 @@ func ReadExit(code int32, reason string, grace int) (ExitReading, bool) {
 			Says:     "the main process reported a signal death",
 			RulesOut: "the OOM killer (137 with OOMKilled)",
 			NotShown: "who sent the signal, or why"}, true
+	case n == 126 || n == 127:
+		what := map[int]string{126: "found but not executable", 127: "not found"}[n]
+		return ExitReading{
+			Message:  fmt.Sprintf("exit %d: by the shell's convention, the command to run was %s", n, what),
+			Says:     fmt.Sprintf("a shell that cannot run a command exits %d (POSIX Shell Command Language 2.8.2: 127 not found, 126 found but not executable)", n),
+			RulesOut: "a signal, the OOM killer, a probe kill",
+			NotShown: "which command: the previous run's log (kubectl logs --previous) names it"}, true
+	case n > 0:
+		return ExitReading{
+			Message:  fmt.Sprintf("exit %d: the main process ended with its own status, not by a signal", n),
+			Says:     fmt.Sprintf("the main process called exit(%d): an error it reported itself", n),
+			RulesOut: "the OOM killer and a SIGKILL (both give 137)",
+			NotShown: "what failed (the previous run's log says: kubectl logs --previous), nor that no probe stopped it: a process that handles SIGTERM exits with a code of its own"}, true
+	case n == 0 && restarts > 0:
+		return ExitReading{
+			Message:  "exit 0 and restarted: the main process finished, and the kubelet started it again (restartPolicy)",
+			Says:     "the main process exited with success: a container whose command returns is restarted under restartPolicy Always, and backs off as one that crashes",
+			RulesOut: "the OOM killer and a SIGKILL (both give 137)",
+			NotShown: "why the command returned (a command that does not stay in the foreground, such as a daemon that forks or a shell with nothing to run, returns at once), nor that no probe stopped it: a process that handles SIGTERM may exit 0"}, true
+	}
+	return ExitReading{}, false
+}
+
+// ReadReason reads a termination whose exit code the capture does not
+// show (a kubectl get pods STATUS, a Reason line without Exit Code).
+func ReadReason(reason string, restarts int) (ExitReading, bool) {
+	switch reason {
+	case "OOMKilled":
+		r, _ := ReadExit(137, "OOMKilled", 30, restarts)
+		r.Message = "reason OOMKilled: the kernel's OOM killer ended the container (the exit code is not in the capture)"
+		return r, true
+	case "Error":
+		return ExitReading{
+			Message:  "reason Error: the container stopped with a non-zero exit code, which the capture does not show",
+			Says:     "the main process ended with a non-zero status or by a signal other than the OOM killer's",
+			RulesOut: "the OOM killer (it gives reason OOMKilled)",
+			NotShown: "the code, and so whether a signal ended it: kubectl describe pod prints the Last State's Exit Code"}, true
+	case "Completed":
+		if restarts > 0 {
+			r, _ := ReadExit(0, "Completed", 30, restarts)
+			return r, true
+		}
 	}
 	return ExitReading{}, false
 }
@@ -85,8 +131,16 @@ func bf502(p *diagnosis.Pass) {
 	if g := pod.Pod.Spec.TerminationGracePeriodSeconds; g != nil {
 		grace = int(*g)
 	}
-	for _, c := range containers(pod) {
+	for _, c := range slices.Concat(pod.Pod.Spec.InitContainers, pod.Pod.Spec.Containers) {
 		_, st := pod.Container(c.Name)
+		waiting := ""
+		if st != nil && st.State.Waiting != nil {
+			waiting = st.State.Waiting.Reason
+		}
+		if ns := neverStarted(p.Obs, c.Name, waiting); ns != nil {
+			reportNotStarted(p, c.Name, st, ns)
+			continue
+		}
 		if st == nil {
 			continue
 		}
@@ -95,14 +149,28 @@ func bf502(p *diagnosis.Pass) {
 			t, where = st.State.Terminated, "state"
 		}
 		if t == nil {
+			if waiting == "CrashLoopBackOff" {
+				p.Note(fmt.Sprintf("container %s is in CrashLoopBackOff: it keeps stopping, and the kubelet holds its restarts back; the capture does not show how it stopped (the Last State's Reason and Exit Code)", c.Name))
+			}
 			continue
 		}
-		r, ok := ReadExit(t.ExitCode, t.Reason, grace)
+		path := pod.StatusPath(c.Name) + "." + statusField(where) + ".terminated"
+		codeKnown := pod.Knows(path + ".exitCode")
+		var r ExitReading
+		var ok bool
+		if codeKnown {
+			r, ok = ReadExit(t.ExitCode, t.Reason, grace, int(st.RestartCount))
+		} else {
+			r, ok = ReadReason(t.Reason, int(st.RestartCount))
+		}
 		if !ok {
 			continue
 		}
-		mech := []string{
-			fmt.Sprintf("%s.terminated: exitCode %d, reason %q%s, after %d restarts", where, t.ExitCode, t.Reason, signalNote(t), st.RestartCount),
+		first := fmt.Sprintf("%s.terminated: exitCode %d, reason %q%s, after %d restarts", where, t.ExitCode, t.Reason, signalNote(t), st.RestartCount)
+		if !codeKnown {
+			first = fmt.Sprintf("%s.terminated: reason %q, after %d restarts; the capture does not show the exit code", where, t.Reason, st.RestartCount)
+		}
+		mech := []string{first,
 			"it says: " + r.Says,
 			"it rules out: " + r.RulesOut,
 			"it does not show: " + r.NotShown,
@@ -111,11 +179,52 @@ func bf502(p *diagnosis.Pass) {
 		if r.OOM {
 			sev = finding.Warning
 		}
+		fpath := path + ".exitCode"
+		if !codeKnown {
+			fpath = path + ".reason"
+		}
 		p.Report(finding.Finding{Severity: sev, Container: c.Name,
-			Path:    pod.StatusPath(c.Name) + "." + statusField(where) + ".terminated.exitCode",
+			Path:    fpath,
 			Message: r.Message, Mechanism: mech,
-			Evidence: evidence.Map(BF502Evidence{ExitCode: t.ExitCode, Reason: t.Reason, Signal: r.SignalNum, OOMKilled: r.OOM})})
+			Evidence: evidence.Map(BF502Evidence{ExitCode: t.ExitCode, Reason: t.Reason, Signal: r.SignalNum, OOMKilled: r.OOM, ExitCodeShown: boolPtr(codeKnown)})})
 	}
+}
+
+func boolPtr(b bool) *bool {
+	if b {
+		return nil // the usual case: the field is left out
+	}
+	return &b
+}
+
+// reportNotStarted: the kubelet never started the container. It has no
+// exit code, and no probe of it ever ran.
+func reportNotStarted(p *diagnosis.Pass, name string, st *corev1.ContainerStatus, ns *notStarted) {
+	pod := p.Obs.Pod
+	mech := []string{}
+	if st != nil && st.State.Waiting != nil && st.State.Waiting.Reason != "" {
+		mech = append(mech, fmt.Sprintf("state.waiting: reason %q", st.State.Waiting.Reason))
+	}
+	for _, e := range ns.Events {
+		mech = append(mech, "events: "+quoteEvent(e))
+	}
+	mech = append(mech, "it says: "+ns.says(),
+		"it rules out: every probe (none ran: the container never started), the OOM killer and the container's own exit: there is no exit code",
+		"it does not show: "+map[string]string{
+			"configuration": "which object to create, when the message does not name it: kubectl describe pod lists the Secrets and ConfigMaps the pod reads",
+			"image":         "whether the tag was never pushed or the pull was refused: the Failed event's message says which",
+			"command":       "why the command could not start: the Failed event's message quotes the runtime's error",
+		}[ns.What])
+	f := finding.Finding{Severity: finding.Warning, Container: name,
+		Message:   fmt.Sprintf("the container never started: %s; no probe ran, so no probe is the cause", ns.says()),
+		Mechanism: mech,
+		Evidence:  evidence.Map(BF502Evidence{Reason: ns.Reason, NotStarted: ns.What})}
+	if st != nil && st.State.Waiting != nil {
+		f.Path = pod.StatusPath(name) + ".state.waiting.reason"
+	} else if ns.Line > 0 {
+		f.File, f.Line = ns.File, ns.Line
+	}
+	p.Report(f)
 }
 
 func statusField(where string) string {

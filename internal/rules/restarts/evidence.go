@@ -4,14 +4,14 @@ package restarts
 type BF501Evidence struct {
 	Restarts         int32  `json:"restarts" doc:"the container's restart count"`
 	ObservedSeconds  int    `json:"observedSeconds" doc:"the observed period: the median interval between restarts, or the last run"`
-	ObservedMeasure  string `json:"observedMeasure" doc:"what observedSeconds measures (median interval, mean interval, last run)"`
+	ObservedMeasure  string `json:"observedMeasure" doc:"what observedSeconds measures (median interval, mean interval, last run); with no period, what the finding rests on (Killing events, Unhealthy events, none)"`
 	Intervals        *int   `json:"intervals,omitempty" doc:"how many intervals between restarts were measured"`
 	MeanSeconds      *int   `json:"meanSeconds,omitempty" doc:"the mean interval"`
 	MinSeconds       *int   `json:"minSeconds,omitempty" doc:"the shortest interval, where individual restart times are known"`
 	MaxSeconds       *int   `json:"maxSeconds,omitempty" doc:"the longest interval, where individual restart times are known"`
 	PredictedSeconds int    `json:"predictedSeconds" doc:"the cycle the probe's arithmetic predicts: D + F x P, plus the restart back-off"`
 	Formula          string `json:"formula,omitempty" doc:"the arithmetic of the matching probe (300 + 3 x 10), when the period matches"`
-	Probe            string `json:"probe,omitempty" doc:"the probe whose arithmetic matches: liveness or startup"`
+	Probe            string `json:"probe,omitempty" doc:"the probe whose arithmetic matches or whose events the finding reads: liveness, startup, readiness (which never restarts), none"`
 }
 
 // BF502Evidence: what an exit code shows.
@@ -20,6 +20,9 @@ type BF502Evidence struct {
 	Reason    string `json:"reason" doc:"the reason the kubelet recorded (OOMKilled, Error, Completed)"`
 	Signal    int    `json:"signal" doc:"the signal number when the code is 128 + n, else 0"`
 	OOMKilled bool   `json:"oomKilled" doc:"whether the kernel's OOM killer stopped it (reason OOMKilled)"`
+	// ExitCodeShown is false for a capture that shows the reason only.
+	ExitCodeShown *bool  `json:"exitCodeShown,omitempty" doc:"false when the input showed the reason but not the exit code (a kubectl get pods STATUS); absent otherwise"`
+	NotStarted    string `json:"notStarted,omitempty" doc:"for a container the kubelet never started, what was missing: configuration, image or command"`
 }
 
 // BF503Evidence: recovery messages in the server's own log.

@@ -9,6 +9,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -28,10 +29,26 @@ type Intervals struct {
 	// event, From), not each interval.
 	MeanOnly bool
 	From     *observe.Event
+	// Slack is how far the measure may be off because the times were
+	// printed as truncated ages (zero for times read from the API).
+	Slack time.Duration
+}
+
+// Range is the interval the measure may lie in, given its slack.
+func (iv Intervals) Range(observed time.Duration) (lo, hi time.Duration) {
+	return max(observed-iv.Slack, 0), observed + iv.Slack
 }
 
 // intervalsOf measures the gaps between sorted start times.
-func intervalsOf(starts []time.Time) Intervals {
+func intervalsOf(starts []time.Time, slack time.Duration) Intervals {
+	iv := intervalsBetween(starts)
+	if iv.N > 0 {
+		iv.Slack = slack
+	}
+	return iv
+}
+
+func intervalsBetween(starts []time.Time) Intervals {
 	var d []time.Duration
 	for i := 1; i < len(starts); i++ {
 		d = append(d, starts[i].Sub(starts[i-1]))
@@ -73,18 +90,34 @@ type History struct {
 	// BackOff counts the kubelet's "Back-off restarting failed container"
 	// events: restarts held back, as for a container that exits on its own.
 	BackOff int
+	// LastRunFrom says where LastRun was read: "lastState" or "state"
+	// (a container that is stopped now).
+	LastRunFrom string
+	// Slack: the start times were printed as ages, truncated by up to this.
+	Slack time.Duration
+	// Kills are Killing events whose message does not say why (kubectl
+	// 1.0's "Killing <id>"): stops by the kubelet, cause unknown.
+	Kills int
+	// Probes are the Unhealthy events by probe kind ("liveness",
+	// "readiness", "startup").
+	Probes map[string][]observe.Event
+	// KilledBy counts the kills the kubelet's Killing events put on each
+	// probe ("liveness", "startup").
+	KilledBy map[string]int
 }
 
 // Intervals picks the best measure: each interval when start times are
 // known, else the mean of an aggregated Killing event.
 func (h History) Intervals() Intervals {
-	if iv := intervalsOf(h.Starts); iv.N >= 2 {
+	if iv := intervalsOf(h.Starts, h.Slack); iv.N >= 2 {
 		return iv
 	}
 	for _, k := range []*observe.Event{h.Killed, h.Started} {
 		if k != nil && k.Count >= 3 && k.Last.After(k.First) {
-			mean := k.Last.Sub(k.First) / time.Duration(k.Count-1)
-			return Intervals{N: k.Count - 1, Mean: mean, Median: mean, Min: mean, Max: mean, MeanOnly: true, From: k}
+			n := time.Duration(k.Count - 1)
+			mean := k.Last.Sub(k.First) / n
+			return Intervals{N: k.Count - 1, Mean: mean, Median: mean, Min: mean, Max: mean, MeanOnly: true, From: k,
+				Slack: (k.FirstSlack + k.LastSlack) / n}
 		}
 	}
 	return Intervals{}
@@ -93,12 +126,17 @@ func (h History) Intervals() Intervals {
 // historyOf gathers a container's restart evidence from its status, its
 // events and its log.
 func historyOf(obs *observe.Observation, name string) History {
-	h := History{Container: name}
+	h := History{Container: name, Probes: map[string][]observe.Event{}, KilledBy: map[string]int{}}
 	_, st := obs.Pod.Container(name)
 	if st != nil {
 		h.Restarts = int(st.RestartCount)
-		if t := st.LastTerminationState.Terminated; t != nil && !t.StartedAt.IsZero() && t.FinishedAt.After(t.StartedAt.Time) {
-			h.LastRun = t.FinishedAt.Sub(t.StartedAt.Time)
+		for _, s := range []struct {
+			t    *corev1.ContainerStateTerminated
+			from string
+		}{{st.LastTerminationState.Terminated, "lastState"}, {st.State.Terminated, "state"}} {
+			if t := s.t; t != nil && !t.StartedAt.IsZero() && t.FinishedAt.After(t.StartedAt.Time) && h.LastRun == 0 {
+				h.LastRun, h.LastRunFrom = t.FinishedAt.Sub(t.StartedAt.Time), s.from
+			}
 		}
 	}
 	for _, l := range obs.Logs {
@@ -110,20 +148,37 @@ func historyOf(obs *observe.Observation, name string) History {
 		}
 	}
 	var fromEvents, started []time.Time
+	var eventSlack time.Duration
 	for _, e := range obs.EventsOf(name, "Started", "BackOff") {
 		switch {
+		case e.Timeless:
 		case e.Reason == "BackOff":
-			h.BackOff += e.Count
+			if !strings.Contains(e.Message, "pulling image") {
+				h.BackOff += e.Count
+			}
 		case e.Instant():
 			started = append(started, e.Last)
+			eventSlack = max(eventSlack, e.LastSlack)
 		case h.Started == nil || e.Count > h.Started.Count:
 			ev := e
 			h.Started = &ev
 		}
 	}
 	for _, e := range obs.EventsOf(name, "Killing", "Unhealthy") {
+		if e.Reason == "Unhealthy" {
+			if k := unhealthyKind(e.Message); k != "" {
+				h.Probes[k] = append(h.Probes[k], e)
+			}
+		}
 		kind := probeKind(e.Message)
 		if kind == "" {
+			if e.Reason == "Killing" && !specChange(e.Message) {
+				h.Kills += e.Count
+				if e.Instant() && !e.Timeless {
+					fromEvents = append(fromEvents, e.Last)
+					eventSlack = max(eventSlack, e.LastSlack)
+				}
+			}
 			continue
 		}
 		if e.Reason == "Unhealthy" {
@@ -131,8 +186,13 @@ func historyOf(obs *observe.Observation, name string) History {
 			h.UnhealthyKind = kind
 			continue
 		}
+		h.KilledBy[kind] += e.Count
+		if e.Timeless {
+			continue
+		}
 		if e.Instant() {
 			fromEvents = append(fromEvents, e.Last)
+			eventSlack = max(eventSlack, e.LastSlack)
 			continue
 		}
 		if h.Killed == nil || e.Count > h.Killed.Count {
@@ -141,10 +201,10 @@ func historyOf(obs *observe.Observation, name string) History {
 		}
 	}
 	if len(h.Starts) < 3 && len(fromEvents) > len(h.Starts) {
-		h.Starts, h.Source = fromEvents, "Killing events"
+		h.Starts, h.Source, h.Slack = fromEvents, "Killing events", eventSlack
 	}
 	if len(h.Starts) < 3 && len(started) > len(h.Starts) {
-		h.Starts, h.Source = started, "Started events"
+		h.Starts, h.Source, h.Slack = started, "Started events", eventSlack
 	}
 	sort.Slice(h.Starts, func(i, j int) bool { return h.Starts[i].Before(h.Starts[j]) })
 	return h
@@ -152,14 +212,42 @@ func historyOf(obs *observe.Observation, name string) History {
 
 // probeKind reads "liveness" or "startup" from a kubelet event message
 // ("Container database failed liveness probe, will be restarted",
-// "Liveness probe failed: ...").
+// "Liveness probe failed: ..."). The kubelet of Kubernetes 1.3-1.8 wrote
+// "container %q is unhealthy, it will be killed and re-created." for a
+// liveness kill (its livenessManager was then the only prober that
+// killed; startup probes came in 1.16).
 func probeKind(msg string) string {
+	if strings.HasPrefix(msg, "Readiness probe") {
+		return ""
+	}
 	for _, k := range []string{"liveness", "startup", "Liveness", "Startup"} {
 		if containsWord(msg, k) {
 			return lower(k)
 		}
 	}
+	if strings.Contains(msg, "is unhealthy, it will be killed and re-created") {
+		return "liveness"
+	}
 	return ""
+}
+
+// unhealthyKind reads the probe of an Unhealthy event: "Liveness probe
+// failed: ...", "Readiness probe errored: ..." (k8s.io/kubernetes
+// pkg/kubelet/prober: "%s probe failed: %s", "%s probe errored: %v").
+func unhealthyKind(msg string) string {
+	for _, k := range []string{"Liveness", "Readiness", "Startup"} {
+		if strings.HasPrefix(msg, k+" probe") {
+			return lower(k)
+		}
+	}
+	return ""
+}
+
+// specChange: a Killing event for a changed container spec, not a probe
+// ("Container spec hash changed ... will be killed and recreated",
+// "Container x definition changed").
+func specChange(msg string) bool {
+	return strings.Contains(msg, "hash changed") || strings.Contains(msg, "definition changed")
 }
 
 func containsWord(s, w string) bool {
@@ -204,3 +292,20 @@ func secs(d time.Duration) string { return fmt.Sprintf("%.0f s", d.Seconds()) }
 func minutes(d time.Duration) float64 { return math.Round(d.Minutes()*10) / 10 }
 
 func clock(t time.Time) string { return t.UTC().Format("15:04:05") }
+
+// clock prints a start time as it was read: a time of day, or an age
+// when the times were printed as ages.
+func (h History) clock(t time.Time) string {
+	if h.Slack > 0 && !t.After(observe.CaptureTime) {
+		return observe.AgoOf(t)
+	}
+	return clock(t)
+}
+
+// slackNote says how far printed ages leave a measure uncertain.
+func slackNote(iv Intervals) string {
+	if iv.Slack < time.Second {
+		return ""
+	}
+	return fmt.Sprintf(" (within ±%s: the times were printed as truncated ages)", secs(iv.Slack))
+}

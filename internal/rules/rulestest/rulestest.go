@@ -130,8 +130,12 @@ type Case struct {
 
 // Name is the case's subtest name: "positive/NAME".
 func (c Case) Name() string {
-	return filepath.Base(filepath.Dir(c.File)) + "/" + strings.TrimSuffix(filepath.Base(c.File), ".yaml")
+	return filepath.Base(filepath.Dir(c.File)) + "/" + filepath.Base(fixtureBase(c.File))
 }
+
+// fixtureBase is a fixture's path without its extension: the stem its
+// golden file and its logs are named after.
+func fixtureBase(file string) string { return strings.TrimSuffix(file, filepath.Ext(file)) }
 
 // Cases lists the fixtures of r under testdata/ID in the working
 // directory; the problems say where there are too few.
@@ -140,6 +144,12 @@ func Cases(r *rules.Rule, catalog []*rules.Rule) ([]Case, []string) {
 	var problems []string
 	for _, kind := range []string{"positive", "negative"} {
 		files, _ := filepath.Glob(filepath.Join("testdata", r.ID, kind, "*.yaml"))
+		if r.ScanCheck() == nil {
+			// A diagnose rule also reads what kubectl prints (describe
+			// pod, get pods, get events), kept as NAME.txt.
+			printed, _ := filepath.Glob(filepath.Join("testdata", r.ID, kind, "*.txt"))
+			files = append(files, printed...)
+		}
 		if len(files) < MinFixtures {
 			problems = append(problems, fmt.Sprintf("%s: %d %s fixtures in testdata/%s/%s, want at least %d", r.ID, len(files), kind, r.ID, kind, MinFixtures))
 		}
@@ -181,7 +191,7 @@ func Wants(file string) ([]Want, error) {
 		}
 		at, line := file, n
 		if m[2] != "" {
-			at = strings.TrimSuffix(file, ".yaml") + "." + m[2]
+			at = fixtureBase(file) + "." + m[2]
 			line, _ = strconv.Atoi(m[3])
 		}
 		for _, id := range strings.Fields(m[1]) {
@@ -231,7 +241,7 @@ func (c Case) Check() []string {
 	}
 	got := Of(res, r.ID)
 	problems = append(problems, match(r.ID, got, wants)...)
-	if p := golden(strings.TrimSuffix(c.File, ".yaml")+".golden", text); p != "" {
+	if p := golden(fixtureBase(c.File)+".golden", text); p != "" {
 		problems = append(problems, p)
 	}
 	for _, f := range got {
@@ -291,14 +301,19 @@ func scanFixture(rs []*rules.Rule, all bool, stdin []byte, paths ...string) (*sc
 }
 
 // diagnoseFixture runs one diagnose rule over a fixture: NAME.yaml holds
-// the pod and its events (kubectl get pod,events -o yaml), NAME.CONTAINER.log
-// the logs.
+// the pod and its events (kubectl get pod,events -o yaml), or NAME.txt what
+// kubectl prints of them; NAME.CONTAINER.log the logs. A printed capture's
+// "# want" comments are cut before it is read, so that the reader sees the
+// capture as kubectl printed it, with its lines where they were.
 func diagnoseFixture(r *rules.Rule, file string) (*diagnose.Result, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return nil, err
 	}
-	base := strings.TrimSuffix(file, ".yaml")
+	if filepath.Ext(file) == ".txt" {
+		data = cutWants(data)
+	}
+	base := fixtureBase(file)
 	logs, _ := filepath.Glob(base + ".*.log")
 	in := diagnose.Input{Pods: diagnose.Stream{Name: file, Data: data}, Catalog: []*rules.Rule{r}}
 	for _, l := range logs {
@@ -310,6 +325,19 @@ func diagnoseFixture(r *rules.Rule, file string) (*diagnose.Result, error) {
 		in.Logs = append(in.Logs, observe.Log{Container: container, File: l, Data: b})
 	}
 	return diagnose.Run(in)
+}
+
+// cutWants removes the "# want" comment that ends a line, and the blanks
+// before it.
+func cutWants(data []byte) []byte {
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	for i, l := range lines {
+		body := bytes.TrimRight(l, "\r\n")
+		if loc := wantComment.FindIndex(body); loc != nil {
+			lines[i] = append(bytes.TrimRight(body[:loc[0]], " \t"), l[len(body):]...)
+		}
+	}
+	return bytes.Join(lines, nil)
 }
 
 func reportText(res *result.Result) []byte {

@@ -1,0 +1,87 @@
+package printed
+
+import (
+	"regexp"
+	"strings"
+)
+
+// Event messages pasted without their row. The messages are the kubelet's
+// (k8s.io/kubernetes pkg/kubelet: prober "%s probe failed: %s" and "%s
+// probe errored: %v"; kuberuntime "Container %s failed liveness probe,
+// will be restarted"; images "Back-off pulling image %q", "Failed to pull
+// image"; kuberuntime_container "Error: ..." for a container it cannot
+// create), and "STATUS: message" lines as dashboards print a waiting
+// container's reason and message.
+var messagePatterns = []struct {
+	re           *regexp.Regexp
+	typ, reason  string
+	reasonFromRE bool
+}{
+	{regexp.MustCompile(`^(?:Liveness|Readiness|Startup) probe (?:failed|errored)\b`), "Warning", "Unhealthy", false},
+	{regexp.MustCompile(`^Container \S+ failed (?:liveness|startup) probe, will be restarted`), "Normal", "Killing", false},
+	{regexp.MustCompile(`^Back-off restarting failed container`), "Warning", "BackOff", false},
+	{regexp.MustCompile(`^Back-off pulling image`), "Normal", "BackOff", false},
+	{regexp.MustCompile(`^Failed to pull image`), "Warning", "Failed", false},
+	{regexp.MustCompile(`^Error: (?:secrets?|configmaps?) "[^"]*" not found|^Error: couldn't find key `), "Warning", "Failed", false},
+	{regexp.MustCompile(`^(?:Successfully pulled image|Container image .* already present on machine)`), "Normal", "Pulled", false},
+	{regexp.MustCompile(`^(?:Pulling|pulling) image`), "Normal", "Pulling", false},
+	{regexp.MustCompile(`^Created container`), "Normal", "Created", false},
+	{regexp.MustCompile(`^Started container`), "Normal", "Started", false},
+	{regexp.MustCompile(`^(?:ImagePullBackOff|ErrImagePull|CreateContainerConfigError|CreateContainerError|InvalidImageName|ErrImageNeverPull|CrashLoopBackOff|RunContainerError|OOMKilled): `), "Warning", "", true},
+}
+
+// messageEvent reads a line that is an event message on its own.
+func messageEvent(s string) *Event {
+	t := strings.TrimPrefix(strings.TrimSpace(s), "(combined from similar events): ")
+	for _, p := range messagePatterns {
+		if !p.re.MatchString(t) {
+			continue
+		}
+		e := &Event{Type: p.typ, Reason: p.reason, Message: t, Count: 1, Timeless: true}
+		if p.reasonFromRE {
+			e.Reason, e.Message, _ = strings.Cut(t, ": ")
+			e.Message = strings.TrimSpace(e.Message)
+		}
+		return e
+	}
+	return nil
+}
+
+// messages reads consecutive event messages (each may continue on the
+// lines after it, as a probe's output does).
+func (r *reader) messages() {
+	for r.i < len(r.lines) {
+		l := r.lines[r.i]
+		e := messageEvent(l.Text)
+		if e == nil {
+			return
+		}
+		e.Line = l.N
+		r.i++
+		for r.i < len(r.lines) && !blank(r.lines[r.i].Text) && messageEvent(r.lines[r.i].Text) == nil &&
+			r.rowLayout(r.lines[r.i].Text) == nil && containerKey(r.lines[r.i].Text) == "" && !isPodsHeader(r.lines[r.i].Text) &&
+			r.eventsHeader() == nil && !r.describeStart() && e.Wrapped < 40 && continuation(r.lines[r.i].Text) {
+			e.Message += "\n" + strings.TrimSpace(r.lines[r.i].Text)
+			e.Wrapped++
+			r.i++
+		}
+		r.c.Loose = append(r.c.Loose, *e)
+	}
+}
+
+// continuation: a probe's output continued ("timeout: the monitored
+// command dumped core", ", stdout: , stderr: , exit code -1"), not prose:
+// it has no sentence of words around the paste. Kept simple: a line that
+// starts with a lowercase word and a colon, or with punctuation.
+func continuation(s string) bool {
+	t := strings.TrimSpace(s)
+	if t == "" {
+		return false
+	}
+	if strings.ContainsAny(t[:1], ",;:.)]\"'") {
+		return true
+	}
+	return wordColon.MatchString(t)
+}
+
+var wordColon = regexp.MustCompile(`^[a-z][a-z0-9_-]*:`)
