@@ -159,6 +159,14 @@ func runScan(cmd *cobra.Command, args []string, fl *scanFlags) error {
 		// Errors are annotations too; stderr keeps the plain lines.
 		report.Errors(cmd.ErrOrStderr(), res.Errors)
 		err = report.GitHub(out, res)
+	case "gitlab":
+		// Errors are issues too; stderr keeps the plain lines.
+		report.Errors(cmd.ErrOrStderr(), res.Errors)
+		err = report.GitLab(out, res)
+	case "junit":
+		// Errors are errored test cases too.
+		report.Errors(cmd.ErrOrStderr(), res.Errors)
+		err = report.JUnit(out, res)
 	case "short":
 		report.Errors(cmd.ErrOrStderr(), res.Errors)
 		err = report.Short(out, res)
