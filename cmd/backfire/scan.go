@@ -172,7 +172,7 @@ func runScan(cmd *cobra.Command, args []string, fl *scanFlags) error {
 		err = report.Short(out, res)
 	case "html":
 		report.Errors(cmd.ErrOrStderr(), res.Errors)
-		err = report.HTML(out, res, report.HTMLOptions{ReadFile: os.ReadFile})
+		err = report.HTML(out, res, report.HTMLOptions{ReadFile: os.ReadFile, Version: versionString()})
 	default:
 		report.Errors(cmd.ErrOrStderr(), res.Errors)
 		err = report.Text(out, res, report.TextOptions{Color: useColor(fl.color, out), ShowSuppressed: fl.showSuppressed})
