@@ -4,11 +4,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Headless Chromium (Debian's package) for the tests that check pages and
-# charts as a person sees them.
-if ! command -v chromium >/dev/null; then
+# charts as a person sees them; xmllint (libxml2-utils) for the test that
+# validates the JUnit report against its XML schema.
+if ! command -v chromium >/dev/null || ! command -v xmllint >/dev/null; then
   sudo=; [ "$(id -u)" = 0 ] || sudo=sudo
   $sudo apt-get update -q
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q chromium
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q chromium libxml2-utils
 fi
 # The live-cluster tests (internal/cluster, cmd/backfire) run against a real
 # kube-apiserver and etcd; the script builds them once and caches them.
@@ -27,6 +28,9 @@ hack/test-upstream.sh
 # diagnose's reader of kubectl's printed output against kubectl's own
 # describe and events printers, in its own module (k8s.io/kubectl).
 hack/test-kubectl.sh
+# What users install: the release snapshot, the krew manifest, the image
+# and the Action's download; installs and caches GoReleaser, krew and podman.
+hack/test-release.sh
 # The Argo Rollouts controller twin against the real controller (v1.8.2 and
 # v1.9.0), reconcile by reconcile; cached, a cold run compiles for minutes.
 hack/test-controller.sh

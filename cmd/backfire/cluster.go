@@ -44,7 +44,8 @@ func (c *clusterFlags) check(cmd *cobra.Command) error {
 // read lists the cluster's objects. Kinds the cluster does not serve are
 // notes on stderr; kinds that could not be read come back as input errors,
 // so the exit code says the scan is incomplete.
-func (c *clusterFlags) read(cmd *cobra.Command, namespace string) ([]load.File, []load.Error, error) {
+// progress, when set, is told as each kind is listed.
+func (c *clusterFlags) read(cmd *cobra.Command, namespace string, progress func(done, total int)) ([]load.File, []load.Error, error) {
 	target, err := cluster.Connect(c.kubeconfig, c.context)
 	if err != nil {
 		return nil, nil, err
@@ -55,7 +56,7 @@ func (c *clusterFlags) read(cmd *cobra.Command, namespace string) ([]load.File, 
 	case !cmd.Flags().Changed("namespace"):
 		namespace = target.Namespace
 	}
-	res := cluster.Read(cmd.Context(), cluster.Options{Config: target.Config, Context: target.Context, Namespace: namespace})
+	res := cluster.Read(cmd.Context(), cluster.Options{Config: target.Config, Context: target.Context, Namespace: namespace, Progress: progress})
 	for _, n := range res.Notes {
 		fmt.Fprintf(cmd.ErrOrStderr(), "backfire: note: %s\n", n)
 	}

@@ -12,6 +12,7 @@ import (
 	"backfire.dev/backfire/internal/helm"
 	"backfire.dev/backfire/internal/kustomize"
 	"backfire.dev/backfire/internal/model/rollout"
+	"backfire.dev/backfire/internal/progress"
 	"backfire.dev/backfire/internal/report"
 	"backfire.dev/backfire/internal/rules"
 	"backfire.dev/backfire/internal/scan"
@@ -93,6 +94,9 @@ func runFix(cmd *cobra.Command, args []string, fl *fixFlags) error {
 	for _, r := range fl.rules {
 		ids = append(ids, catalog.ByID(r).ID)
 	}
+	// The plan scans, then proves the fixes by scanning what it would write
+	// (and again, to see that a second run changes nothing).
+	meter := progress.ForTerminal(cmd.ErrOrStderr(), "scanning", "proving the fixes")
 	plan, err := apply.Plan(apply.Options{
 		Scan: scan.Options{
 			Paths:       args,
@@ -100,11 +104,13 @@ func runFix(cmd *cobra.Command, args []string, fl *fixFlags) error {
 			MaxFileSize: fl.maxFileSize,
 			Kustomize:   kustomize.New(),
 			Rules:       rules.Options{Config: cfg, RolloutsVersion: rv},
+			Progress:    meter.Count,
 		},
 		Rules:     ids,
 		Helm:      &fl.helm,
 		ValuesOut: fl.valuesOut,
 	})
+	meter.Done()
 	stderr, out := cmd.ErrOrStderr(), cmd.OutOrStdout()
 	if plan != nil {
 		report.Errors(stderr, plan.Errors)

@@ -16,6 +16,8 @@ func TestEveryFormatRuns(t *testing.T) {
 		"short":  "examples/registry-database.yaml:52:9: error BF101 ",
 		"github": "::error file=examples/registry-database.yaml,line=52,col=9,title=BF101 liveness-fails-during-recovery (StatefulSet registry/registry-database)::",
 		"sarif":  `"uri": "examples/registry-database.yaml"`,
+		"gitlab": `"check_name": "BF101 liveness-fails-during-recovery"`,
+		"junit":  `<failure type="error" message="examples/registry-database.yaml:52:9: liveness probe exec`,
 		"html":   "<h3>StatefulSet registry/registry-database</h3>",
 	} {
 		out, stderr, code := execute(t, "", "scan", "--format", format, "examples")

@@ -1,17 +1,10 @@
 package main
 
 import (
-	"fmt"
-	"runtime/debug"
-
 	"github.com/spf13/cobra"
 
 	"backfire.dev/backfire/internal/config"
-	"backfire.dev/backfire/internal/model/rollout"
 )
-
-// version is set at build time with -ldflags "-X main.version=v0.1.0".
-var version = ""
 
 func newRootCommand() *cobra.Command {
 	root := &cobra.Command{
@@ -27,30 +20,6 @@ and a fix that applies.`,
 	root.AddCommand(newScanCommand(), newRulesCommand(), newExplainCommand(), newSimulateCommand(), newFixCommand(), newServeCommand(), newVersionCommand())
 	root.AddCommand(newDiagnoseCommand())
 	return root
-}
-
-func versionString() string {
-	if version != "" {
-		return version
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "dev"
-}
-
-func newVersionCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the version and the Argo Rollouts controller versions the rules model",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			fmt.Fprintf(cmd.OutOrStdout(), "backfire %s\n", versionString())
-			fmt.Fprintf(cmd.OutOrStdout(), "Argo Rollouts controller modelled: %s (default --rollouts-version %s); API types from %s\n",
-				rollout.ModelledRange, rollout.DefaultVersion, rollout.TypesVersion)
-			return nil
-		},
-	}
 }
 
 // loadConfig reads the configuration file given with --config, or else the

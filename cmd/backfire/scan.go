@@ -18,6 +18,7 @@ import (
 	"backfire.dev/backfire/internal/kustomize"
 	"backfire.dev/backfire/internal/load"
 	"backfire.dev/backfire/internal/model/rollout"
+	"backfire.dev/backfire/internal/progress"
 	"backfire.dev/backfire/internal/report"
 	"backfire.dev/backfire/internal/result"
 	"backfire.dev/backfire/internal/rules"
@@ -112,10 +113,24 @@ func runScan(cmd *cobra.Command, args []string, fl *scanFlags) error {
 		return usageError(cmd, "%v", err)
 	}
 
+	// A bar on stderr while the work is long, when stderr is a terminal.
+	stages := []string{"scanning"}
+	if fl.cluster.enabled {
+		stages = []string{"reading the cluster", "scanning"}
+	}
+	if fl.diffBase != "" {
+		stages = append(stages, "scanning "+fl.diffBase)
+	}
+	if fl.sarifFixes {
+		stages = append(stages, "planning and proving the fixes")
+	}
+	meter := progress.ForTerminal(cmd.ErrOrStderr(), stages...)
+	defer meter.Done()
+
 	var live []load.File
 	var liveErrs []load.Error
 	if fl.cluster.enabled {
-		if live, liveErrs, err = fl.cluster.read(cmd, fl.helm.Namespace); err != nil {
+		if live, liveErrs, err = fl.cluster.read(cmd, fl.helm.Namespace, meter.Count); err != nil {
 			return usageError(cmd, "%v", err)
 		}
 	}
@@ -131,7 +146,8 @@ func runScan(cmd *cobra.Command, args []string, fl *scanFlags) error {
 		// The JSON report can be written from findings kept on disk, so
 		// that a scan's memory does not grow with its findings; the other
 		// formats, and comparing with a base revision, read them whole.
-		Spill: fl.format == "json" && fl.diffBase == "",
+		Spill:    fl.format == "json" && fl.diffBase == "",
+		Progress: meter.Count,
 	}
 	res, err := scan.Run(opts)
 	if err != nil {
@@ -145,6 +161,7 @@ func runScan(cmd *cobra.Command, args []string, fl *scanFlags) error {
 		}
 	}
 
+	meter.Done()
 	out := cmd.OutOrStdout()
 	switch fl.format {
 	case "json":
@@ -159,12 +176,20 @@ func runScan(cmd *cobra.Command, args []string, fl *scanFlags) error {
 		// Errors are annotations too; stderr keeps the plain lines.
 		report.Errors(cmd.ErrOrStderr(), res.Errors)
 		err = report.GitHub(out, res)
+	case "gitlab":
+		// Errors are issues too; stderr keeps the plain lines.
+		report.Errors(cmd.ErrOrStderr(), res.Errors)
+		err = report.GitLab(out, res)
+	case "junit":
+		// Errors are errored test cases too.
+		report.Errors(cmd.ErrOrStderr(), res.Errors)
+		err = report.JUnit(out, res)
 	case "short":
 		report.Errors(cmd.ErrOrStderr(), res.Errors)
 		err = report.Short(out, res)
 	case "html":
 		report.Errors(cmd.ErrOrStderr(), res.Errors)
-		err = report.HTML(out, res, report.HTMLOptions{ReadFile: os.ReadFile})
+		err = report.HTML(out, res, report.HTMLOptions{ReadFile: os.ReadFile, Version: versionString()})
 	default:
 		report.Errors(cmd.ErrOrStderr(), res.Errors)
 		err = report.Text(out, res, report.TextOptions{Color: useColor(fl.color, out), ShowSuppressed: fl.showSuppressed})

@@ -3,8 +3,12 @@ package chart
 import (
 	"bytes"
 	"fmt"
+	"image/color"
+	"strconv"
 
+	stdfont "golang.org/x/image/font"
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -16,6 +20,9 @@ import (
 type Stack struct {
 	Name   string
 	Values []float64
+	// Color, when set, replaces the palette's (severities have colours of
+	// their own).
+	Color color.Color
 }
 
 // StackedBarsSVG draws one bar per category, its height split by stack
@@ -39,7 +46,10 @@ func StackedBarsSVG(title, ylabel string, width, height vg.Length, categories []
 		if err != nil {
 			return nil, fmt.Errorf("chart: stack %q: %w", s.Name, err)
 		}
-		bars.Color = palette[i%len(palette)]
+		bars.Color = s.Color
+		if bars.Color == nil {
+			bars.Color = palette[i%len(palette)]
+		}
 		bars.LineStyle.Width = 0
 		if below != nil {
 			bars.StackOn(below)
@@ -56,4 +66,111 @@ func StackedBarsSVG(title, ylabel string, width, height vg.Length, categories []
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// HorizontalStackedBarsSVG draws one horizontal bar per category, the
+// first at the top, its length split by stack, with its total at its end,
+// and the legend in a row of its own above the plot, where it can cover no
+// bar and is the first thing seen when a narrow screen scrolls the chart.
+// The height grows with the categories (rowHeight each). The title, when
+// given, heads the plot; a page may rather caption the chart itself.
+func HorizontalStackedBarsSVG(title, xlabel string, width, rowHeight vg.Length, categories []string, stacks []Stack) ([]byte, error) {
+	if len(categories) == 0 || len(stacks) == 0 {
+		return nil, fmt.Errorf("chart: no categories or stacks")
+	}
+	n := len(categories)
+	pl := plot.New()
+	pl.Title.Text = title
+	pl.X.Label.Text = xlabel
+	pl.X.Min = 0
+	for _, f := range []*font.Font{&pl.Title.TextStyle.Font, &pl.X.Label.TextStyle.Font, &pl.X.Tick.Label.Font, &pl.Y.Tick.Label.Font} {
+		f.Variant = "Sans"
+	}
+	pl.Title.TextStyle.Font.Weight = stdfont.WeightBold
+	pl.Add(plotter.NewGrid())
+	// Category i is drawn at y = n-1-i, so the first is at the top.
+	flip := func(vs []float64) plotter.Values {
+		out := make(plotter.Values, n)
+		for i, v := range vs {
+			out[n-1-i] = v
+		}
+		return out
+	}
+	totals := make([]float64, n)
+	var legends []plot.Legend
+	var below *plotter.BarChart
+	for i, s := range stacks {
+		if len(s.Values) != n {
+			return nil, fmt.Errorf("chart: stack %q has %d values for %d categories", s.Name, len(s.Values), n)
+		}
+		bars, err := plotter.NewBarChart(flip(s.Values), rowHeight*0.6)
+		if err != nil {
+			return nil, fmt.Errorf("chart: stack %q: %w", s.Name, err)
+		}
+		bars.Horizontal = true
+		bars.Color = s.Color
+		if bars.Color == nil {
+			bars.Color = palette[i%len(palette)]
+		}
+		bars.LineStyle.Width = 0
+		if below != nil {
+			bars.StackOn(below)
+		}
+		below = bars
+		pl.Add(bars)
+		// One legend per stack, side by side: gonum's legend stacks its
+		// entries in a column.
+		l := plot.NewLegend()
+		l.Top, l.Left = true, true
+		l.TextStyle.Font.Variant = "Sans"
+		l.Add(s.Name, bars)
+		legends = append(legends, l)
+		for j, v := range s.Values {
+			totals[j] += v
+		}
+	}
+	var xys plotter.XYs
+	var labels []string
+	most := 0.0
+	for i, t := range totals {
+		xys = append(xys, plotter.XY{X: t, Y: float64(n - 1 - i)})
+		labels = append(labels, strconv.FormatFloat(t, 'f', -1, 64))
+		most = max(most, t)
+	}
+	ends, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: labels})
+	if err != nil {
+		return nil, err
+	}
+	for i := range ends.TextStyle {
+		ends.TextStyle[i].YAlign = draw.YCenter
+		ends.TextStyle[i].Font.Variant = "Sans"
+	}
+	ends.Offset = vg.Point{X: vg.Points(4)}
+	pl.Add(ends)
+	pl.X.Max = most * 1.12 // room for the totals
+	names := make([]string, n)
+	for i, c := range categories {
+		names[n-1-i] = c
+	}
+	pl.NominalY(names...)
+
+	strip := vg.Points(22)
+	height := rowHeight*vg.Length(n) + 2*vg.Centimeter + strip
+	canvas := vgsvg.New(width, height)
+	dc := draw.New(canvas)
+	x := vg.Points(6)
+	for _, l := range legends {
+		c := draw.Crop(dc, x, 0, height-strip, -vg.Points(4))
+		r := l.Rectangle(c)
+		l.Draw(c)
+		x += r.Max.X - r.Min.X + vg.Points(18)
+	}
+	pl.Draw(draw.Crop(dc, 0, 0, 0, -strip))
+	var buf bytes.Buffer
+	if _, err := canvas.WriteTo(&buf); err != nil {
+		return nil, err
+	}
+	// The text was measured with Liberation Sans, whose metrics are
+	// Arial's: a browser without it falls back to a face of the same widths.
+	return bytes.ReplaceAll(buf.Bytes(), []byte("font-family:Liberation Sans;"), []byte("font-family:Liberation Sans,Arial,Helvetica,sans-serif;")), nil
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"sync/atomic"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -39,6 +40,9 @@ type Options struct {
 	Kinds []Kind
 	// PageSize is the list call's limit; 0 means DefaultPageSize.
 	PageSize int64
+	// Progress, when set, is told each time a kind has been listed: done
+	// of total. It is called from the listing goroutines.
+	Progress func(done, total int)
 }
 
 // Result is what the cluster yielded. Errors and notes never stop the
@@ -121,8 +125,14 @@ func Read(ctx context.Context, opts Options) Result {
 	// and reported in table order.
 	perKind := make([]Result, len(listed))
 	var wg sync.WaitGroup
+	var done atomic.Int64
 	for i, k := range listed {
-		wg.Go(func() { perKind[i] = readKind(ctx, dyn, k, src, &opts) })
+		wg.Go(func() {
+			perKind[i] = readKind(ctx, dyn, k, src, &opts)
+			if opts.Progress != nil {
+				opts.Progress(int(done.Add(1)), len(listed))
+			}
+		})
 	}
 	wg.Wait()
 	for _, r := range perKind {

@@ -2,10 +2,13 @@ package report
 
 import (
 	"bytes"
+	"cmp"
+	_ "embed"
 	"fmt"
 	"html/template"
+	"image/color"
 	"io"
-	"sort"
+	"slices"
 	"strings"
 
 	"gonum.org/v1/plot/vg"
@@ -22,92 +25,114 @@ type HTMLOptions struct {
 	ReadFile func(name string) ([]byte, error)
 	// Context is how many lines the excerpt shows on each side (default 4).
 	Context int
+	// Version names the backfire that wrote the report, in its header.
+	Version string
 }
 
-// HTML writes one self-contained page (no script, no network): a summary
-// with counts by rule and severity drawn as a chart, then the findings
-// grouped by object, each with its mechanism, its fix and the YAML around
-// its line.
+// HTML writes one self-contained page, laid out as the dashboards of
+// cluster linters are (Polaris's is the familiar one): summary cards by
+// severity, the findings by rule as stacked bars, filters by severity,
+// rule, namespace and file, then the findings grouped by object, each
+// with its place, message and fix in view and its mechanism, assumptions,
+// the YAML around its line and the patch folded until opened. Its style,
+// script and chart are inline: it fetches nothing, and without the script
+// it shows everything, unfiltered.
 func HTML(w io.Writer, r *result.Result, opts HTMLOptions) error {
 	if opts.Context <= 0 {
 		opts.Context = 4
 	}
 	data := htmlData(r, opts)
 	if len(r.Findings) > 0 {
-		svg, err := summaryChart(r.Findings)
+		svg, err := summaryChart(data.Rules)
 		if err != nil {
 			return err
 		}
-		// Our own SVG, inlined in the summary; the XML declaration is not
-		// allowed inside HTML.
+		// Our own SVG, inlined; the XML declaration is not allowed in HTML.
 		if i := bytes.Index(svg, []byte("<svg")); i >= 0 {
 			svg = svg[i:]
 		}
 		data.Chart = template.HTML(svg)
 	}
-	var body bytes.Buffer
-	if err := htmlBody.Execute(&body, data); err != nil {
-		return err
-	}
-	page, err := chart.HTML("backfire report", template.HTML(body.String())) // built by html/template above
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(page)
-	return err
+	return htmlPageTemplate.Execute(w, data)
 }
 
 var severities = []finding.Severity{finding.Error, finding.Warning, finding.Info}
 
-// summaryChart draws the count of findings per rule, stacked by severity.
-func summaryChart(fs []finding.Finding) ([]byte, error) {
-	counts := map[string]map[finding.Severity]int{}
-	for _, f := range fs {
-		if counts[f.Rule] == nil {
-			counts[f.Rule] = map[finding.Severity]int{}
-		}
-		counts[f.Rule][f.Severity]++
+// Severity colours as dashboards and alerts use them: red, orange, blue
+// (the error, warning and info colours of Material Design's palette).
+var severityColor = map[finding.Severity]color.RGBA{
+	finding.Error:   {R: 0xd3, G: 0x2f, B: 0x2f, A: 0xff},
+	finding.Warning: {R: 0xed, G: 0x6c, B: 0x02, A: 0xff},
+	finding.Info:    {R: 0x02, G: 0x88, B: 0xd1, A: 0xff},
+}
+
+// summaryChart draws the findings per rule, most first, stacked by
+// severity.
+func summaryChart(rules []htmlRule) ([]byte, error) {
+	byCount := slices.Clone(rules)
+	slices.SortStableFunc(byCount, func(a, b htmlRule) int { return cmp.Compare(b.Total(), a.Total()) })
+	names := make([]string, len(byCount))
+	for i, r := range byCount {
+		names[i] = r.ID + " " + r.Slug
 	}
-	ids := make([]string, 0, len(counts))
-	for id := range counts {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
 	var stacks []chart.Stack
 	for _, s := range severities {
-		st := chart.Stack{Name: s.String(), Values: make([]float64, len(ids))}
-		for i, id := range ids {
-			st.Values[i] = float64(counts[id][s])
+		st := chart.Stack{Name: s.String(), Color: severityColor[s], Values: make([]float64, len(byCount))}
+		for i, r := range byCount {
+			st.Values[i] = float64(r.Count[s])
 		}
 		stacks = append(stacks, st)
 	}
-	return chart.StackedBarsSVG("Findings by rule and severity", "findings", 7*vg.Inch, 3*vg.Inch, ids, stacks)
+	return chart.HorizontalStackedBarsSVG("", "findings", 18*vg.Centimeter, 0.75*vg.Centimeter, names, stacks)
 }
 
 type htmlPage struct {
+	Version string
 	Summary result.Summary
-	Counts  []htmlCount
-	Objects []htmlObject
-	Errors  []string
-	Chart   template.HTML
+	// Cards are the summary's numbers.
+	Errors, Warnings, Infos    int
+	ObjectsWithFindings, Shown int
+	Rules                      []htmlRule
+	Namespaces, Files          []htmlOption
+	Objects                    []htmlObject
+	InputErrors                []string
+	Chart                      template.HTML
 }
 
-type htmlCount struct {
-	Rule, Slug           string
-	Error, Warning, Info int
+type htmlRule struct {
+	ID, Slug, Summary string
+	Count             map[finding.Severity]int
+}
+
+func (r htmlRule) Total() int {
+	return r.Count[finding.Error] + r.Count[finding.Warning] + r.Count[finding.Info]
+}
+
+// N is the count of one severity, by name (for the template).
+func (r htmlRule) N(severity string) int {
+	s, _ := finding.ParseSeverity(severity)
+	return r.Count[s]
+}
+
+// htmlOption is one choice of a filter, with how many findings it keeps.
+type htmlOption struct {
+	Value, Label string
+	N            int
 }
 
 type htmlObject struct {
-	Title, File, Origin string
-	Findings            []htmlFinding
+	Title, Kind, Namespace, File, Origin string
+	Errors, Warnings, Infos              int
+	Findings                             []htmlFinding
 }
 
 type htmlFinding struct {
-	ID, Rule, Slug, Severity, Where, Container string
-	Message, ValuesSource                      string
-	Mechanism, Assumptions                     []string
-	Fix, FixCommand                            string
-	Excerpt                                    []excerptLine
+	ID, Rule, Slug, Severity, Where, EditFile, Namespace, Container string
+	Message, ValuesSource                                           string
+	Mechanism, Assumptions                                          []string
+	Fix, FixCommand                                                 string
+	Excerpt                                                         []excerptLine
+	Line                                                            int
 }
 
 type excerptLine struct {
@@ -116,34 +141,52 @@ type excerptLine struct {
 	Hit  bool
 }
 
+// noNamespace labels objects without one (cluster-scoped, or written
+// without metadata.namespace) in the namespace filter.
+const noNamespace = "(none)"
+
 func htmlData(r *result.Result, opts HTMLOptions) htmlPage {
-	p := htmlPage{Summary: r.Summary}
-	byRule := map[string]*htmlCount{}
-	files := map[string][]string{}
+	p := htmlPage{Version: opts.Version, Summary: r.Summary, Shown: len(r.Findings)}
+	rules := map[string]*htmlRule{}
+	namespaces, files := map[string]int{}, map[string]int{}
+	sources := map[string][]string{}
 	var last string
 	for i, f := range r.Findings {
-		c := byRule[f.Rule]
-		if c == nil {
-			c = &htmlCount{Rule: f.Rule, Slug: f.Slug}
-			byRule[f.Rule] = c
+		rule := rules[f.Rule]
+		if rule == nil {
+			rule = &htmlRule{ID: f.Rule, Slug: f.Slug, Count: map[finding.Severity]int{}}
+			rules[f.Rule] = rule
 		}
-		switch f.Severity {
-		case finding.Error:
-			c.Error++
-		case finding.Warning:
-			c.Warning++
-		default:
-			c.Info++
-		}
-		group := f.File + "\x00" + f.Object.String()
-		if group != last {
-			p.Objects = append(p.Objects, htmlObject{Title: f.Object.String(), File: f.File, Origin: f.Origin})
-			last = group
+		rule.Count[f.Severity]++
+		ns := f.Object.Namespace
+		if ns == "" {
+			ns = noNamespace
 		}
 		at := EditAt(f)
+		namespaces[ns]++
+		files[at.File]++
+
+		group := f.File + "\x00" + f.Object.String()
+		if group != last {
+			p.Objects = append(p.Objects, htmlObject{Title: f.Object.String(), Kind: f.Object.Kind, Namespace: ns, File: f.File, Origin: f.Origin})
+			last = group
+		}
+		o := &p.Objects[len(p.Objects)-1]
+		switch f.Severity {
+		case finding.Error:
+			p.Errors++
+			o.Errors++
+		case finding.Warning:
+			p.Warnings++
+			o.Warnings++
+		default:
+			p.Infos++
+			o.Infos++
+		}
 		hf := htmlFinding{
 			ID: fmt.Sprintf("finding-%d", i+1), Rule: f.Rule, Slug: f.Slug, Severity: f.Severity.String(),
-			Where: fmt.Sprintf("%s:%d:%d", at.File, at.Line, at.Column), Container: f.Container,
+			Where: fmt.Sprintf("%s:%d:%d", at.File, at.Line, at.Column), EditFile: at.File, Line: at.Line,
+			Namespace: ns, Container: f.Container,
 			Message: f.Message, ValuesSource: f.ValuesSource,
 			Mechanism: f.Mechanism, Assumptions: f.Assumptions,
 		}
@@ -154,26 +197,42 @@ func htmlData(r *result.Result, opts HTMLOptions) htmlPage {
 			}
 		}
 		if opts.ReadFile != nil && !at.OutputLine {
-			lines, ok := files[at.File]
+			lines, ok := sources[at.File]
 			if !ok {
 				if data, err := opts.ReadFile(at.File); err == nil {
 					lines = strings.Split(string(data), "\n")
 				}
-				files[at.File] = lines
+				sources[at.File] = lines
 			}
 			hf.Excerpt = excerpt(lines, at.Line, opts.Context)
 		}
-		o := &p.Objects[len(p.Objects)-1]
 		o.Findings = append(o.Findings, hf)
 	}
-	for _, c := range byRule {
-		p.Counts = append(p.Counts, *c)
+	p.ObjectsWithFindings = len(p.Objects)
+	summaries := map[string]string{}
+	for _, rr := range r.Rules {
+		summaries[rr.ID] = rr.Summary
 	}
-	sort.Slice(p.Counts, func(i, j int) bool { return p.Counts[i].Rule < p.Counts[j].Rule })
+	for _, rule := range rules {
+		rule.Summary = summaries[rule.ID]
+		p.Rules = append(p.Rules, *rule)
+	}
+	slices.SortFunc(p.Rules, func(a, b htmlRule) int { return cmp.Compare(a.ID, b.ID) })
+	p.Namespaces, p.Files = options(namespaces), options(files)
 	for _, e := range r.Errors {
-		p.Errors = append(p.Errors, e.Error())
+		p.InputErrors = append(p.InputErrors, e.Error())
 	}
 	return p
+}
+
+// options lists a filter's values in order, with their counts.
+func options(counts map[string]int) []htmlOption {
+	var out []htmlOption
+	for v, n := range counts {
+		out = append(out, htmlOption{Value: v, Label: v, N: n})
+	}
+	slices.SortFunc(out, func(a, b htmlOption) int { return cmp.Compare(a.Value, b.Value) })
+	return out
 }
 
 // excerpt returns the lines around line (1-based), marking it.
@@ -188,35 +247,14 @@ func excerpt(lines []string, line, context int) []excerptLine {
 	return out
 }
 
-var htmlBody = template.Must(template.New("body").Parse(`<style>
-.error{color:#b00020}.warning{color:#8a5a00}.info{color:#00639b}
-.finding{border-left:4px solid #ccc;padding:.2em 1em;margin:1em 0}
-.finding.sev-error{border-color:#b00020}.finding.sev-warning{border-color:#d89000}.finding.sev-info{border-color:#00639b}
-pre.excerpt{line-height:1.35}pre.excerpt .hit{background:#ffe9a8;display:block}
-.where,code{font-family:ui-monospace,monospace}.origin{color:#555}
-</style>
-<section id="summary"><h2>Summary</h2>
-<p>{{index .Summary.Findings "error"}} error, {{index .Summary.Findings "warning"}} warning, {{index .Summary.Findings "info"}} info
-in {{.Summary.Objects}} objects ({{.Summary.Files}} files{{if .Summary.Suppressed}}; {{.Summary.Suppressed}} suppressed by annotation{{end}}).</p>
-{{if .Counts}}<table id="counts"><tr><th>rule</th><th>error</th><th>warning</th><th>info</th></tr>
-{{range .Counts}}<tr><td>{{.Rule}} {{.Slug}}</td><td>{{.Error}}</td><td>{{.Warning}}</td><td>{{.Info}}</td></tr>
-{{end}}</table>{{end}}
-{{if .Chart}}<figure class="chart" id="summary-chart">{{.Chart}}</figure>{{end}}
-</section>
-{{if .Errors}}<section id="errors"><h2>Input errors</h2><ul>{{range .Errors}}<li><code>{{.}}</code></li>{{end}}</ul></section>{{end}}
-<section id="findings"><h2>Findings</h2>{{if not .Objects}}<p>No findings.</p>{{end}}
-{{range .Objects}}<article class="object"><h3>{{.Title}}</h3><p class="where">{{.File}}</p>{{if .Origin}}<p class="origin">{{.Origin}}</p>{{end}}
-{{range .Findings}}<div class="finding sev-{{.Severity}}" id="{{.ID}}" data-rule="{{.Rule}}">
-<h4><span class="{{.Severity}}">{{.Severity}}</span> {{.Rule}} {{.Slug}}{{if .Container}} — container {{.Container}}{{end}}</h4>
-<p class="where">{{.Where}}</p>
-<p class="message">{{.Message}}</p>
-{{if .ValuesSource}}<p>Value set at <code>{{.ValuesSource}}</code></p>{{end}}
-{{if .Excerpt}}<pre class="excerpt">{{range .Excerpt}}<span{{if .Hit}} class="hit"{{end}}>{{printf "%5d" .N}}  {{.Text}}</span>
-{{end}}</pre>{{end}}
-<h5>Mechanism</h5><ol class="mechanism">{{range .Mechanism}}<li>{{.}}</li>{{end}}</ol>
-{{if .Assumptions}}<h5>Assumed</h5><ul>{{range .Assumptions}}<li>{{.}}</li>{{end}}</ul>{{end}}
-{{if .Fix}}<h5>Fix</h5><p class="fix">{{.Fix}}</p>{{if .FixCommand}}<pre>{{.FixCommand}}</pre>{{end}}{{end}}
-</div>
-{{end}}</article>
-{{end}}</section>
-`))
+//go:embed html.tmpl
+var htmlTemplateText string
+
+var htmlPageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
+	"plural": func(n int, one, many string) string {
+		if n == 1 {
+			return one
+		}
+		return many
+	},
+}).Parse(htmlTemplateText))

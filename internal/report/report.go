@@ -7,7 +7,7 @@ import (
 )
 
 // Formats lists the output formats of `backfire scan --format`.
-var Formats = []string{"text", "json", "sarif", "github", "short", "html"}
+var Formats = []string{"text", "json", "sarif", "github", "gitlab", "junit", "short", "html"}
 
 // SchemaVersion names the JSON output schema.
 const SchemaVersion = "backfire/v1"

@@ -15,6 +15,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"backfire.dev/backfire/internal/catalog"
 	"backfire.dev/backfire/internal/config"
@@ -53,6 +54,10 @@ type Options struct {
 	// Spill writes the findings to a temporary file as they are found,
 	// for the JSON report (see result.Spill); the caller closes it.
 	Spill bool
+	// Progress, when set, is told each time an input (a file, a chart, an
+	// overlay, an object of Extra) has been read and checked: done of
+	// total. It is called from the scan's goroutines.
+	Progress func(done, total int)
 }
 
 // Summary and Result are the reporters' contract, package result; the
@@ -110,6 +115,7 @@ func run(opts Options, tune tuning) (*Result, *scanner, error) {
 	s.readAll()
 	for j, f := range opts.Extra {
 		s.extra(len(inputs)+j, f)
+		s.progress()
 	}
 	s.ix.Freeze()
 	s.ix.SetLoader(s.load)
@@ -170,6 +176,8 @@ type scanner struct {
 	spill  *result.Spill
 	// rechecked counts the objects checked again (see recheck).
 	rechecked int
+	// done counts the inputs read, for Options.Progress.
+	done atomic.Int64
 }
 
 // inputResult is what one input yielded.
@@ -210,6 +218,13 @@ func placeOf(o index.Ordinal) (input, doc int) {
 	return int(uint64(o) >> 40), int(uint64(o) & 0xffffff)
 }
 
+// progress counts one input done.
+func (s *scanner) progress() {
+	if s.opts.Progress != nil {
+		s.opts.Progress(int(s.done.Add(1)), len(s.inputs)+len(s.opts.Extra))
+	}
+}
+
 // readAll reads, parses, decodes and checks the inputs on all cores; the
 // results keep input order so that output does not depend on scheduling.
 func (s *scanner) readAll() {
@@ -220,6 +235,7 @@ func (s *scanner) readAll() {
 		wg.Go(func() {
 			for i := range work {
 				s.readInput(i)
+				s.progress()
 			}
 		})
 	}

@@ -90,6 +90,65 @@ func (p *Page) Text() string {
 	return s
 }
 
+// Viewport resizes the page's viewport, as a laptop's or a phone's screen
+// (the CSS width; the page lays itself out again).
+func (p *Page) Viewport(width, height int) {
+	p.t.Helper()
+	if err := chromedp.Do(p.ctx, chromedp.EmulateViewport(int64(width), int64(height))); err != nil {
+		p.t.Fatalf("viewport %dx%d: %v", width, height, err)
+	}
+}
+
+// Click sends a mouse click to the first element the CSS selector matches.
+func (p *Page) Click(selector string) {
+	p.t.Helper()
+	if err := chromedp.Do(p.ctx, chromedp.Click(chromedp.CSS(selector))); err != nil {
+		p.t.Fatalf("click %s: %v", selector, err)
+	}
+}
+
+// Choose selects value in the <select> the CSS selector matches and fires
+// its change event, as a person choosing the option does.
+func (p *Page) Choose(selector, value string) {
+	p.t.Helper()
+	js := `(function(){var s=document.querySelector(` + quote(selector) + `);if(!s)return false;s.value=` + quote(value) +
+		`;if(s.value!==` + quote(value) + `)return false;s.dispatchEvent(new Event("change",{bubbles:true}));return true})()`
+	ok, err := chromedp.Run(p.ctx, chromedp.Evaluate[bool](js))
+	if err != nil || !ok {
+		p.t.Fatalf("choose %q in %s: %v (no such select or option)", value, selector, err)
+	}
+}
+
+// Type sends the text as key presses to the element the CSS selector
+// matches.
+func (p *Page) Type(selector, text string) {
+	p.t.Helper()
+	if err := chromedp.Do(p.ctx, chromedp.SendKeys(chromedp.CSS(selector), text)); err != nil {
+		p.t.Fatalf("type into %s: %v", selector, err)
+	}
+}
+
+// Eval returns the string a JavaScript expression evaluates to.
+func (p *Page) Eval(js string) string {
+	p.t.Helper()
+	s, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](js))
+	if err != nil {
+		p.t.Fatalf("eval %s: %v", js, err)
+	}
+	return s
+}
+
+// Visible returns how many elements match the CSS selector and are shown
+// (neither they nor an ancestor is hidden, nor inside a closed <details>).
+func (p *Page) Visible(selector string) int {
+	p.t.Helper()
+	n, err := chromedp.Run(p.ctx, chromedp.Evaluate[int](`Array.prototype.filter.call(document.querySelectorAll(`+quote(selector)+`),function(e){return e.checkVisibility()}).length`))
+	if err != nil {
+		p.t.Fatalf("visible %s: %v", selector, err)
+	}
+	return n
+}
+
 // Screenshot returns a PNG of the whole page.
 func (p *Page) Screenshot() []byte {
 	p.t.Helper()
