@@ -27,7 +27,6 @@ func StackedBarsSVG(title, ylabel string, width, height vg.Length, categories []
 	pl := plot.New()
 	pl.Title.Text = title
 	pl.Y.Label.Text = ylabel
-	pl.Legend.Top = true
 	pl.Add(plotter.NewGrid())
 	barWidth := (width - vg.Centimeter*3) / vg.Length(2*len(categories))
 	var below *plotter.BarChart
@@ -50,7 +49,7 @@ func StackedBarsSVG(title, ylabel string, width, height vg.Length, categories []
 	}
 	pl.NominalX(categories...)
 	canvas := vgsvg.New(width, height)
-	pl.Draw(draw.New(canvas))
+	drawLegendRight(pl, draw.New(canvas), 0)
 	var buf bytes.Buffer
 	if _, err := canvas.WriteTo(&buf); err != nil {
 		return nil, err
