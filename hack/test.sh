@@ -21,6 +21,6 @@ go test ./internal/scan -run '^$' -bench . -benchtime 1x
 # The Argo Rollouts replica arithmetic against the controller's own code, in
 # its own module (it needs k8s.io/kubernetes, which the binary must not).
 hack/test-upstream.sh
-# The Argo Rollouts controller twin against the real controller (v1.8.2 and
-# v1.9.0), reconcile by reconcile; cached, a cold run compiles for minutes.
+# The Argo Rollouts controller twin against the real controller (v1.8.2, v1.9.0
+# and v1.10.2), reconcile by reconcile; cached, a cold run compiles for minutes.
 hack/test-controller.sh
