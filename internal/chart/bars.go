@@ -16,6 +16,8 @@ import (
 type Stack struct {
 	Name   string
 	Values []float64
+	// Colour picks palette[Colour-1]; 0 picks by the stack's position.
+	Colour int
 }
 
 // StackedBarsSVG draws one bar per category, its height split by stack
@@ -39,6 +41,9 @@ func StackedBarsSVG(title, ylabel string, width, height vg.Length, categories []
 			return nil, fmt.Errorf("chart: stack %q: %w", s.Name, err)
 		}
 		bars.Color = palette[i%len(palette)]
+		if s.Colour > 0 {
+			bars.Color = palette[(s.Colour-1)%len(palette)]
+		}
 		bars.LineStyle.Width = 0
 		if below != nil {
 			bars.StackOn(below)
