@@ -258,3 +258,22 @@ func TestCompareText(t *testing.T) {
 		t.Errorf("chart: %v", err)
 	}
 }
+
+func TestCompareHTMLAndJSON(t *testing.T) {
+	cr := rolloutsim.CaseResult{Case: rolloutsim.Case{ErrorRate: 0.5, Start: "30s", RPS: 10}, Horizon: 60, Least: "as-written",
+		Tried: []rolloutsim.Tried{{Remedy: "as-written", FailedRequests: 3, FailedByCause: rolloutsim.Failures{NoEndpoint: 3}}}}
+	c := &Comparison{Rollout: "web <x>", Version: "v1.10.2", Broken: "current", Result: &rolloutsim.Comparison{
+		Remedies: []rolloutsim.Remedy{{Name: "as-written", Change: "the Rollout as written"}}, Base: cr, Wins: map[string]int{}}}
+	page, err := CompareHTML(c)
+	if err != nil || !bytes.HasPrefix(page, []byte("<!DOCTYPE html>")) || !bytes.Contains(page, []byte("<svg")) || !bytes.Contains(page, []byte("web &lt;x&gt;")) {
+		t.Fatalf("page: %v\n%.300s", err, page)
+	}
+	var b bytes.Buffer
+	if err := CompareJSON(&b, c); err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b.Bytes(), &doc); err != nil || doc["schema"] != CompareSchema || doc["atTheseInputs"] == nil {
+		t.Fatalf("json %v: %s", err, b.String())
+	}
+}
