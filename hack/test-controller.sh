@@ -5,11 +5,15 @@
 # (test/controller/twin_trace_test.go) to its rollout package, runs the real
 # controller over the scenario matrix and records each reconcile's decisions;
 # then the twin's test replays the same matrix and requires the same weight,
-# desired replicas and step index at every reconcile.
+# desired replicas and step index at every reconcile (and, from v1.10.0, the
+# same Progressing and Paused conditions, which that release reads back).
 #
 # The copies and the Go build cache persist between runs: a cold run compiles
-# the controller's test binary (about 5 minutes on 2 cores), a warm one takes
-# seconds. BACKFIRE_CACHE moves the cache (default ~/.cache/backfire).
+# the controller's test binary (about 5 minutes per release on 2 idle cores),
+# a warm one takes about a minute. BACKFIRE_CACHE moves the cache (default
+# ~/.cache/backfire). v1.10.x needs a newer Go than the project's: the go1.27.3
+# toolchain, which the go command fetches from the module proxy once and keeps
+# in the module cache beside the controller sources.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache=${BACKFIRE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/backfire}/controller
@@ -17,7 +21,7 @@ scenarios=$root/internal/model/rollout/twin/testdata/controller/scenarios.json
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 # The releases the twin is checked against.
-releases=${BACKFIRE_CONTROLLER_RELEASES:-"v1.8.2 v1.9.0"}
+releases=${BACKFIRE_CONTROLLER_RELEASES:-"v1.8.2 v1.9.0 v1.10.2"}
 
 # toolchain names the Go toolchain a release builds with: v1.10.x declares
 # go 1.26.10, newer than the project's Go, so it gets go1.27.3 (the newer
@@ -32,6 +36,10 @@ toolchain() {
 
 for v in $releases; do
   export GOTOOLCHAIN; GOTOOLCHAIN=$(toolchain "$v")
+  if [ "$GOTOOLCHAIN" != local ]; then
+    # Fetched once (module proxy), then from the module cache.
+    (cd "$out" && go version >/dev/null) || { echo "cannot get the $GOTOOLCHAIN toolchain for argo-rollouts $v" >&2; exit 1; }
+  fi
   # Outside any module, so that nothing of ours changes.
   src=$(cd "$out" && go mod download -json "github.com/argoproj/argo-rollouts@$v" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
   [ -n "$src" ] || { echo "cannot download argo-rollouts $v" >&2; exit 1; }

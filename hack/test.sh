@@ -31,6 +31,6 @@ hack/test-kubectl.sh
 # What users install: the release snapshot, the krew manifest, the image
 # and the Action's download; installs and caches GoReleaser, krew and podman.
 hack/test-release.sh
-# The Argo Rollouts controller twin against the real controller (v1.8.2 and
-# v1.9.0), reconcile by reconcile; cached, a cold run compiles for minutes.
+# The Argo Rollouts controller twin against the real controller (v1.8.2, v1.9.0
+# and v1.10.2), reconcile by reconcile; cached, a cold run compiles for minutes.
 hack/test-controller.sh

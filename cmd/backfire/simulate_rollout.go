@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -11,7 +12,9 @@ import (
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	"github.com/spf13/cobra"
 
+	"backfire.dev/backfire/internal/cluster"
 	"backfire.dev/backfire/internal/finding"
+	"backfire.dev/backfire/internal/load"
 	"backfire.dev/backfire/internal/model/rollout"
 	"backfire.dev/backfire/internal/report"
 	"backfire.dev/backfire/internal/scan"
@@ -29,7 +32,11 @@ type simulateRolloutFlags struct {
 	seconds                               int
 	at                                    time.Duration
 	seed                                  int64
-	fix                                   bool
+	fix, compare                          bool
+	errorRates, podStarts, loads          string
+	cluster                               clusterFlags
+	namespace                             string
+	toRevision                            int64
 }
 
 var simulateFormats = []string{"text", "json", "svg", "html"}
@@ -37,7 +44,7 @@ var simulateFormats = []string{"text", "json", "svg", "html"}
 func newSimulateRolloutCommand() *cobra.Command {
 	var fl simulateRolloutFlags
 	cmd := &cobra.Command{
-		Use:   "rollout -f FILE [--scenario rollback] [--replicas N] [--rps R] [--pod-capacity C] [--pod-start 20s..40s]",
+		Use:   "rollout (-f FILE | --cluster [-n NS] NAME) [--scenario rollback] [--replicas N] [--rps R] [--pod-capacity C] [--pod-start 20s..40s]",
 		Short: "Play an Argo Rollouts canary through the controller twin, second by second",
 		Long: `Simulate rollout plays one scenario of an Argo Rollouts canary (with traffic
 routing) through a twin of the rollout controller's reconcile loop: the traffic
@@ -53,9 +60,24 @@ know. Scenarios: ` + strings.Join(rolloutsim.Scenarios, ", ") + `.
 "rollback-active" to one still up, "rollback-outside-window" past the window.
 
 --fix runs the same scenario again with the fixes the rules propose for the
-Rollout applied, and shows both. See docs/simulate-rollout.md.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runSimulateRollout(cmd, &fl) },
+Rollout applied, and shows both.
+
+--cluster reads one Rollout (NAME) and its ReplicaSets from the kubeconfig
+context's cluster, read-only, and plays kubectl argo rollouts undo
+(--to-revision, default the previous revision) from their real state: what a
+rollback would do right now, the rollback window counted as the controller
+counts it.
+
+--compare rolls back within the window six ways (as written; BF401's fix,
+dropping the last setWeight; a last setWeight no larger than the share the
+step-0 pods carry; dynamicStableScale; no rollbackWindow with a
+revision-aware analysis; an undo followed by promote --full), each until it
+settles (--seconds is then the cap, default an hour), at the inputs given and
+over a sweep of what the manifest cannot know (--compare-error-rates,
+--compare-pod-starts, --compare-loads), and says which loses least where.
+See docs/simulate-rollout.md.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runSimulateRollout(cmd, &fl, args) },
 	}
 	f := cmd.Flags()
 	f.StringVarP(&fl.file, "file", "f", "", "manifest with the Rollout (and its autoscaler and AnalysisTemplates); a directory is read recursively, - is standard input")
@@ -72,7 +94,16 @@ Rollout applied, and shows both. See docs/simulate-rollout.md.`,
 	f.Int32Var(&fl.brokenNotReady, "broken-not-ready", 0, "pods of the version being rolled back from that are not Ready (rollback scenarios)")
 	f.Int64Var(&fl.seed, "seed", 1, "seed for the start-up times drawn from a range: the same seed gives the same timeline")
 	f.BoolVar(&fl.fix, "fix", false, "also run the scenario with the rules' fixes for the Rollout applied, and compare")
+	f.BoolVar(&fl.compare, "compare", false, "compare six ways to roll back within the window, at these inputs and over a sweep of the unknowns")
+	f.StringVar(&fl.errorRates, "compare-error-rates", "0.02,0.1,0.5,1", "with --compare: the broken version's error rates to try")
+	f.StringVar(&fl.podStarts, "compare-pod-starts", "10s..30s,20s..4m", "with --compare: the pod start-up times to try")
+	f.StringVar(&fl.loads, "compare-loads", "0.5,1,2", "with --compare: the loads to try, as multiples of --rps")
 	f.StringVar(&fl.format, "format", "text", "output format: "+strings.Join(simulateFormats, ", "))
+	f.BoolVar(&fl.cluster.enabled, "cluster", false, "read the Rollout NAME and its ReplicaSets from the kubeconfig context's cluster, read-only, and play an undo from their state")
+	f.StringVar(&fl.cluster.context, "context", "", "kubeconfig context for --cluster (default: the current context)")
+	f.StringVar(&fl.cluster.kubeconfig, "kubeconfig", "", "kubeconfig file for --cluster (default: $KUBECONFIG or ~/.kube/config)")
+	f.StringVarP(&fl.namespace, "namespace", "n", "", "with --cluster, the Rollout's namespace (default: the context's)")
+	f.Int64Var(&fl.toRevision, "to-revision", 0, "with --cluster, the revision to roll back to, as kubectl argo rollouts undo --to-revision (default: the previous one)")
 	return cmd
 }
 
@@ -95,9 +126,29 @@ func parsePodStart(s string) ([2]time.Duration, error) {
 	return [2]time.Duration{a, b}, nil
 }
 
-func runSimulateRollout(cmd *cobra.Command, fl *simulateRolloutFlags) error {
-	if fl.file == "" {
-		return usageError(cmd, "simulate rollout needs -f FILE")
+func runSimulateRollout(cmd *cobra.Command, fl *simulateRolloutFlags, args []string) error {
+	switch {
+	case fl.cluster.enabled && (fl.file != "" || len(args) != 1):
+		return usageError(cmd, "simulate rollout --cluster takes the Rollout's NAME, and no -f")
+	case !fl.cluster.enabled && fl.file == "":
+		return usageError(cmd, "simulate rollout needs -f FILE, or --cluster and a Rollout's NAME")
+	case !fl.cluster.enabled && len(args) > 0:
+		return usageError(cmd, "simulate rollout takes NAME only with --cluster (use --name to pick a Rollout in the file)")
+	}
+	if !fl.cluster.enabled {
+		for _, name := range []string{"context", "kubeconfig", "namespace", "to-revision"} {
+			if cmd.Flags().Changed(name) {
+				return usageError(cmd, "--%s needs --cluster", name)
+			}
+		}
+	} else if cmd.Flags().Changed("scenario") && fl.scenario != rolloutsim.Rollback {
+		return usageError(cmd, "--cluster plays an undo from the live state: --scenario must be rollback")
+	}
+	if fl.compare && (fl.fix || fl.scenario != rolloutsim.Rollback) {
+		return usageError(cmd, "--compare rolls back within the window: it takes neither --fix nor a --scenario other than rollback")
+	}
+	if fl.compare && !cmd.Flags().Changed("seconds") {
+		fl.seconds = 3600
 	}
 	if !slices.Contains(simulateFormats, fl.format) {
 		return usageError(cmd, "unknown --format %q (want %s)", fl.format, strings.Join(simulateFormats, ", "))
@@ -119,7 +170,18 @@ func runSimulateRollout(cmd *cobra.Command, fl *simulateRolloutFlags) error {
 	if err != nil {
 		return usageError(cmd, "--rollouts-version: %v", err)
 	}
-	res, err := scan.Run(scan.Options{Paths: []string{fl.file}, Stdin: cmd.InOrStdin(), KeepObjects: true})
+	opts := scan.Options{Paths: []string{fl.file}, Stdin: cmd.InOrStdin(), KeepObjects: true}
+	var live *cluster.RolloutState
+	source, name := fl.file, fl.name
+	if fl.cluster.enabled {
+		name = args[0]
+		var files []load.File
+		if files, live, source, err = readLiveRollout(cmd, &fl.cluster, fl.namespace, name); err != nil {
+			return usageError(cmd, "%v", err)
+		}
+		opts = scan.Options{Extra: files, KeepObjects: true}
+	}
+	res, err := scan.Run(opts)
 	if err != nil {
 		return usageError(cmd, "%v", err)
 	}
@@ -127,9 +189,14 @@ func runSimulateRollout(cmd *cobra.Command, fl *simulateRolloutFlags) error {
 		report.Errors(cmd.ErrOrStderr(), res.Errors)
 		return exitError{exitUsage}
 	}
-	m, err := rolloutsim.FromObjects(res.Objects, fl.name)
+	m, err := rolloutsim.FromObjects(res.Objects, name)
 	if err != nil {
-		return usageError(cmd, "%s: %v", fl.file, err)
+		return usageError(cmd, "%s: %v", source, err)
+	}
+	if live != nil {
+		// The Rollout as the controller holds it, status and all: the scan
+		// reads a rendering that keeps only status.replicas.
+		m.Rollout = live.Rollout
 	}
 	replicas := m.Replicas
 	if fl.replicas > 0 {
@@ -142,6 +209,17 @@ func runSimulateRollout(cmd *cobra.Command, fl *simulateRolloutFlags) error {
 		Probe: m.Probe, Analysis: m.Analysis, RPS: fl.rps, PodCapacity: fl.capacity, PodStart: podStart,
 		BrokenErrorRate: fl.brokenErrorRate, BrokenNotReady: fl.brokenNotReady,
 		ActionAt: fl.at.Truncate(time.Second), Duration: time.Duration(fl.seconds) * time.Second, Seed: fl.seed,
+	}
+	if live != nil {
+		lv, err := rolloutsim.FromLive(live.Rollout, live.ReplicaSets, live.Services, time.Now(), fl.toRevision, replicas, version)
+		if err != nil {
+			return usageError(cmd, "%s: %v", source, err)
+		}
+		in.Live, in.Scenario = lv, rolloutsim.Rollback
+		m.Notes = append(m.Notes, lv.Notes...)
+	}
+	if fl.compare {
+		return runCompare(cmd, fl, in, m, res.Findings)
 	}
 	run, err := rolloutsim.Run(in)
 	if err != nil {
@@ -219,4 +297,125 @@ func fixedRollout(ro *v1alpha1.Rollout, findings []finding.Finding) (*v1alpha1.R
 		return nil, nil, err
 	}
 	return out, applied, nil
+}
+
+// runCompare plays the remedies over the sweep and prints the comparison.
+func runCompare(cmd *cobra.Command, fl *simulateRolloutFlags, in rolloutsim.Input, m *rolloutsim.Manifest, findings []finding.Finding) error {
+	sw, err := parseSweep(fl)
+	if err != nil {
+		return usageError(cmd, "%v", err)
+	}
+	var bf401 []finding.Finding
+	for _, f := range findings {
+		if f.Rule == "BF401" {
+			bf401 = append(bf401, f)
+		}
+	}
+	var ruleFix *v1alpha1.Rollout
+	if len(bf401) > 0 {
+		fixed, applied, err := fixedRollout(m.Rollout, bf401)
+		if err != nil {
+			return usageError(cmd, "%s: %v", fl.file, err)
+		}
+		if len(applied) > 0 {
+			ruleFix = fixed
+		}
+	}
+	remedies, notes := rolloutsim.Remedies(m.Rollout, in.Replicas, in.Version, ruleFix)
+	cmp, err := rolloutsim.Compare(in, remedies, sw)
+	if err != nil {
+		return usageError(cmd, "%s: %v", fl.file, err)
+	}
+	cmp.Notes = notes
+	broken := "current"
+	if in.Live != nil {
+		broken = in.Live.Current
+	}
+	c := &rolloutview.Comparison{Rollout: m.Rollout.Name, Version: in.Version, Broken: broken, Notes: m.Notes, Result: cmp,
+		Inputs: map[string]any{"replicas": in.Replicas, "rps": fl.rps, "podCapacity": fl.capacity, "podStart": fl.podStart, "capSeconds": fl.seconds,
+			"seed": fl.seed, "brokenErrorRate": fl.brokenErrorRate, "brokenNotReady": fl.brokenNotReady,
+			"compareErrorRates": fl.errorRates, "comparePodStarts": fl.podStarts, "compareLoads": fl.loads}}
+	out := cmd.OutOrStdout()
+	switch fl.format {
+	case "json":
+		return rolloutview.CompareJSON(out, c)
+	case "svg", "html":
+		render := rolloutview.CompareSVG
+		if fl.format == "html" {
+			render = rolloutview.CompareHTML
+		}
+		b, err := render(c)
+		if err != nil {
+			return err
+		}
+		_, err = out.Write(b)
+		return err
+	}
+	return rolloutview.CompareText(out, c)
+}
+
+// parseSweep reads the --compare-* lists.
+func parseSweep(fl *simulateRolloutFlags) (rolloutsim.Sweep, error) {
+	var sw rolloutsim.Sweep
+	floats := func(flag, list string, lo, hi float64) ([]float64, error) {
+		var out []float64
+		for _, f := range strings.Split(list, ",") {
+			if f = strings.TrimSpace(f); f == "" {
+				continue
+			}
+			v, err := strconv.ParseFloat(f, 64)
+			if err != nil || v < lo || v > hi {
+				return nil, fmt.Errorf("--%s: %q is not a number from %g to %g", flag, f, lo, hi)
+			}
+			out = append(out, v)
+		}
+		return out, nil
+	}
+	var err error
+	if sw.ErrorRates, err = floats("compare-error-rates", fl.errorRates, 0, 1); err != nil {
+		return sw, err
+	}
+	if sw.Loads, err = floats("compare-loads", fl.loads, 0, 100); err != nil {
+		return sw, err
+	}
+	for _, ps := range strings.Split(fl.podStarts, ",") {
+		if ps = strings.TrimSpace(ps); ps == "" {
+			continue
+		}
+		r, err := parsePodStart(ps)
+		if err != nil {
+			return sw, fmt.Errorf("--compare-pod-starts: %q: %v", ps, err)
+		}
+		sw.PodStarts = append(sw.PodStarts, r)
+	}
+	if n := len(sw.ErrorRates) * len(sw.Loads) * len(sw.PodStarts); n > 200 {
+		return sw, fmt.Errorf("the sweep has %d cases: keep it to 200 or fewer", n)
+	}
+	return sw, nil
+}
+
+// readLiveRollout reads, read-only, the namespace's objects the rules read
+// (for the Rollout's analysis templates and autoscaler) and the Rollout's
+// own state: its status and ReplicaSets.
+func readLiveRollout(cmd *cobra.Command, c *clusterFlags, namespace, name string) ([]load.File, *cluster.RolloutState, string, error) {
+	target, err := cluster.Connect(c.kubeconfig, c.context)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	if namespace == "" {
+		namespace = target.Namespace
+	}
+	source := cluster.FileName(target.Context, namespace, "Rollout", name)
+	st, err := cluster.ReadRollout(cmd.Context(), cluster.RolloutOptions{Config: target.Config, Namespace: namespace, Name: name})
+	if err != nil {
+		return nil, nil, source, err
+	}
+	res := cluster.Read(cmd.Context(), cluster.Options{Config: target.Config, Context: target.Context, Namespace: namespace})
+	for _, n := range res.Notes {
+		fmt.Fprintf(cmd.ErrOrStderr(), "backfire: note: %s\n", n)
+	}
+	if len(res.Errors) > 0 {
+		report.Errors(cmd.ErrOrStderr(), res.Errors)
+	}
+	return res.Files, st, source, nil
 }

@@ -21,7 +21,8 @@ func TestSimulateRolloutText(t *testing.T) {
 	if code != exitClean {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{"Rollout order-front-api, scenario rollback, Argo Rollouts v1.8.2", "incident window", "outcome", "completed"} {
+	for _, want := range []string{"Rollout order-front-api, scenario rollback, Argo Rollouts v1.8.2", "window of canary-side failures", "outcome", "completed",
+		"answered with errors by current, the version rolled back from", "too few Ready pods for their share", "no Ready endpoint at all", "current got requests until"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -132,5 +133,97 @@ func TestSimulateRolloutFromStdin(t *testing.T) {
 	out, stderr, code := execute(t, string(manifest), "simulate", "rollout", "-f", "-", "--pod-capacity", "15", "--rps", "96", "--seconds", "60")
 	if code != exitClean || !strings.Contains(out, "replicas 20 from the Rollout's status.replicas") {
 		t.Fatalf("exit %d, stderr %s, out:\n%s", code, stderr, out)
+	}
+}
+
+// compareSeedArgs is examples/order-front-api.compare.sh's command.
+func compareSeedArgs(t *testing.T, extra ...string) []string {
+	return append([]string{"simulate", "rollout", "-f", filepath.Join(examples(t), "order-front-api.yaml"),
+		"--replicas", "20", "--rps", "96", "--pod-capacity", "15", "--pod-start", "20s..240s",
+		"--broken-not-ready", "1", "--broken-error-rate", "0.5", "--compare"}, extra...)
+}
+
+// TestExampleComparisonIsCurrent keeps the comparison the README and
+// docs/rules/BF401.md quote (examples/order-front-api.compare.txt, and the
+// chart beside it) equal to what examples/order-front-api.compare.sh prints.
+func TestExampleComparisonIsCurrent(t *testing.T) {
+	for file, format := range map[string]string{"order-front-api.compare.txt": "text", "order-front-api-compare.svg": "svg"} {
+		out, stderr, code := execute(t, "", compareSeedArgs(t, "--format", format)...)
+		if code != exitClean {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		want, err := os.ReadFile(filepath.Join(examples(t), file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out != string(want) {
+			t.Errorf("examples/%s is stale: regenerate it with examples/order-front-api.compare.sh --format %s", file, format)
+		}
+	}
+}
+
+func TestSimulateRolloutCompareJSON(t *testing.T) {
+	out, stderr, code := execute(t, "", compareSeedArgs(t, "--format", "json", "--compare-error-rates", "0.02,1", "--compare-loads", "1", "--compare-pod-starts", "20s..240s")...)
+	if code != exitClean {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var doc struct {
+		Schema   string `json:"schema"`
+		Remedies []struct {
+			Name, Change string
+		} `json:"remediesTried"`
+		Base struct {
+			Least string `json:"leastFailed"`
+			Tried []struct {
+				Remedy        string             `json:"remedy"`
+				FailedByCause map[string]float64 `json:"failedByCause"`
+			} `json:"remedies"`
+		} `json:"atTheseInputs"`
+		Sweep []struct {
+			Least string `json:"leastFailed"`
+		} `json:"sweep"`
+		Wins map[string]int `json:"leastFailedIn"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Schema != "backfire/v1/rollout-comparison" || len(doc.Remedies) != 6 || len(doc.Sweep) != 2 || len(doc.Base.Tried) != 6 {
+		t.Fatalf("schema %q, %d remedies, %d cases, %d tried", doc.Schema, len(doc.Remedies), len(doc.Sweep), len(doc.Base.Tried))
+	}
+	// BF401's own fix is the drop remedy.
+	if doc.Remedies[1].Name != "drop-last-setweight" || !strings.HasPrefix(doc.Remedies[1].Change, "BF401's fix") {
+		t.Errorf("remedy 2: %+v", doc.Remedies[1])
+	}
+	for _, tr := range doc.Base.Tried {
+		for _, k := range []string{"brokenVersion", "tooFewReady", "noEndpoint"} {
+			if _, ok := tr.FailedByCause[k]; !ok {
+				t.Errorf("%s: failedByCause lacks %s", tr.Remedy, k)
+			}
+		}
+	}
+	// A version that fails everything: the quick jump loses least; 2%: not.
+	if doc.Sweep[1].Least != "as-written" || doc.Sweep[0].Least == "as-written" {
+		t.Errorf("least failed: %s at 2%%, %s at 100%%", doc.Sweep[0].Least, doc.Sweep[1].Least)
+	}
+}
+
+func TestSimulateRolloutCompareUsage(t *testing.T) {
+	for name, tc := range map[string]struct {
+		args []string
+		want string
+	}{
+		"with --fix":        {compareSeedArgs(t, "--fix"), "--compare rolls back within the window"},
+		"other scenario":    {compareSeedArgs(t, "--scenario", "deploy"), "--compare rolls back within the window"},
+		"bad error rate":    {compareSeedArgs(t, "--compare-error-rates", "0.5,2"), `--compare-error-rates: "2" is not a number from 0 to 1`},
+		"bad start":         {compareSeedArgs(t, "--compare-pod-starts", "1m..10s"), "--compare-pod-starts"},
+		"too many cases":    {compareSeedArgs(t, "--compare-loads", strings.Repeat("1,", 60)+"1"), "keep it to 200 or fewer"},
+		"name without -f":   {[]string{"simulate", "rollout", "shop", "--pod-capacity", "10"}, "needs -f FILE, or --cluster"},
+		"cluster and file":  {rolloutSeedArgs(t, "--cluster"), "--cluster takes the Rollout's NAME, and no -f"},
+		"cluster flag only": {rolloutSeedArgs(t, "--to-revision", "2"), "--to-revision needs --cluster"},
+	} {
+		_, stderr, code := execute(t, "", tc.args...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%s: exit %d, stderr %q; want exit 2 and %q", name, code, stderr, tc.want)
+		}
 	}
 }

@@ -23,6 +23,9 @@ type Stack struct {
 	// Color, when set, replaces the palette's (severities have colours of
 	// their own).
 	Color color.Color
+	// Colour picks palette[Colour-1] when Color is unset; 0 picks by the
+	// stack's position.
+	Colour int
 }
 
 // StackedBarsSVG draws one bar per category, its height split by stack
@@ -34,7 +37,6 @@ func StackedBarsSVG(title, ylabel string, width, height vg.Length, categories []
 	pl := plot.New()
 	pl.Title.Text = title
 	pl.Y.Label.Text = ylabel
-	pl.Legend.Top = true
 	pl.Add(plotter.NewGrid())
 	barWidth := (width - vg.Centimeter*3) / vg.Length(2*len(categories))
 	var below *plotter.BarChart
@@ -47,7 +49,11 @@ func StackedBarsSVG(title, ylabel string, width, height vg.Length, categories []
 			return nil, fmt.Errorf("chart: stack %q: %w", s.Name, err)
 		}
 		bars.Color = s.Color
-		if bars.Color == nil {
+		switch {
+		case bars.Color != nil:
+		case s.Colour > 0:
+			bars.Color = palette[(s.Colour-1)%len(palette)]
+		default:
 			bars.Color = palette[i%len(palette)]
 		}
 		bars.LineStyle.Width = 0
@@ -60,7 +66,7 @@ func StackedBarsSVG(title, ylabel string, width, height vg.Length, categories []
 	}
 	pl.NominalX(categories...)
 	canvas := vgsvg.New(width, height)
-	pl.Draw(draw.New(canvas))
+	drawLegendRight(pl, draw.New(canvas), 0)
 	var buf bytes.Buffer
 	if _, err := canvas.WriteTo(&buf); err != nil {
 		return nil, err

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"html/template"
 	"image/color"
+	"math"
+	"time"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -23,6 +25,12 @@ type Series struct {
 	// Step draws the line as steps (a value holds until the next point),
 	// which is how weights and pod counts change.
 	Step bool
+	// Colour picks palette[Colour-1]; 0 picks by the series' position.
+	Colour int
+	// Dash draws the line solid (0), dashed (1) or dotted (2), so that two
+	// runs of one quantity share a colour and still tell apart in grey
+	// print.
+	Dash int
 }
 
 // Panel is one chart with its own y axis; panels share the x axis label.
@@ -30,7 +38,12 @@ type Panel struct {
 	Title  string
 	YLabel string
 	Series []Series
+	// Seconds marks x values as seconds: the ticks then read 30s, 1m, 1h30m.
+	Seconds bool
 }
+
+// dashes are the dash patterns of Series.Dash.
+var dashes = [][]vg.Length{nil, {vg.Points(6), vg.Points(3)}, {vg.Points(1.5), vg.Points(2.5)}}
 
 // palette is readable on white and in grey print.
 var palette = []color.Color{
@@ -39,7 +52,18 @@ var palette = []color.Color{
 	color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff},
 	color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff},
 	color.RGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff},
+	color.RGBA{R: 0x7f, G: 0x7f, B: 0x7f, A: 0xff},
 }
+
+// The palette's colours, for Series.Colour.
+const (
+	Blue = iota + 1
+	Red
+	Green
+	Orange
+	Purple
+	Grey
+)
 
 // SVG stacks the panels vertically, each height tall, and returns the SVG
 // document.
@@ -51,12 +75,19 @@ func SVG(xlabel string, width, height vg.Length, panels []Panel) ([]byte, error)
 	dc := draw.New(canvas)
 	tiles := draw.Tiles{Rows: len(panels), Cols: 1, PadY: vg.Millimeter * 2, PadX: vg.Millimeter * 2,
 		PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 2}
+	plots := make([]*plot.Plot, len(panels))
+	var legend vg.Length
 	for i, p := range panels {
 		pl, err := panelPlot(p, xlabel)
 		if err != nil {
 			return nil, err
 		}
-		pl.Draw(tiles.At(dc, 0, i))
+		plots[i] = pl
+		legend = max(legend, legendWidth(pl, tiles.At(dc, 0, i)))
+	}
+	// One legend width for all, so that the panels' time axes line up.
+	for i, pl := range plots {
+		drawLegendRight(pl, tiles.At(dc, 0, i), legend)
 	}
 	var buf bytes.Buffer
 	if _, err := canvas.WriteTo(&buf); err != nil {
@@ -70,7 +101,9 @@ func panelPlot(p Panel, xlabel string) (*plot.Plot, error) {
 	pl.Title.Text = p.Title
 	pl.X.Label.Text = xlabel
 	pl.Y.Label.Text = p.YLabel
-	pl.Legend.Top = true
+	if p.Seconds {
+		pl.X.Tick.Marker = secondsTicks{}
+	}
 	pl.Add(plotter.NewGrid())
 	for i, s := range p.Series {
 		if len(s.X) != len(s.Y) {
@@ -88,11 +121,103 @@ func panelPlot(p Panel, xlabel string) (*plot.Plot, error) {
 			line.StepStyle = plotter.PreStep
 		}
 		line.Color = palette[i%len(palette)]
+		if s.Colour > 0 {
+			line.Color = palette[(s.Colour-1)%len(palette)]
+		}
+		line.Dashes = dashes[s.Dash%len(dashes)]
 		line.Width = vg.Points(1.5)
 		pl.Add(line)
 		pl.Legend.Add(s.Name, line)
 	}
 	return pl, nil
+}
+
+// legendGap separates the plotted area from the legend on its right.
+const legendGap = 4 * vg.Millimeter
+
+// styleLegend sets the legend's look: small text, thumbnails long enough
+// to show a dash pattern, entries from the top left of their area.
+func styleLegend(l *plot.Legend) {
+	l.TextStyle.Font.Size = vg.Points(9)
+	l.ThumbnailWidth = vg.Points(26)
+	l.Top, l.Left = true, true
+}
+
+func legendWidth(pl *plot.Plot, c draw.Canvas) vg.Length {
+	leg := pl.Legend
+	styleLegend(&leg)
+	return leg.Rectangle(c).Size().X
+}
+
+// drawLegendRight draws the plot with its legend beside it, w wide (0: as
+// wide as it needs), on the right of the plotted area, where no line can
+// run under it.
+func drawLegendRight(pl *plot.Plot, c draw.Canvas, w vg.Length) {
+	leg := pl.Legend
+	styleLegend(&leg)
+	if w == 0 {
+		w = leg.Rectangle(c).Size().X
+	}
+	if w == 0 {
+		pl.Draw(c)
+		return
+	}
+	pl.Legend = plot.NewLegend()
+	pl.Draw(draw.Crop(c, 0, -(w + legendGap), 0, 0))
+	area := draw.Crop(c, c.Size().X-w, 0, 0, 0)
+	if pl.Title.Text != "" {
+		// Start level with the plotted area, below the title.
+		area = draw.Crop(area, 0, 0, 0, -(pl.Title.TextStyle.Rectangle(pl.Title.Text).Size().Y + pl.Title.Padding))
+	}
+	leg.Draw(area)
+	pl.Legend = leg
+}
+
+// secondsTicks labels an axis of seconds in seconds, minutes and hours at a
+// round step (5s, 30s, 1m, 5m, 1h...), about six labels over the range.
+type secondsTicks struct{}
+
+var tickSteps = []float64{1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400}
+
+func (secondsTicks) Ticks(lo, hi float64) []plot.Tick {
+	step := tickSteps[len(tickSteps)-1]
+	for _, s := range tickSteps {
+		if (hi-lo)/s <= 7 {
+			step = s
+			break
+		}
+	}
+	var ticks []plot.Tick
+	for v := math.Ceil(lo/step) * step; v <= hi; v += step {
+		ticks = append(ticks, plot.Tick{Value: v, Label: SecondsLabel(v)})
+		if half := v + step/2; half <= hi {
+			ticks = append(ticks, plot.Tick{Value: half})
+		}
+	}
+	return ticks
+}
+
+// SecondsLabel writes a tick's seconds: 0, 45s, 2m, 1m30s, 1h, 1h30m.
+func SecondsLabel(v float64) string {
+	d := time.Duration(math.Round(v)) * time.Second
+	switch {
+	case d == 0:
+		return "0"
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		m, s := int(d/time.Minute), int((d%time.Minute)/time.Second)
+		if s == 0 {
+			return fmt.Sprintf("%dm", m)
+		}
+		return fmt.Sprintf("%dm%02ds", m, s)
+	default:
+		h, m := int(d/time.Hour), int((d%time.Hour)/time.Minute)
+		if m == 0 {
+			return fmt.Sprintf("%dh", h)
+		}
+		return fmt.Sprintf("%dh%02dm", h, m)
+	}
 }
 
 var page = template.Must(template.New("page").Parse(`<!DOCTYPE html>

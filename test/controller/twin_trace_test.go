@@ -1,7 +1,7 @@
 //go:build backfiretrace
 
 // This file is copied into the rollout package of the Argo Rollouts module
-// (release v1.8.2 or v1.9.0) by hack/test-controller.sh; it is never built
+// (releases v1.8.2, v1.9.0 and v1.10.2) by hack/test-controller.sh; it is never built
 // in backfire's own module (hence the build tag). It runs the real rollout
 // controller over backfire's scenario matrix, reusing the package's own test
 // fixture (newFixture, newController, newReplicaSetWithStatus, newService),
@@ -57,6 +57,10 @@ type bfScenario struct {
 	// analysisTemplate); the action failAnalysis plays the analysis
 	// controller failing its current run.
 	Analysis bool `json:"analysis,omitempty"`
+	// DynamicStableScale and AbortScaleDownDelaySeconds are the canary
+	// strategy's fields of the same names.
+	DynamicStableScale         bool   `json:"dynamicStableScale,omitempty"`
+	AbortScaleDownDelaySeconds *int32 `json:"abortScaleDownDelaySeconds,omitempty"`
 }
 
 type bfSet struct {
@@ -71,11 +75,19 @@ type bfRevision struct {
 	Available int32  `json:"available"`
 	// Stuck pods never become available.
 	Stuck int32 `json:"stuck,omitempty"`
+	// CreatedAt is the creation time in seconds from the start (default:
+	// one minute apart, the last a minute before the start); ScaleDownIn
+	// gives the ReplicaSet a scale-down deadline that many seconds after
+	// the start.
+	CreatedAt   *int `json:"createdAt,omitempty"`
+	ScaleDownIn *int `json:"scaleDownIn,omitempty"`
 }
 
 type bfAction struct {
 	Round int    `json:"round"`
-	Do    string `json:"do"` // abort | promoteFull | failAnalysis
+	Do    string `json:"do"` // abort | promoteFull | failAnalysis | setTemplate
+	// Revision is the template setTemplate puts in the Rollout (an undo).
+	Revision string `json:"revision,omitempty"`
 }
 
 // bfRound is what the controller decided in one reconcile.
@@ -89,6 +101,10 @@ type bfRound struct {
 	CanaryService string `json:"canaryService"`
 	Aborted       bool   `json:"aborted"`
 	Error         string `json:"error,omitempty"`
+	// Progressing is the Progressing condition's reason and Paused the
+	// Paused condition's status, as the reconcile left them.
+	Progressing string `json:"progressing,omitempty"`
+	Paused      string `json:"paused,omitempty"`
 }
 
 type bfTrace struct {
@@ -148,6 +164,8 @@ func bfRun(t *testing.T, sc bfScenario) bfTrace {
 	ro.Spec.Strategy.Canary.CanaryService = "canary"
 	ro.Spec.Strategy.Canary.StableService = "stable"
 	ro.Spec.Strategy.Canary.MinPodsPerReplicaSet = sc.MinPodsPerReplicaSet
+	ro.Spec.Strategy.Canary.DynamicStableScale = sc.DynamicStableScale
+	ro.Spec.Strategy.Canary.AbortScaleDownDelaySeconds = sc.AbortScaleDownDelaySeconds
 	if sc.RollbackWindow > 0 {
 		ro.Spec.RollbackWindow = &v1alpha1.RollbackWindowSpec{Revisions: sc.RollbackWindow}
 	}
@@ -165,6 +183,12 @@ func bfRun(t *testing.T, sc bfScenario) bfTrace {
 		annotations.SetRolloutRevision(r, strconv.Itoa(i+1))
 		rs := newReplicaSetWithStatus(r, int(rev.Spec), int(rev.Available))
 		rs.CreationTimestamp = metav1.NewTime(base.Add(time.Duration(i-len(sc.Revisions)) * time.Minute))
+		if rev.CreatedAt != nil {
+			rs.CreationTimestamp = metav1.NewTime(base.Add(time.Duration(*rev.CreatedAt) * time.Second))
+		}
+		if rev.ScaleDownIn != nil {
+			rs.Annotations[v1alpha1.DefaultReplicaSetScaleDownDeadlineAnnotationKey] = base.Add(time.Duration(*rev.ScaleDownIn) * time.Second).UTC().Format(time.RFC3339)
+		}
 		w.rss = append(w.rss, rs)
 		w.names[bfHash(&r.Spec.Template)] = rev.Name
 	}
@@ -179,7 +203,19 @@ func bfRun(t *testing.T, sc bfScenario) bfTrace {
 	ro.Status.CurrentStepHash = conditions.ComputeStepHash(ro)
 	ro.Status.CurrentStepIndex = bfPtr(int32(len(sc.Steps)))
 	ro = updateCanaryRolloutStatus(ro, stableHash, stable.Available, stable.Available, stable.Available, false)
+	// The conditions a fully promoted Rollout has, as the controller left
+	// them at the end of its last update.
+	ro.Status.ObservedGeneration = strconv.Itoa(int(ro.Generation))
+	for _, c := range []*v1alpha1.RolloutCondition{
+		conditions.NewRolloutCondition(v1alpha1.RolloutProgressing, corev1.ConditionTrue, conditions.NewRSAvailableReason, "done"),
+		conditions.NewRolloutCondition(v1alpha1.RolloutHealthy, corev1.ConditionTrue, conditions.RolloutHealthyReason, conditions.RolloutHealthyMessage),
+		conditions.NewRolloutCondition(v1alpha1.RolloutAvailable, corev1.ConditionTrue, conditions.AvailableReason, conditions.AvailableMessage),
+		conditions.NewRolloutCondition(v1alpha1.RolloutCompleted, corev1.ConditionTrue, conditions.RolloutCompletedReason, conditions.RolloutCompletedReason),
+	} {
+		conditions.SetRolloutCondition(&ro.Status, *c)
+	}
 	annotations.SetRolloutRevision(ro, strconv.Itoa(len(sc.Revisions)))
+	base0 := ro.DeepCopy()
 	ro.Spec.Template = bfTemplate(ro, sc.Target)
 	targetTmpl := ro.Spec.Template
 	if _, ok := w.names[bfHash(&targetTmpl)]; !ok {
@@ -200,6 +236,13 @@ func bfRun(t *testing.T, sc bfScenario) bfTrace {
 				w.rollout.Status.Abort = true
 			case "promoteFull":
 				w.rollout.Status.PromoteFull = true
+			case "setTemplate":
+				// kubectl argo rollouts undo: the template of another revision.
+				t := bfTemplate(base0, a.Revision)
+				w.rollout.Spec.Template = t
+				if _, ok := w.names[bfHash(&t)]; !ok {
+					w.names[bfHash(&t)] = a.Revision
+				}
 			case "failAnalysis":
 				cur := w.rollout.Status.Canary.CurrentBackgroundAnalysisRunStatus
 				for _, ar := range w.runs {
@@ -379,6 +422,12 @@ func bfReconcile(t *testing.T, w *bfWorld, now time.Time) (out bfRound) {
 	out.StepIndex = ro.Status.CurrentStepIndex
 	out.StableRS = w.names[ro.Status.StableRS]
 	out.Aborted = ro.Status.Abort
+	if c := conditions.GetRolloutCondition(ro.Status, v1alpha1.RolloutProgressing); c != nil {
+		out.Progressing = c.Reason
+	}
+	if c := conditions.GetRolloutCondition(ro.Status, v1alpha1.RolloutPaused); c != nil {
+		out.Paused = string(c.Status)
+	}
 	return out
 }
 

@@ -328,9 +328,32 @@ func bf401Fix(p *rules.Pass, ro *v1alpha1.Rollout, rr replicaRange, threshold in
 	return &finding.Fix{
 		Type: finding.StrategicMergePatch,
 		Description: fmt.Sprintf("Drop %s from the end of the steps: %s. The controller still sends 100%% to the canary at the end, once it is fully available, and sizes it for all replicas without that step.%s",
-			strings.Join(names, " and "), afterPhrase(after, rr, ctl), held) + alternative,
+			strings.Join(names, " and "), afterPhrase(after, rr, ctl), held) + bf401Trade(ro, after, rr, ctl) + alternative,
 		Patch: fix.At("spec.strategy.canary", map[string]any{"steps": keptRaw}),
 	}
+}
+
+// bf401Trade says what dropping the weights trades, in the Rollout's own
+// numbers: the version rolled back from keeps the rest of the traffic until
+// the canary is complete, where as written the canary takes the jump's
+// share at once. Which loses more requests depends on how broken that
+// version is, which the manifest cannot say (docs/rules/BF401.md has the
+// simulated numbers for seed 000).
+func bf401Trade(before, after *v1alpha1.Rollout, rr replicaRange, ctl controller) string {
+	maxWeight := rollout.MaxTrafficWeight(before)
+	jump, _ := rollout.Backtrack(before)
+	w, _ := rollout.Backtrack(after)
+	all := fmt.Sprintf("all %d pods", rr.max)
+	if rr.scaled() {
+		all = fmt.Sprintf("all its replicas (%d to %d as %s scales it)", rr.min, rr.max, rr.scaledBy)
+	}
+	first := "Ready pod"
+	if j := rollout.RollbackJump(before, max(rr.max, 1), ctl.version); j.CanaryPods > 1 {
+		first = fmt.Sprintf("%d Ready pods", j.CanaryPods)
+	}
+	return fmt.Sprintf(" What it trades: until the canary has %s available, the version rolled back from keeps %s of the requests, where as written the canary takes %s on its first %s; "+
+		"if that version fails most of its requests, the jump as written can lose fewer. backfire simulate rollout --compare weighs both with your error rate, start-up times and load.",
+		all, pct(maxWeight-w, maxWeight), pct(jump, maxWeight), first)
 }
 
 // keepsAWeight reports whether a setWeight remains once dropped are gone.

@@ -67,6 +67,26 @@ func (c *cluster) adopt(rs *twin.ReplicaSet, down int32) {
 	c.status(r)
 }
 
+// adoptLive gives a ReplicaSet read from a cluster its pods: Available of
+// them Ready, the rest not Ready, either staying down or starting now.
+func (c *cluster) adoptLive(rs *twin.ReplicaSet, stayDown bool) {
+	r := &replicaSet{rs: rs}
+	for i := range rs.Pods {
+		p := &pod{ready: true, successes: c.in.Probe.SuccessThreshold, nextProbe: c.phase()}
+		if i >= rs.Available {
+			p.ready, p.successes = false, 0
+			p.up = c.startUp()
+			p.nextProbe = p.up + c.in.Probe.InitialDelay
+			if stayDown {
+				p.up = never
+			}
+		}
+		r.pods = append(r.pods, p)
+	}
+	c.rss[rs.Revision] = r
+	c.status(r)
+}
+
 // phase spreads the probes of pods that were already running.
 func (c *cluster) phase() time.Duration {
 	return time.Duration(c.rng.Int64N(int64(c.in.Probe.Period)))
@@ -138,10 +158,35 @@ func (c *cluster) probe(now time.Duration) {
 	}
 }
 
+// Failures are failed requests (per second, or summed) by cause.
+type Failures struct {
+	// BrokenVersion: answered with an error by the version rolled back
+	// from (--broken-error-rate of what it serves).
+	BrokenVersion float64 `json:"brokenVersion"`
+	// TooFewReady: more than the Ready pods of the side they were sent to
+	// can serve (--pod-capacity each); their readiness probes then fail
+	// under the load, which takes them out and makes it worse.
+	TooFewReady float64 `json:"tooFewReady"`
+	// NoEndpoint: sent to a Service with no Ready endpoint at all.
+	NoEndpoint float64 `json:"noEndpoint"`
+}
+
+// Total is every failed request.
+func (f Failures) Total() float64 { return f.BrokenVersion + f.TooFewReady + f.NoEndpoint }
+
+func (f Failures) plus(g Failures) Failures {
+	return Failures{f.BrokenVersion + g.BrokenVersion, f.TooFewReady + g.TooFewReady, f.NoEndpoint + g.NoEndpoint}
+}
+
+func (f Failures) times(k float64) Failures {
+	return Failures{f.BrokenVersion * k, f.TooFewReady * k, f.NoEndpoint * k}
+}
+
 // side is one destination of the traffic split.
 type side struct {
-	offered, served, failed float64
-	ready                   int32
+	offered, served float64
+	failed          Failures
+	ready           int32
 }
 
 // serve splits one second of traffic by weight over the Ready endpoints
@@ -161,7 +206,7 @@ func (c *cluster) serve(revision string, rps float64, broken string) side {
 	}
 	s.ready = int32(len(ready))
 	if len(ready) == 0 {
-		s.failed = rps
+		s.failed.NoEndpoint = rps
 		return s
 	}
 	per := rps / float64(len(ready))
@@ -169,11 +214,11 @@ func (c *cluster) serve(revision string, rps float64, broken string) side {
 		p.load = per
 	}
 	s.served = min(rps, c.in.PodCapacity*float64(len(ready)))
-	s.failed = rps - s.served
+	s.failed.TooFewReady = rps - s.served
 	if revision == broken && c.in.BrokenErrorRate > 0 {
 		bad := s.served * c.in.BrokenErrorRate
 		s.served -= bad
-		s.failed += bad
+		s.failed.BrokenVersion = bad
 	}
 	return s
 }

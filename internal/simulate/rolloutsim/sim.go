@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+	"github.com/argoproj/argo-rollouts/utils/defaults"
 
 	"backfire.dev/backfire/internal/model/rollout"
 	"backfire.dev/backfire/internal/model/rollout/twin"
@@ -73,10 +74,29 @@ type Input struct {
 	// are not Ready (crash-looping, failing readiness) throughout
 	// (rollback scenarios only).
 	BrokenNotReady int32
-	// ActionAt is when abort or promote --full is issued.
+	// ActionAt is when the abort or promote --full of those scenarios is
+	// issued.
 	ActionAt time.Duration
-	Duration time.Duration
-	Seed     int64
+	// Commands are more kubectl argo rollouts commands, at their times (an
+	// undo followed by promote --full is the rollback scenario with a
+	// promote --full command).
+	Commands []Command
+	// Duration is how long the run lasts; with UntilSettled, at most that
+	// long: the run then ends one second after it settles (the target
+	// promoted with every pod Ready and both Services on it, or the update
+	// aborted with all traffic back on the stable).
+	Duration     time.Duration
+	UntilSettled bool
+	Seed         int64
+	// Live, when set, starts the run from a Rollout's real state and plays
+	// an undo to Live.Target (the scenario is then Rollback).
+	Live *Live
+}
+
+// Command is one kubectl argo rollouts command at a time.
+type Command struct {
+	At time.Duration
+	Do string // Abort or PromoteFull
 }
 
 // Row is one second of the timeline.
@@ -93,7 +113,11 @@ type Row struct {
 	OfferedRps      float64 `json:"offeredRps"`
 	ServedRps       float64 `json:"servedRps"`
 	FailedRps       float64 `json:"failedRps"`
-	CanaryRps       float64 `json:"canaryRps"`
+	// Failed splits FailedRps by cause.
+	Failed    Failures `json:"failedByCause"`
+	CanaryRps float64  `json:"canaryRps"`
+	// BrokenRps is what the version rolled back from received.
+	BrokenRps float64 `json:"brokenVersionRps"`
 	// TargetShare is the percentage of requests that reach pods of the
 	// revision being rolled out (through either Service: after promotion
 	// both select it, and the weight written goes back to 0).
@@ -105,12 +129,14 @@ type Row struct {
 
 // Totals sum a run.
 type Totals struct {
-	OfferedRequests     float64 `json:"offeredRequests"`
-	FailedRequests      float64 `json:"failedRequests"`
-	FailedShare         float64 `json:"failedShare"`
-	ZeroEndpointSeconds float64 `json:"zeroEndpointSeconds"`
-	PeakRpsPerCanaryPod float64 `json:"peakRpsPerCanaryPod"`
-	Outcome             string  `json:"outcome"`
+	OfferedRequests float64 `json:"offeredRequests"`
+	FailedRequests  float64 `json:"failedRequests"`
+	// FailedByCause splits FailedRequests.
+	FailedByCause       Failures `json:"failedByCause"`
+	FailedShare         float64  `json:"failedShare"`
+	ZeroEndpointSeconds float64  `json:"zeroEndpointSeconds"`
+	PeakRpsPerCanaryPod float64  `json:"peakRpsPerCanaryPod"`
+	Outcome             string   `json:"outcome"`
 	// The incident window runs from the first to the last second in which
 	// the canary side failed requests (no Ready endpoint or over capacity).
 	WindowStart       float64 `json:"windowStart"`
@@ -127,6 +153,12 @@ type Totals struct {
 	Reconciles         int     `json:"reconciles"`
 	ReadyFlaps         int     `json:"canaryReadyDrops"`
 	StepIndexPastSteps bool    `json:"stepIndexPastSteps,omitempty"`
+	// BrokenUntil is the end of the last second in which the version rolled
+	// back from still received requests (0 when it never did).
+	BrokenUntil float64 `json:"brokenVersionUntil"`
+	// Settled is when the run settled (see Input.UntilSettled), -1 if it
+	// did not within its duration.
+	Settled float64 `json:"settledAt"`
 }
 
 // Result is a run.
@@ -134,8 +166,11 @@ type Result struct {
 	Scenario string `json:"scenario"`
 	Version  string `json:"version"`
 	// Canary and Stable name the revisions the run moves between.
-	Canary   string `json:"canary"`
-	Stable   string `json:"stable"`
+	Canary string `json:"canary"`
+	Stable string `json:"stable"`
+	// Broken is the revision rolled back from, whose pods fail
+	// BrokenErrorRate of requests ("" when no version is broken).
+	Broken   string `json:"broken,omitempty"`
 	Timeline []Row  `json:"timeline"`
 	Totals   Totals `json:"totals"`
 	// Notes say what the run assumed.
@@ -175,6 +210,7 @@ type run struct {
 	// history keeps per-second (all, all failed, canary, canary failed)
 	// for the analysis query's rate window.
 	history     [][4]float64
+	settledAt   time.Duration
 	nextMeasure time.Duration
 	failures    int32
 	reconciles  int
@@ -201,6 +237,12 @@ func revisions(in *Input) (list []*twin.ReplicaSet, target, stable string) {
 			kept = n // still up within scaleDownDelaySeconds
 		}
 		add(target, kept)
+		if in.Scenario == RollbackActive {
+			// Rolled back right after it was replaced: its scale-down
+			// deadline is scaleDownDelaySeconds away.
+			at := defaults.GetScaleDownDelaySecondsOrDefault(in.Rollout)
+			list[0].ScaleDownAt = &at
+		}
 		if in.Scenario == RollbackOutsideWindow {
 			between := int32(1)
 			if w := in.Rollout.Spec.RollbackWindow; w != nil && w.Revisions > 0 {
@@ -219,16 +261,19 @@ func revisions(in *Input) (list []*twin.ReplicaSet, target, stable string) {
 }
 
 func newRun(in *Input, ctl *twin.Controller) *run {
+	if in.Live != nil {
+		return newLiveRun(in, ctl)
+	}
 	list, target, stable := revisions(in)
 	steps := int32(len(in.Rollout.Spec.Strategy.Canary.Steps))
-	cl := &twin.Cluster{Template: target, ReplicaSets: list,
-		Status:         twin.Status{CurrentRevision: stable, StableRevision: stable, StepIndex: &steps},
+	cl := &twin.Cluster{Template: target, ReplicaSets: list, Status: twin.Promoted(stable, steps, twin.Counts{}),
 		CanarySelector: stable, StableSelector: stable}
 	r := &run{in: in, ctl: ctl, cl: cl, pods: newCluster(in), lastRun: -1,
 		res: &Result{Scenario: in.Scenario, Version: ctl.Version, Canary: target, Stable: stable}}
 	if in.Scenario != Deploy && in.Scenario != Abort && in.Scenario != PromoteFull {
 		r.broken = stable
 	}
+	r.res.Broken = r.broken
 	for _, rs := range list {
 		down := int32(0)
 		if rs.Revision == r.broken {
@@ -236,12 +281,45 @@ func newRun(in *Input, ctl *twin.Controller) *run {
 		}
 		r.pods.adopt(rs, down)
 	}
+	// The status counts them as the last reconcile of the promotion did.
+	c := &cl.Status.Counts
+	for _, rs := range list {
+		c.Replicas += rs.Pods
+		c.Available += rs.Available
+		if rs.Revision == stable {
+			c.Updated = rs.Pods
+		}
+	}
+	r.noteAnalysis()
+	return r
+}
+
+// newLiveRun starts from a cluster's state: a copy, so that every run of
+// a comparison starts from the same one.
+func newLiveRun(in *Input, ctl *twin.Controller) *run {
+	lv := in.Live
+	cl := *lv.Cluster
+	cl.ReplicaSets = nil
+	for _, rs := range lv.Cluster.ReplicaSets {
+		c := *rs
+		cl.ReplicaSets = append(cl.ReplicaSets, &c)
+	}
+	r := &run{in: in, ctl: ctl, cl: &cl, pods: newCluster(in), lastRun: -1, broken: lv.Current,
+		res: &Result{Scenario: Rollback, Version: ctl.Version, Canary: lv.Target, Stable: lv.Stable, Broken: lv.Current}}
+	for _, rs := range cl.ReplicaSets {
+		r.pods.adoptLive(rs, rs.Revision == lv.Current)
+	}
+	r.noteAnalysis()
+	return r
+}
+
+func (r *run) noteAnalysis() {
+	in := r.in
 	if in.Analysis != nil {
 		r.res.Notes = append(r.res.Notes, fmt.Sprintf("background analysis %s: every %s, failureLimit %d, fails at an error rate >= %.3g over %s, reading %s",
 			in.Analysis.Name, in.Analysis.Interval, in.Analysis.FailureLimit, in.Analysis.MaxErrorRate, in.Analysis.Window,
 			map[bool]string{true: "the canary's requests only", false: "canary and stable together"}[in.Analysis.RevisionAware]))
 	}
-	return r
 }
 
 func (r *run) play() *Result {
@@ -251,11 +329,12 @@ func (r *run) play() *Result {
 		for range int(a.Window / time.Second) {
 			r.pods.idle()
 			s := r.pods.serve(r.cl.StableSelector, r.in.RPS, r.broken)
-			r.history = append(r.history, [4]float64{s.offered, s.failed, 0, 0})
+			r.history = append(r.history, [4]float64{s.offered, s.failed.Total(), 0, 0})
 		}
 	}
 	start := len(r.history)
 	end := r.in.Duration
+	r.settledAt = -1
 	for now := time.Duration(0); now < end; now += time.Second {
 		r.act(now)
 		r.pods.probe(now)
@@ -267,31 +346,55 @@ func (r *run) play() *Result {
 		if ar := r.cl.Status.Background; ar != nil {
 			r.res.Timeline[len(r.res.Timeline)-1].Analysis = string(ar.Phase)
 		}
+		if r.settledAt < 0 && r.settled() {
+			r.settledAt = now
+			if r.in.UntilSettled {
+				end = min(end, now+2*time.Second)
+			}
+		}
 	}
 	r.history = r.history[start:]
 	r.totals()
 	return r.res
 }
 
-// act issues the scenario's command line: kubectl argo rollouts abort or
-// promote --full patch the status.
+// act issues the commands due: kubectl argo rollouts abort and promote
+// --full patch the status (status.abort, status.promoteFull:
+// pkg/kubectl-argo-rollouts/cmd/abort/abort.go :30, promote/promote.go :39).
 func (r *run) act(now time.Duration) {
-	if now != r.in.ActionAt {
-		return
+	cmds := r.in.Commands
+	if r.in.Scenario == Abort || r.in.Scenario == PromoteFull {
+		cmds = append([]Command{{At: r.in.ActionAt, Do: r.in.Scenario}}, cmds...)
 	}
-	switch r.in.Scenario {
-	case Abort:
-		r.cl.Status.Abort = true
-	case PromoteFull:
-		r.cl.Status.PromoteFull = true
+	for _, c := range cmds {
+		if c.At != now {
+			continue
+		}
+		switch c.Do {
+		case Abort:
+			r.cl.Status.Abort = true
+		case PromoteFull:
+			r.cl.Status.PromoteFull = true
+		}
 	}
+}
+
+// settled reports whether the run reached a state it stays in: the target
+// promoted, every pod of it Ready and both Services on it; or the update
+// aborted with the weight at 0 and both Services back on the stable.
+func (r *run) settled() bool {
+	st, cl := r.cl.Status, r.cl
+	if st.StableRevision == r.res.Canary {
+		return cl.CanarySelector == r.res.Canary && cl.StableSelector == r.res.Canary && r.pods.readyOf(r.res.Canary) >= r.in.Replicas
+	}
+	return st.Abort && r.weight == 0 && cl.CanarySelector == st.StableRevision && cl.StableSelector == st.StableRevision
 }
 
 // fingerprint is what the controller's informers would report a change in.
 func (r *run) fingerprint() string {
 	st := r.cl.Status
-	s := fmt.Sprintf("%s|%s|%s|%v|%v|%v|%s|%s", r.cl.Template, st.CurrentRevision, st.StableRevision, st.Abort, st.PromoteFull, st.ControllerPause,
-		ptrString(st.StepIndex), ptrString(st.PauseStart))
+	s := fmt.Sprintf("%s|%s|%s|%v|%v|%v|%s|%s|%+v", r.cl.Template, st.CurrentRevision, st.StableRevision, st.Abort, st.PromoteFull, st.ControllerPause,
+		ptrString(st.StepIndex), ptrString(st.PauseStart), st.Conditions)
 	if w := st.Weights; w != nil {
 		s += fmt.Sprintf("|w:%+v", *w)
 	}
@@ -414,10 +517,19 @@ func (r *run) record(now time.Duration) {
 		can = r.pods.serve(r.cl.CanarySelector, r.in.RPS*share, r.broken)
 		stb = r.pods.serve(r.cl.StableSelector, r.in.RPS*(1-share), r.broken)
 	}
-	r.history = append(r.history, [4]float64{can.offered + stb.offered, can.failed + stb.failed, can.offered, can.failed})
+	failed := can.failed.plus(stb.failed)
+	r.history = append(r.history, [4]float64{can.offered + stb.offered, failed.Total(), can.offered, can.failed.Total()})
 	row := Row{T: now.Seconds(), Reconcile: r.reconciles, Weight: r.weight,
-		OfferedRps: r.in.RPS, ServedRps: can.served + stb.served, FailedRps: can.failed + stb.failed,
+		OfferedRps: r.in.RPS, ServedRps: can.served + stb.served, FailedRps: failed.Total(), Failed: failed,
 		CanaryRps: can.offered, Analysis: "-", Branch: r.last.Branch}
+	if r.broken != "" {
+		if r.cl.CanarySelector == r.broken {
+			row.BrokenRps += can.offered
+		}
+		if r.cl.StableSelector == r.broken {
+			row.BrokenRps += stb.offered
+		}
+	}
 	if r.in.RPS > 0 {
 		var to float64
 		if r.cl.CanarySelector == r.res.Canary {
@@ -454,9 +566,17 @@ func (r *run) totals() {
 	first, last := -1, -1
 	var prevReady int32 = -1
 	maxW := rollout.MaxTrafficWeight(r.in.Rollout)
+	t.Settled = -1
+	if r.settledAt >= 0 {
+		t.Settled = r.settledAt.Seconds()
+	}
 	for i, row := range r.res.Timeline {
 		t.OfferedRequests += row.OfferedRps
 		t.FailedRequests += row.FailedRps
+		t.FailedByCause = t.FailedByCause.plus(row.Failed)
+		if row.BrokenRps > 0 {
+			t.BrokenUntil = row.T + 1
+		}
 		canaryFailed := r.history[i][3]
 		if row.Weight > 0 && row.CanaryReady == 0 && r.cl.CanarySelector != r.res.Stable {
 			t.ZeroEndpointSeconds++

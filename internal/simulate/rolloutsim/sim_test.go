@@ -8,6 +8,7 @@ import (
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 
+	"backfire.dev/backfire/internal/model/rollout/twin"
 	"backfire.dev/backfire/internal/object"
 	"backfire.dev/backfire/internal/scan"
 )
@@ -77,8 +78,16 @@ func TestManifestInputs(t *testing.T) {
 // tolerance, for every seed of the start-up times tried: a failed share of
 // 60% to 95% in the window and 10 to 60 seconds at zero endpoints.
 func TestSeed000(t *testing.T) {
+	for _, version := range []string{"v1.8.2", "v1.10.2"} {
+		t.Run(version, func(t *testing.T) { seed000(t, version) })
+	}
+}
+
+func seed000(t *testing.T, version string) {
 	for seed := int64(1); seed <= 8; seed++ {
-		r, err := Run(seedInput(t, Rollback, seed))
+		in := seedInput(t, Rollback, seed)
+		in.Version = version
+		r, err := Run(in)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -254,5 +263,87 @@ func BenchmarkSeed000(b *testing.B) {
 		if _, err := Run(in); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestFailuresByCause: every failed request has one cause, row by row and
+// in the totals. The seed's rollback as written loses requests to all
+// three: the broken version's errors before the jump, too few Ready canary
+// pods after it, and no endpoint when they all fail their probes; with
+// every stable pod Ready the gate takes the weight back, and no request
+// meets an empty canary.
+func TestFailuresByCause(t *testing.T) {
+	r, err := Run(seedInput(t, Rollback, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum Failures
+	for _, row := range r.Timeline {
+		if d := row.Failed.Total() - row.FailedRps; d > 1e-9 || d < -1e-9 {
+			t.Fatalf("t=%.0f: causes sum to %.3f, failed %.3f", row.T, row.Failed.Total(), row.FailedRps)
+		}
+		if row.BrokenRps == 0 && row.Failed.BrokenVersion > 0 {
+			t.Fatalf("t=%.0f: the broken version failed requests it did not get", row.T)
+		}
+		sum = sum.plus(row.Failed)
+	}
+	tot := r.Totals
+	if sum != tot.FailedByCause || tot.FailedByCause.Total() != tot.FailedRequests {
+		t.Errorf("totals %+v, rows %+v, failed %.0f", tot.FailedByCause, sum, tot.FailedRequests)
+	}
+	if c := tot.FailedByCause; c.BrokenVersion == 0 || c.TooFewReady == 0 || c.NoEndpoint == 0 {
+		t.Errorf("the seed's rollback loses to every cause: %+v", c)
+	}
+	if tot.BrokenUntil < 20 || tot.BrokenUntil > 60 {
+		t.Errorf("the broken version got requests until %.0f s: want until the jump, 20 s to 60 s in", tot.BrokenUntil)
+	}
+
+	in := seedInput(t, Rollback, 1)
+	in.BrokenNotReady = 0
+	if r, _ = Run(in); r.Totals.FailedByCause.NoEndpoint != 0 {
+		t.Errorf("%.0f requests met no endpoint with the stable fully available", r.Totals.FailedByCause.NoEndpoint)
+	}
+	in.Scenario = Deploy
+	in.PodStart = [2]time.Duration{10 * time.Second, 20 * time.Second}
+	if r, _ = Run(in); r.Broken != "" || r.Totals.FailedByCause.BrokenVersion != 0 {
+		t.Errorf("a deploy has no broken version: %q, %+v", r.Broken, r.Totals.FailedByCause)
+	}
+}
+
+// TestUntilSettled ends a run once it settles, and says when.
+func TestUntilSettled(t *testing.T) {
+	in := seedInput(t, Rollback, 1)
+	in.UntilSettled, in.Duration = true, time.Hour
+	r, err := Run(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Totals.Settled < 0 || float64(len(r.Timeline)) != r.Totals.Settled+2 {
+		t.Fatalf("settled at %.0f, %d rows", r.Totals.Settled, len(r.Timeline))
+	}
+	last := r.Timeline[len(r.Timeline)-1]
+	if last.TargetShare != 100 || last.CanaryReady != 20 || r.Totals.Outcome != "completed" {
+		t.Errorf("last row %+v, outcome %s", last, r.Totals.Outcome)
+	}
+}
+
+// TestRollbackActiveHasAScaleDownDeadline: the ReplicaSet rolled back to,
+// still up, carries the deadline its replacement gave it; the controller
+// removes it on the first reconcile that scales (removeScaleDownDeadlines).
+func TestRollbackActiveHasAScaleDownDeadline(t *testing.T) {
+	in := seedInput(t, RollbackActive, 1)
+	ctl, err := twin.NewController(in.Rollout, in.Replicas, in.Version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newRun(&in, ctl)
+	if at := r.cl.ReplicaSet("previous").ScaleDownAt; at == nil || *at != 30*time.Second {
+		t.Fatalf("deadline %v, want scaleDownDelaySeconds (30 s)", at)
+	}
+	for now := time.Duration(0); now < 3*time.Second; now += time.Second {
+		r.reconcile(now)
+	}
+	if at := r.cl.ReplicaSet("previous").ScaleDownAt; at != nil {
+		t.Errorf("deadline %v still there after the rollback's reconciles", *at)
 	}
 }

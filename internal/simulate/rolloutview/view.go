@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -45,11 +46,12 @@ type document struct {
 	Fixed    *document         `json:"fixed,omitempty"`
 	Canary   string            `json:"canaryRevision"`
 	Stable   string            `json:"stableRevision"`
+	Broken   string            `json:"brokenRevision,omitempty"`
 }
 
 func doc(rollout string, inputs map[string]any, r *rolloutsim.Result) *document {
 	return &document{Rollout: rollout, Scenario: r.Scenario, Version: r.Version, Inputs: inputs, Notes: r.Notes,
-		Timeline: r.Timeline, Totals: r.Totals, Canary: r.Canary, Stable: r.Stable}
+		Timeline: r.Timeline, Totals: r.Totals, Canary: r.Canary, Stable: r.Stable, Broken: r.Broken}
 }
 
 // JSON writes the document.
@@ -77,7 +79,8 @@ func stepText(p *int32) string {
 func changed(a, b rolloutsim.Row) bool {
 	return stepText(a.StepIndex) != stepText(b.StepIndex) || a.Weight != b.Weight || a.TargetShare != b.TargetShare || a.CanaryDesired != b.CanaryDesired ||
 		a.CanaryReady != b.CanaryReady || a.StableDesired != b.StableDesired || a.StableReady != b.StableReady ||
-		a.Analysis != b.Analysis || int(a.FailedRps) != int(b.FailedRps)
+		a.Analysis != b.Analysis || int(a.FailedRps) != int(b.FailedRps) ||
+		int(a.Failed.BrokenVersion) != int(b.Failed.BrokenVersion) || int(a.Failed.NoEndpoint) != int(b.Failed.NoEndpoint)
 }
 
 // Text writes the timeline (the seconds in which something changed) and
@@ -90,13 +93,15 @@ func Text(w io.Writer, rep *Report) error {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "t(s)\treconcile\tstep\tweight\t%% to %s\tcanary desired\tavailable\tready\tstable desired\tready\toffered rps\tserved\tfailed\tanalysis\t\n", r.Canary)
+	fmt.Fprintf(tw, "t(s)\treconcile\tstep\tweight\t%% to %s\tcanary desired\tavailable\tready\tstable desired\tready\toffered rps\tserved\tfailed\t%s\ttoo few Ready\tno endpoint\tanalysis\t\n",
+		r.Canary, brokenColumn(r))
 	for i, row := range r.Timeline {
 		if i > 0 && !changed(r.Timeline[i-1], row) && i != len(r.Timeline)-1 {
 			continue
 		}
-		fmt.Fprintf(tw, "%.0f\t%d\t%s\t%d\t%.0f\t%d\t%d\t%d\t%d\t%d\t%.0f\t%.1f\t%.1f\t%s\t\n", row.T, row.Reconcile, stepText(row.StepIndex), row.Weight, row.TargetShare,
-			row.CanaryDesired, row.CanaryAvailable, row.CanaryReady, row.StableDesired, row.StableReady, row.OfferedRps, row.ServedRps, row.FailedRps, row.Analysis)
+		fmt.Fprintf(tw, "%.0f\t%d\t%s\t%d\t%.0f\t%d\t%d\t%d\t%d\t%d\t%.0f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%s\t\n", row.T, row.Reconcile, stepText(row.StepIndex), row.Weight, row.TargetShare,
+			row.CanaryDesired, row.CanaryAvailable, row.CanaryReady, row.StableDesired, row.StableReady, row.OfferedRps, row.ServedRps, row.FailedRps,
+			row.Failed.BrokenVersion, row.Failed.TooFewReady, row.Failed.NoEndpoint, row.Analysis)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -115,30 +120,78 @@ func Text(w io.Writer, rep *Report) error {
 	}
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, strings.Join(head, "\t"))
-	for _, line := range totalLines {
+	for _, line := range totalLines(r) {
 		fmt.Fprint(tw, line.name)
 		for _, c := range cols {
 			fmt.Fprint(tw, "\t"+line.value(c.Totals))
 		}
 		fmt.Fprintln(tw)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if rep.Fixed != nil {
+		if t := Trade(r, rep.Fixed); t != "" {
+			fmt.Fprintf(w, "\n%s\n", t)
+		}
+	}
+	return nil
 }
 
-var totalLines = []struct {
+// brokenColumn names the cause "answered with errors by the version
+// rolled back from" for a run (none in a deploy).
+func brokenColumn(r *rolloutsim.Result) string {
+	if r.Broken == "" {
+		return "errors (none broken)"
+	}
+	return "errors of " + r.Broken
+}
+
+type totalLine struct {
 	name  string
 	value func(rolloutsim.Totals) string
-}{
-	{"outcome", func(t rolloutsim.Totals) string { return t.Outcome }},
-	{"failed requests", func(t rolloutsim.Totals) string {
-		return fmt.Sprintf("%.0f of %.0f (%.1f%%)", t.FailedRequests, t.OfferedRequests, 100*t.FailedShare)
-	}},
-	{"incident window", func(t rolloutsim.Totals) string {
+}
+
+func totalLines(r *rolloutsim.Result) []totalLine {
+	share := func(part, all float64) string {
+		if all == 0 {
+			return "0"
+		}
+		return fmt.Sprintf("%.0f (%.1f%%)", part, 100*part/all)
+	}
+	lines := []totalLine{
+		{"outcome", func(t rolloutsim.Totals) string { return t.Outcome }},
+		{"failed requests", func(t rolloutsim.Totals) string {
+			return fmt.Sprintf("%.0f of %.0f (%.1f%%)", t.FailedRequests, t.OfferedRequests, 100*t.FailedShare)
+		}},
+		{"  answered with errors by " + r.Broken + ", the version rolled back from", func(t rolloutsim.Totals) string {
+			return share(t.FailedByCause.BrokenVersion, t.OfferedRequests)
+		}},
+		{"  too few Ready pods for their share (readiness failing under load)", func(t rolloutsim.Totals) string {
+			return share(t.FailedByCause.TooFewReady, t.OfferedRequests)
+		}},
+		{"  no Ready endpoint at all", func(t rolloutsim.Totals) string { return share(t.FailedByCause.NoEndpoint, t.OfferedRequests) }},
+	}
+	if r.Broken == "" {
+		lines = slices.Delete(lines, 2, 3) // no version is broken
+	} else {
+		lines = append(lines, totalLine{r.Broken + " got requests until", func(t rolloutsim.Totals) string {
+			if t.BrokenUntil == 0 {
+				return "never"
+			}
+			return fmt.Sprintf("t=%.0fs", t.BrokenUntil)
+		}})
+	}
+	lines = append(lines, totalLine{"window of canary-side failures", func(t rolloutsim.Totals) string {
 		if t.WindowSeconds == 0 {
-			return "none: the canary never failed a request"
+			return "none: no request sent to the canary failed"
 		}
 		return fmt.Sprintf("%.0fs from t=%.0fs, %.0f of %.0f failed (%.1f%%)", t.WindowSeconds, t.WindowStart, t.WindowFailed, t.WindowOffered, 100*t.WindowFailedShare)
-	}},
+	}})
+	return append(lines, moreLines...)
+}
+
+var moreLines = []totalLine{
 	{"seconds at 0 Ready canary endpoints with weight > 0", func(t rolloutsim.Totals) string { return fmt.Sprintf("%.0f", t.ZeroEndpointSeconds) }},
 	{"seconds the weight needed more canary pods than Ready", func(t rolloutsim.Totals) string {
 		if t.ShortSeconds == 0 {
@@ -151,48 +204,101 @@ var totalLines = []struct {
 	{"reconciles", func(t rolloutsim.Totals) string { return fmt.Sprint(t.Reconciles) }},
 }
 
-type panels struct {
-	weight, share, ready, desired, failed, offered chart.Series
+// Trade says, when the fix loses more requests than the Rollout as
+// written, where the difference comes from, cause by cause.
+func Trade(asWritten, fixed *rolloutsim.Result) string {
+	a, f := asWritten.Totals, fixed.Totals
+	if f.FailedRequests <= a.FailedRequests {
+		return ""
+	}
+	ac, fc := a.FailedByCause, f.FailedByCause
+	s := fmt.Sprintf("With the fix, %.0f more requests fail (as written -> with the fix: errors of %s %.0f -> %.0f, too few Ready pods %.0f -> %.0f, no Ready endpoint %.0f -> %.0f); "+
+		"%s gets requests until %s as written, %s with the fix.",
+		f.FailedRequests-a.FailedRequests, asWritten.Broken, ac.BrokenVersion, fc.BrokenVersion, ac.TooFewReady, fc.TooFewReady, ac.NoEndpoint, fc.NoEndpoint,
+		asWritten.Broken, secondsOrNever(a.BrokenUntil), secondsOrNever(f.BrokenUntil))
+	if fc.BrokenVersion > ac.BrokenVersion && fc.TooFewReady+fc.NoEndpoint < ac.TooFewReady+ac.NoEndpoint {
+		s += " The fix trades a burst on the canary for a longer stay on the version rolled back from: how broken that version is decides which loses more (simulate rollout --compare weighs both)."
+	}
+	return s
 }
 
-func series(r *rolloutsim.Result, suffix string) panels {
+func secondsOrNever(t float64) string {
+	if t == 0 {
+		return "never"
+	}
+	return fmt.Sprintf("t=%.0fs", t)
+}
+
+// runSeries are one run's lines: colour says what is drawn, the dash
+// pattern which run (solid as written, dashed with the fix).
+type runSeries struct {
+	weight, share, ready, desired, broken, tooFew, noEndpoint chart.Series
+}
+
+func series(r *rolloutsim.Result, dash int, suffix string) runSeries {
 	n := len(r.Timeline)
 	x := make([]float64, n)
 	col := func() []float64 { return make([]float64, n) }
-	w, sh, rd, ds, f, o := col(), col(), col(), col(), col(), col()
+	w, sh, rd, ds, br, tf, ne := col(), col(), col(), col(), col(), col(), col()
 	for i, row := range r.Timeline {
 		x[i] = row.T
 		w[i], sh[i], rd[i], ds[i] = float64(row.Weight), row.TargetShare, float64(row.CanaryReady), float64(row.CanaryDesired)
-		f[i], o[i] = row.FailedRps, row.OfferedRps
+		br[i], tf[i], ne[i] = row.Failed.BrokenVersion, row.Failed.TooFewReady, row.Failed.NoEndpoint
 	}
-	return panels{
-		weight:  chart.Series{Name: "weight written to the router" + suffix, X: x, Y: w, Step: true},
-		share:   chart.Series{Name: "% of requests sent to " + r.Canary + suffix, X: x, Y: sh, Step: true},
-		ready:   chart.Series{Name: "Ready canary pods" + suffix, X: x, Y: rd, Step: true},
-		desired: chart.Series{Name: "canary pods asked for" + suffix, X: x, Y: ds, Step: true},
-		failed:  chart.Series{Name: "failed rps" + suffix, X: x, Y: f, Step: true},
-		offered: chart.Series{Name: "offered rps", X: x, Y: o, Step: true},
+	line := func(name string, y []float64, colour int) chart.Series {
+		return chart.Series{Name: name + suffix, X: x, Y: y, Step: true, Colour: colour, Dash: dash}
+	}
+	return runSeries{
+		weight:     line("weight written to the router", w, chart.Blue),
+		share:      line("% of requests to "+r.Canary, sh, chart.Red),
+		desired:    line("canary pods asked for", ds, chart.Blue),
+		ready:      line("Ready canary pods", rd, chart.Red),
+		broken:     line("errors of "+r.Broken, br, chart.Orange),
+		tooFew:     line("too few Ready pods", tf, chart.Red),
+		noEndpoint: line("no Ready endpoint", ne, chart.Purple),
 	}
 }
 
 // SVG draws three panels over time: the canary's traffic weight, its pods
-// (asked for and Ready), and requests (offered and failed).
+// (asked for and Ready), and failed requests by cause. With the fix, its
+// run is drawn dashed in the same colours.
 func SVG(rep *Report) ([]byte, error) {
-	p := series(rep.Run, "")
+	p := series(rep.Run, 0, "")
 	weights := []chart.Series{p.weight, p.share}
 	pods := []chart.Series{p.desired, p.ready}
-	reqs := []chart.Series{p.offered, p.failed}
+	// A cause that failed nothing in a run is left out: its line would lie
+	// under the others at 0 (the totals still list it).
+	failed := nonZero(p.broken, p.tooFew, p.noEndpoint)
 	if rep.Fixed != nil {
-		f := series(rep.Fixed, " (fixed)")
-		weights = append(weights, f.share)
-		pods = append(pods, f.ready)
-		reqs = append(reqs, f.failed)
+		f := series(rep.Fixed, 1, ", with the fix")
+		weights = append(weights, f.weight, f.share)
+		pods = append(pods, f.desired, f.ready)
+		failed = append(failed, nonZero(f.broken, f.tooFew, f.noEndpoint)...)
 	}
-	return chart.SVG("seconds since the "+rep.Run.Scenario+" started", 22*vg.Centimeter, 7*vg.Centimeter, []chart.Panel{
-		{Title: "Traffic to the canary (Argo Rollouts " + rep.Run.Version + ")", YLabel: "weight, %", Series: weights},
-		{Title: "Canary pods", YLabel: "pods", Series: pods},
-		{Title: "Requests per second", YLabel: "rps", Series: reqs},
+	offered := chart.Series{Name: "offered", X: p.weight.X, Y: make([]float64, len(p.weight.X)), Step: true, Colour: chart.Grey, Dash: 2}
+	for i, row := range rep.Run.Timeline {
+		offered.Y[i] = row.OfferedRps
+	}
+	failed = append(failed, offered)
+	title := "Traffic to " + rep.Run.Canary + " (Argo Rollouts " + rep.Run.Version + ")"
+	if rep.Fixed != nil {
+		title += ": solid as written, dashed with the fix"
+	}
+	return chart.SVG("time since the "+rep.Run.Scenario+" started", 24*vg.Centimeter, 7*vg.Centimeter, []chart.Panel{
+		{Title: title, YLabel: "weight, %", Series: weights, Seconds: true},
+		{Title: "Canary pods", YLabel: "pods", Series: pods, Seconds: true},
+		{Title: "Failed requests per second, by cause", YLabel: "rps", Series: failed, Seconds: true},
 	})
+}
+
+func nonZero(all ...chart.Series) []chart.Series {
+	var out []chart.Series
+	for _, s := range all {
+		if slices.ContainsFunc(s.Y, func(v float64) bool { return v != 0 }) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 var body = template.Must(template.New("body").Parse(`<p>Rollout <b>{{.Rollout}}</b>, scenario <b>{{.Run.Scenario}}</b>,
@@ -200,7 +306,8 @@ Argo Rollouts {{.Run.Version}}: from revision {{.Run.Stable}} to {{.Run.Canary}}
 {{if .Run.Notes}}<ul>{{range .Run.Notes}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{if .Fix}}<p>With the fix: {{range $i, $f := .Fix}}{{if $i}}; {{end}}{{$f}}{{end}}</p>{{end}}
 <table class="totals"><tr><th></th><th>as written</th>{{if .Fixed}}<th>with the fix</th>{{end}}</tr>
-{{range .Lines}}<tr><td>{{.Name}}</td>{{range .Values}}<td>{{.}}</td>{{end}}</tr>{{end}}</table>`))
+{{range .Lines}}<tr><td>{{.Name}}</td>{{range .Values}}<td>{{.}}</td>{{end}}</tr>{{end}}</table>
+{{if .Trade}}<p>{{.Trade}}</p>{{end}}`))
 
 // HTML writes one self-contained page: the summary and the chart.
 func HTML(rep *Report) ([]byte, error) {
@@ -213,18 +320,23 @@ func HTML(rep *Report) ([]byte, error) {
 		Values []string
 	}
 	var lines []line
-	for _, l := range totalLines {
+	for _, l := range totalLines(rep.Run) {
 		v := []string{l.value(rep.Run.Totals)}
 		if rep.Fixed != nil {
 			v = append(v, l.value(rep.Fixed.Totals))
 		}
-		lines = append(lines, line{l.name, v})
+		lines = append(lines, line{strings.TrimSpace(l.name), v})
 	}
 	var b bytes.Buffer
+	trade := ""
+	if rep.Fixed != nil {
+		trade = Trade(rep.Run, rep.Fixed)
+	}
 	if err := body.Execute(&b, struct {
 		*Report
 		Lines []line
-	}{rep, lines}); err != nil {
+		Trade string
+	}{rep, lines, trade}); err != nil {
 		return nil, err
 	}
 	return chart.HTML("backfire simulate rollout: "+rep.Rollout+" ("+rep.Run.Scenario+")", template.HTML(b.String()), svg)

@@ -19,18 +19,24 @@ func i32(v int32) *int32 { return &v }
 // and they fall to 0 while it stays there.
 func report(fixed bool) *Report {
 	rows := []rolloutsim.Row{
-		{T: 0, Reconcile: 4, StepIndex: i32(5), Weight: 0, CanaryDesired: 20, StableDesired: 20, StableReady: 19, OfferedRps: 96, ServedRps: 48, FailedRps: 48, Analysis: "-"},
-		{T: 1, Reconcile: 4, StepIndex: i32(5), Weight: 0, CanaryDesired: 20, StableDesired: 20, StableReady: 19, OfferedRps: 96, ServedRps: 48, FailedRps: 48, Analysis: "-"},
-		{T: 2, Reconcile: 6, StepIndex: i32(5), Weight: 100, CanaryDesired: 20, CanaryAvailable: 2, CanaryReady: 2, StableDesired: 20, StableReady: 19, OfferedRps: 96, ServedRps: 30, FailedRps: 66, CanaryRps: 96, TargetShare: 100, Analysis: "-"},
-		{T: 3, Reconcile: 7, StepIndex: i32(5), Weight: 100, CanaryDesired: 20, StableDesired: 20, StableReady: 19, OfferedRps: 96, FailedRps: 96, CanaryRps: 96, TargetShare: 100, Analysis: "-"},
+		{T: 0, Reconcile: 4, StepIndex: i32(5), Weight: 0, CanaryDesired: 20, StableDesired: 20, StableReady: 19, OfferedRps: 96, ServedRps: 48, FailedRps: 48, Failed: rolloutsim.Failures{BrokenVersion: 48}, Analysis: "-"},
+		{T: 1, Reconcile: 4, StepIndex: i32(5), Weight: 0, CanaryDesired: 20, StableDesired: 20, StableReady: 19, OfferedRps: 96, ServedRps: 48, FailedRps: 48, Failed: rolloutsim.Failures{BrokenVersion: 48}, Analysis: "-"},
+		{T: 2, Reconcile: 6, StepIndex: i32(5), Weight: 100, CanaryDesired: 20, CanaryAvailable: 2, CanaryReady: 2, StableDesired: 20, StableReady: 19, OfferedRps: 96, ServedRps: 30, FailedRps: 66, Failed: rolloutsim.Failures{TooFewReady: 66}, CanaryRps: 96, TargetShare: 100, Analysis: "-"},
+		{T: 3, Reconcile: 7, StepIndex: i32(5), Weight: 100, CanaryDesired: 20, StableDesired: 20, StableReady: 19, OfferedRps: 96, FailedRps: 96, Failed: rolloutsim.Failures{NoEndpoint: 96}, CanaryRps: 96, TargetShare: 100, Analysis: "-"},
 	}
-	run := &rolloutsim.Result{Scenario: "rollback", Version: "v1.8.2", Canary: "previous", Stable: "current", Timeline: rows,
-		Notes:  []string{"replicas 20 from --replicas"},
-		Totals: rolloutsim.Totals{OfferedRequests: 384, FailedRequests: 258, FailedShare: 258.0 / 384, ZeroEndpointSeconds: 1, PeakRpsPerCanaryPod: 48, Outcome: "in progress", WindowStart: 2, WindowSeconds: 2, WindowOffered: 192, WindowFailed: 162, WindowFailedShare: 162.0 / 192}}
+	run := &rolloutsim.Result{Scenario: "rollback", Version: "v1.8.2", Canary: "previous", Stable: "current", Broken: "current", Timeline: rows,
+		Notes: []string{"replicas 20 from --replicas"},
+		Totals: rolloutsim.Totals{OfferedRequests: 384, FailedRequests: 258, FailedByCause: rolloutsim.Failures{BrokenVersion: 96, TooFewReady: 66, NoEndpoint: 96},
+			FailedShare: 258.0 / 384, ZeroEndpointSeconds: 1, PeakRpsPerCanaryPod: 48, Outcome: "in progress", WindowStart: 2, WindowSeconds: 2, WindowOffered: 192, WindowFailed: 162, WindowFailedShare: 162.0 / 192,
+			BrokenUntil: 2}}
 	rep := &Report{Rollout: "order-front-api", Run: run, Inputs: map[string]any{"rps": 96}}
 	if fixed {
 		f := *run
-		f.Totals = rolloutsim.Totals{OfferedRequests: 384, FailedRequests: 192, FailedShare: 0.5, Outcome: "in progress"}
+		f.Timeline = []rolloutsim.Row{
+			{T: 0, StepIndex: i32(5), Weight: 5, CanaryDesired: 20, OfferedRps: 96, FailedRps: 48, Failed: rolloutsim.Failures{BrokenVersion: 48}, Analysis: "-"},
+			{T: 3, StepIndex: i32(5), Weight: 5, CanaryDesired: 20, OfferedRps: 96, FailedRps: 48, Failed: rolloutsim.Failures{BrokenVersion: 48}, Analysis: "-"},
+		}
+		f.Totals = rolloutsim.Totals{OfferedRequests: 384, FailedRequests: 192, FailedByCause: rolloutsim.Failures{BrokenVersion: 192}, FailedShare: 0.5, Outcome: "in progress", BrokenUntil: 4}
 		rep.Fixed, rep.Fix = &f, []string{"BF401: drop setWeight 100"}
 	}
 	return rep
@@ -49,6 +55,11 @@ func TestText(t *testing.T) {
 		"258 of 384 (67.2%)", "192 of 384 (50.0%)",
 		"2s from t=2s, 162 of 192 failed (84.4%)",
 		"  - BF401: drop setWeight 100",
+		// Failures by cause, as written and with the fix.
+		"answered with errors by current, the version rolled back from", "96 (25.0%)", "192 (50.0%)",
+		"too few Ready pods for their share", "66 (17.2%)",
+		"no Ready endpoint at all",
+		"current got requests until", "t=2s", "t=4s",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("text lacks %q:\n%s", want, out)
@@ -65,6 +76,38 @@ func TestText(t *testing.T) {
 	if rows != 3 {
 		t.Errorf("%d timeline rows, want 3 (t=0, 2, 3):\n%s", rows, out)
 	}
+	// The fix loses fewer here: no trade to explain.
+	if strings.Contains(out, "more requests fail") {
+		t.Errorf("a trade explained where the fix loses fewer:\n%s", out)
+	}
+}
+
+// TestTradeSaysWhyTheFixLosesMore: when the fixed run fails more, the
+// report says which cause grew and which shrank.
+func TestTradeSaysWhyTheFixLosesMore(t *testing.T) {
+	rep := report(true)
+	if got := Trade(rep.Run, rep.Fixed); got != "" {
+		t.Fatalf("trade %q for a fix that loses fewer", got)
+	}
+	// Swapped: the run that stays on the broken version is the fix.
+	got := Trade(rep.Fixed, rep.Run)
+	for _, want := range []string{"66 more requests fail", "errors of current 192 -> 96, too few Ready pods 0 -> 66, no Ready endpoint 0 -> 96",
+		"current gets requests until t=4s as written, t=2s with the fix"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("trade lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "trades a burst on the canary") {
+		t.Errorf("the burst-for-stay explanation given where the canary's failures grew:\n%s", got)
+	}
+	// The seed's case: the fix keeps the broken version longer.
+	a := &rolloutsim.Result{Stable: "current", Broken: "current", Totals: rolloutsim.Totals{FailedRequests: 8721, BrokenUntil: 32,
+		FailedByCause: rolloutsim.Failures{BrokenVersion: 1536, TooFewReady: 3345, NoEndpoint: 3840}}}
+	f := &rolloutsim.Result{Stable: "current", Broken: "current", Totals: rolloutsim.Totals{FailedRequests: 10176, BrokenUntil: 222,
+		FailedByCause: rolloutsim.Failures{BrokenVersion: 10176}}}
+	if got := Trade(a, f); !strings.Contains(got, "1455 more requests fail") || !strings.Contains(got, "trades a burst on the canary for a longer stay") {
+		t.Errorf("seed trade: %s", got)
+	}
 }
 
 func TestJSON(t *testing.T) {
@@ -77,21 +120,23 @@ func TestJSON(t *testing.T) {
 		Scenario string `json:"scenario"`
 		Version  string `json:"version"`
 		Timeline []struct {
-			T             float64 `json:"t"`
-			Reconcile     int     `json:"reconcile"`
-			StepIndex     int     `json:"stepIndex"`
-			Weight        int     `json:"weight"`
-			CanaryDesired int     `json:"canaryDesired"`
-			CanaryReady   int     `json:"canaryReady"`
-			FailedRps     float64 `json:"failedRps"`
-			Analysis      string  `json:"analysis"`
+			T             float64             `json:"t"`
+			Reconcile     int                 `json:"reconcile"`
+			StepIndex     int                 `json:"stepIndex"`
+			Weight        int                 `json:"weight"`
+			CanaryDesired int                 `json:"canaryDesired"`
+			CanaryReady   int                 `json:"canaryReady"`
+			FailedRps     float64             `json:"failedRps"`
+			Failed        rolloutsim.Failures `json:"failedByCause"`
+			Analysis      string              `json:"analysis"`
 		} `json:"timeline"`
 		Totals struct {
-			FailedRequests      float64 `json:"failedRequests"`
-			FailedShare         float64 `json:"failedShare"`
-			ZeroEndpointSeconds float64 `json:"zeroEndpointSeconds"`
-			PeakRpsPerCanaryPod float64 `json:"peakRpsPerCanaryPod"`
-			Outcome             string  `json:"outcome"`
+			FailedByCause       rolloutsim.Failures `json:"failedByCause"`
+			FailedRequests      float64             `json:"failedRequests"`
+			FailedShare         float64             `json:"failedShare"`
+			ZeroEndpointSeconds float64             `json:"zeroEndpointSeconds"`
+			PeakRpsPerCanaryPod float64             `json:"peakRpsPerCanaryPod"`
+			Outcome             string              `json:"outcome"`
 		} `json:"totals"`
 		Fixed *struct {
 			Schema string `json:"schema"`
@@ -106,8 +151,11 @@ func TestJSON(t *testing.T) {
 	if doc.Schema != Schema || doc.Scenario != "rollback" || doc.Version != "v1.8.2" || len(doc.Timeline) != 4 {
 		t.Fatalf("document %+v", doc)
 	}
-	if r := doc.Timeline[2]; r.Weight != 100 || r.CanaryReady != 2 || r.StepIndex != 5 || r.FailedRps != 66 || r.Analysis != "-" {
+	if r := doc.Timeline[2]; r.Weight != 100 || r.CanaryReady != 2 || r.StepIndex != 5 || r.FailedRps != 66 || r.Failed.TooFewReady != 66 || r.Analysis != "-" {
 		t.Errorf("row 2: %+v", r)
+	}
+	if c := doc.Totals.FailedByCause; c != (rolloutsim.Failures{BrokenVersion: 96, TooFewReady: 66, NoEndpoint: 96}) {
+		t.Errorf("totals by cause %+v", c)
 	}
 	if doc.Totals.FailedRequests != 258 || doc.Totals.Outcome != "in progress" || doc.Totals.PeakRpsPerCanaryPod != 48 {
 		t.Errorf("totals %+v", doc.Totals)
@@ -131,10 +179,19 @@ func TestSVGIsWellFormedWithItsPanels(t *testing.T) {
 			t.Fatalf("not well-formed XML: %v", err)
 		}
 	}
-	for _, want := range []string{"Traffic to the canary", "Canary pods", "Requests per second", "Ready canary pods (fixed)", "failed rps"} {
+	for _, want := range []string{"Traffic to previous", "dashed with the fix", "Canary pods", "Failed requests per second, by cause", "Ready canary pods, with the fix",
+		"errors of current", "too few Ready pods", "no Ready endpoint", "errors of current, with the fix",
+		// Time ticks in minutes and seconds, not 250.00.
+		">0<", ">1s<", ">2s<", ">3s<",
+		// The fixed run is dashed, not only another colour.
+		"stroke-dasharray"} {
 		if !bytes.Contains(svg, []byte(want)) {
 			t.Errorf("SVG lacks %q", want)
 		}
+	}
+	// A cause that failed nothing in a run has no line.
+	if bytes.Contains(svg, []byte("too few Ready pods, with the fix")) {
+		t.Error("SVG draws a cause that failed nothing in the fixed run")
 	}
 }
 
@@ -166,4 +223,57 @@ func TestHTMLInBrowser(t *testing.T) {
 		}
 	}
 	browser.NotBlank(t, p.Screenshot())
+}
+
+// TestCompareText: the remedies, the inputs' table by cause with the one
+// that lost least marked, the sweep and the wins.
+func TestCompareText(t *testing.T) {
+	tried := func(least string, failed ...float64) rolloutsim.CaseResult {
+		cr := rolloutsim.CaseResult{Case: rolloutsim.Case{ErrorRate: 0.5, Start: "20s..4m0s", RPS: 96}, Horizon: 600, Least: least}
+		for i, f := range failed {
+			cr.Tried = append(cr.Tried, rolloutsim.Tried{Remedy: []string{"as-written", "drop-last-setweight"}[i], Outcome: "completed",
+				OfferedRequests: 57600, FailedRequests: f, FailedShare: f / 57600, FailedByCause: rolloutsim.Failures{BrokenVersion: f}, BrokenUntil: 32, Settled: 232})
+		}
+		return cr
+	}
+	c := &Comparison{Rollout: "order-front-api", Version: "v1.10.2", Broken: "current", Result: &rolloutsim.Comparison{
+		Remedies: []rolloutsim.Remedy{{Name: "as-written", Change: "the Rollout as written"}, {Name: "drop-last-setweight", Change: "BF401's fix"}},
+		Base:     tried("as-written", 8721, 10656),
+		Cases:    []rolloutsim.CaseResult{tried("as-written", 100, 200), tried("drop-last-setweight", 300, 100)},
+		Wins:     map[string]int{"as-written": 1, "drop-last-setweight": 1},
+	}}
+	var b bytes.Buffer
+	if err := CompareText(&b, c); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{"tried 2 ways", "drop-last-setweight  BF401's fix", "failing 50.0% of its requests", "over 10m",
+		"as-written *", "8721 (15.1%)", "3m52s", "2 cases", "*0.2%", "*0.2%", "Loses least: as-written in 1, drop-last-setweight in 1 of 2 cases."} {
+		if !strings.Contains(out, want) {
+			t.Errorf("comparison lacks %q:\n%s", want, out)
+		}
+	}
+	svg, err := CompareSVG(c)
+	if err != nil || !bytes.Contains(svg, []byte("errors of current")) || !bytes.Contains(svg, []byte("drop-last-setweight")) {
+		t.Errorf("chart: %v", err)
+	}
+}
+
+func TestCompareHTMLAndJSON(t *testing.T) {
+	cr := rolloutsim.CaseResult{Case: rolloutsim.Case{ErrorRate: 0.5, Start: "30s", RPS: 10}, Horizon: 60, Least: "as-written",
+		Tried: []rolloutsim.Tried{{Remedy: "as-written", FailedRequests: 3, FailedByCause: rolloutsim.Failures{NoEndpoint: 3}}}}
+	c := &Comparison{Rollout: "web <x>", Version: "v1.10.2", Broken: "current", Result: &rolloutsim.Comparison{
+		Remedies: []rolloutsim.Remedy{{Name: "as-written", Change: "the Rollout as written"}}, Base: cr, Wins: map[string]int{}}}
+	page, err := CompareHTML(c)
+	if err != nil || !bytes.HasPrefix(page, []byte("<!DOCTYPE html>")) || !bytes.Contains(page, []byte("<svg")) || !bytes.Contains(page, []byte("web &lt;x&gt;")) {
+		t.Fatalf("page: %v\n%.300s", err, page)
+	}
+	var b bytes.Buffer
+	if err := CompareJSON(&b, c); err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b.Bytes(), &doc); err != nil || doc["schema"] != CompareSchema || doc["atTheseInputs"] == nil {
+		t.Fatalf("json %v: %s", err, b.String())
+	}
 }

@@ -41,9 +41,6 @@ func NewController(ro *v1alpha1.Rollout, replicas int32, version string) (*Contr
 	if c.TrafficRouting == nil {
 		return nil, fmt.Errorf("Rollout %s: the twin models a canary with trafficRouting only (a basic canary scales by surge, not by weight)", ro.Name)
 	}
-	if c.DynamicStableScale {
-		return nil, fmt.Errorf("Rollout %s: dynamicStableScale is not modelled by the twin", ro.Name)
-	}
 	if c.ReplicaProgressThreshold != nil {
 		return nil, fmt.Errorf("Rollout %s: replicaProgressThreshold is not modelled by the twin", ro.Name)
 	}
@@ -63,6 +60,13 @@ func (c *Controller) steps() []v1alpha1.CanaryStep     { return c.canary().Steps
 func (c *Controller) stepCount() int32                 { return int32(len(c.steps())) }
 func (c *Controller) maxWeight() int32                 { return rollout.MaxTrafficWeight(c.Rollout) }
 func (c *Controller) atLeast(v string) bool            { return rollout.AtLeast(c.Version, v) }
+func (c *Controller) dynamic() bool                    { return c.canary().DynamicStableScale }
+
+// resync is the controller's default resync period
+// (controller.DefaultRolloutResyncPeriod): a scale-down deadline further
+// away than that is not waited for (replicaset.go reconcileNewReplicaSet
+// :144, v1.10.2 :176).
+const resync = 15 * time.Minute
 
 // reconcile is one pass: the controller's rolloutContext.
 type reconcile struct {
@@ -84,13 +88,29 @@ type reconcile struct {
 // writes what the controller writes: ReplicaSet sizes and annotations,
 // Service selectors and the Rollout's status.
 func (c *Controller) Reconcile(cl *Cluster, now time.Duration) Decision {
-	r := &reconcile{c: c, cl: cl, now: now, old: cl.Status}
+	r := &reconcile{c: c, cl: cl, now: now}
 	// newRolloutContext creates the desired ReplicaSet, at 0 replicas,
-	// when none matches the template (controller.go:561-562).
+	// when none matches the template (controller.go:561-562), and records
+	// it in the Progressing condition (sync.go:255-266).
 	r.newRS = cl.ReplicaSet(cl.Template)
-	if r.newRS == nil {
+	created := r.newRS == nil
+	if created {
 		r.newRS = &ReplicaSet{Revision: cl.Template, Created: now}
 		cl.ReplicaSets = append(cl.ReplicaSets, r.newRS)
+		cl.Status.Conditions.Progressing = ReasonNewReplicaSetCreated
+	}
+	r.old = cl.Status
+	if EarlyReturnOnWrite.Contains(c.Version) {
+		// v1.10.0+: a reconcile that wrote the Rollout ends there
+		// (controller.go:451-455, context.go:62-65).
+		if created {
+			r.d.Stop = "new ReplicaSet created: the Rollout was written, the next reconcile goes on"
+			return r.d
+		}
+		if r.checkPausedConditions() {
+			r.d.Stop = "Progressing or Paused condition patched: the next reconcile goes on"
+			return r.d
+		}
 	}
 	r.stableRS = cl.ReplicaSet(r.old.StableRevision)
 	for _, rs := range cl.ReplicaSets {
@@ -155,27 +175,67 @@ func (r *reconcile) currentStep() (*v1alpha1.CanaryStep, int32) {
 	return &r.c.steps()[i], i
 }
 
-// isRollbackWithinWindow (sync.go:903-934): the desired ReplicaSet is
-// older than the stable one, and fewer than rollbackWindow.revisions
-// ReplicaSets were created between them (counting those scaled to zero).
+// isRollbackWithinWindow (sync.go:903-934).
 func (r *reconcile) isRollbackWithinWindow() bool {
 	if r.newRS == nil || r.stableRS == nil {
 		return false
 	}
-	if !(r.newRS.Created < r.stableRS.Created) {
-		return false
+	return r.c.window(r.cl.ReplicaSets, r.newRS, r.stableRS).Within
+}
+
+// Window is isRollbackWithinWindow's count, spelled out: the desired
+// ReplicaSet must be older than the stable one (metav1.Time.Before, on
+// timestamps of one-second precision: two ReplicaSets created in the same
+// second are neither before nor after each other), and fewer than
+// rollbackWindow.revisions ReplicaSets may have been created between them,
+// those scaled to zero included and an Experiment's excluded (sync.go
+// v1.8.2 :903-934, v1.9.0 :905-936, v1.10.2 :966-996).
+type Window struct {
+	// Older is the first gate: the target was created before the stable.
+	Older bool
+	// Between are the revisions counted; SameInstant those created in the
+	// same instant as the target or the stable, which Before does not count
+	// (the window widens); Experiments those an Experiment owns.
+	Between, SameInstant, Experiments []string
+	// Revisions is rollbackWindow.revisions (0 when unset).
+	Revisions int32
+	Within    bool
+}
+
+// Window counts the rollback window for a rollback from the stable
+// revision to the target, over the cluster's ReplicaSets.
+func (c *Controller) Window(cl *Cluster, target, stable string) Window {
+	t, s := cl.ReplicaSet(target), cl.ReplicaSet(stable)
+	if t == nil || s == nil {
+		return Window{}
 	}
-	w := r.c.Rollout.Spec.RollbackWindow
-	if w == nil || w.Revisions <= 0 {
-		return false
+	return c.window(cl.ReplicaSets, t, s)
+}
+
+func (c *Controller) window(all []*ReplicaSet, target, stable *ReplicaSet) Window {
+	w := Window{Older: target.Created < stable.Created}
+	if rw := c.Rollout.Spec.RollbackWindow; rw != nil {
+		w.Revisions = rw.Revisions
 	}
-	var between int32
-	for _, rs := range r.cl.ReplicaSets {
-		if rs.Created < r.stableRS.Created && r.newRS.Created < rs.Created {
-			between++
+	if !w.Older {
+		return w
+	}
+	for _, rs := range all {
+		if rs == target || rs == stable {
+			continue
+		}
+		switch {
+		case rs.Experiment:
+			// An Experiment's ReplicaSets are not revisions (:914).
+			w.Experiments = append(w.Experiments, rs.Revision)
+		case rs.Created < stable.Created && target.Created < rs.Created:
+			w.Between = append(w.Between, rs.Revision)
+		case rs.Created == target.Created || rs.Created == stable.Created:
+			w.SameInstant = append(w.SameInstant, rs.Revision)
 		}
 	}
-	return between < w.Revisions
+	w.Within = w.Revisions > 0 && int32(len(w.Between)) < w.Revisions
+	return w
 }
 
 // desiredCanaryWeight is GetCanaryReplicasOrWeight's weight for the status
@@ -184,7 +244,38 @@ func (r *reconcile) desiredCanaryWeight() int32 {
 	if r.old.PromoteFull || r.old.StableRevision == "" || r.old.CurrentRevision == r.old.StableRevision {
 		return r.c.maxWeight()
 	}
+	if r.old.Abort && r.c.dynamic() && r.stableRS != nil && DynamicAbortFollowsSteps.Contains(r.c.Version) {
+		return r.dynamicAbortWeight()
+	}
 	return r.currentSetWeight()
+}
+
+// dynamicAbortWeight is GetDesiredCanaryWeight for an aborted Rollout
+// with dynamicStableScale (utils/replicaset/canary.go v1.9.0 :512-545):
+// the last setWeight whose pods are fewer than the canary still needs,
+// counted from the stable's missing pods or the canary's available ones.
+func (r *reconcile) dynamicAbortWeight() int32 {
+	n, maxW := r.c.Replicas, r.c.maxWeight()
+	expected := n - r.stableRS.Available
+	canary := max(expected, r.newRS.Available)
+	if AbortWeightIgnoresHeldCanary.Contains(r.c.Version) && r.explicitAbortDelay() {
+		// #4900: a canary the delay keeps up must not hold the weight.
+		canary = expected
+	}
+	steps := r.c.steps()
+	for i := len(steps) - 1; i >= 0; i-- {
+		if w := steps[i].SetWeight; w != nil && rollout.WeightToReplicas(n, *w, maxW) < canary {
+			return *w
+		}
+	}
+	return 0
+}
+
+// explicitAbortDelay is HasExplicitAbortScaleDownDelay (master): the
+// Rollout sets abortScaleDownDelaySeconds, and not to 0.
+func (r *reconcile) explicitAbortDelay() bool {
+	delay, set := defaults.GetAbortScaleDownDelaySecondsOrDefault(r.c.Rollout)
+	return set && delay != nil
 }
 
 // currentSetWeight is GetCurrentSetWeight.
@@ -199,24 +290,92 @@ func (r *reconcile) currentSetWeight() int32 {
 	return rollout.SetWeightAt(r.c.Rollout, i)
 }
 
-// replicaCounts is CalculateReplicaCountsForTrafficRoutedCanary without
-// dynamicStableScale: the canary sized for the weight (ceil, then
-// minPodsPerReplicaSet), the stable left at spec.replicas.
-func (r *reconcile) replicaCounts() (canary, stable int32) {
-	n := r.c.Replicas
-	canary = rollout.MinPods(r.c.Rollout, n, rollout.WeightToReplicas(n, r.desiredCanaryWeight(), r.c.maxWeight()), r.c.Version)
-	return canary, n
+// replicaCounts is CalculateReplicaCountsForTrafficRoutedCanary
+// (utils/replicaset/canary.go v1.8.2 :341-383, v1.10.2 :377-419): the
+// canary sized for the weight (ceil, then minPodsPerReplicaSet). Without
+// dynamicStableScale the stable stays at spec.replicas; with it, the stable
+// is sized for the larger of its desired share and the share the weights
+// given (the status's, or the ones just written) still send it, and an
+// aborted canary for the larger of its desired share and its current one.
+func (r *reconcile) replicaCounts(weights *Weights) (canary, stable int32) {
+	n, maxW := r.c.Replicas, r.c.maxWeight()
+	desired := r.desiredCanaryWeight()
+	minPods := func(count int32) int32 { return rollout.MinPods(r.c.Rollout, n, count, r.c.Version) }
+	canary = minPods(rollout.WeightToReplicas(n, desired, maxW))
+	if !r.c.dynamic() {
+		return canary, n
+	}
+	stable = rollout.WeightToReplicas(n, maxW-desired, maxW)
+	if weights != nil {
+		stable = max(stable, rollout.WeightToReplicas(n, weights.Stable, maxW))
+		if r.old.Abort {
+			canary = max(rollout.WeightToReplicas(n, weights.Canary, maxW), canary)
+		}
+	}
+	return minPods(canary), minPods(stable)
 }
 
 // atDesiredReplicaCounts is AtDesiredReplicaCountsForCanary with traffic
-// routing: the canary has exactly its desired pods, all available, and the
-// stable exactly its desired pods created.
-func (r *reconcile) atDesiredReplicaCounts() bool {
-	canary, stable := r.replicaCounts()
+// routing (utils/replicaset/canary.go v1.8.2 :31-56): the canary has
+// exactly its desired pods, all available, and, without
+// dynamicStableScale, the stable exactly its desired pods created.
+func (r *reconcile) atDesiredReplicaCounts(weights *Weights) bool {
+	canary, stable := r.replicaCounts(weights)
 	if r.newRS == nil || r.newRS.Replicas != canary || r.newRS.Available != canary {
 		return false
 	}
+	if r.c.dynamic() {
+		return true
+	}
 	return r.stableRS != nil && r.stableRS.Replicas == stable && r.stableRS.Pods == stable
+}
+
+// dynamicRollbackToStable is isDynamicallyRollingBackToStable (canary.go
+// v1.8.2 :259-272, utils/rollout v1.9.0 :29-45): with dynamicStableScale, an
+// update interrupted by going back to the stable (fully promoted again)
+// while the weights still name the interrupted canary and the stable is not
+// whole. It returns that canary's revision.
+func (r *reconcile) dynamicRollbackToStable() (string, bool) {
+	if !r.fullyPromoted() || !r.c.dynamic() || r.old.Weights == nil {
+		return "", false
+	}
+	prev := r.old.Weights.CanaryRevision
+	if prev == r.newRS.Revision || r.newRS.Available >= r.c.Replicas {
+		return "", false
+	}
+	return prev, true
+}
+
+// abortWeight is calculateDesiredWeightOnAbortOrStableRollback: 0 without
+// dynamicStableScale; with it, the share the stable's available pods
+// cannot carry, never above the weight already written (v1.8.2
+// trafficrouting.go :337-351), and from v1.9.0 stepping down through the
+// setWeight steps (:360-395).
+func (r *reconcile) abortWeight() int32 {
+	n, maxW := r.c.Replicas, r.c.maxWeight()
+	if !r.c.dynamic() || r.stableRS == nil || n == 0 {
+		return 0
+	}
+	expected := max(0, maxW-maxW*r.stableRS.Available/n)
+	if !DynamicAbortFollowsSteps.Contains(r.c.Version) {
+		if r.old.Weights != nil {
+			expected = min(expected, r.old.Weights.Canary)
+		}
+		return expected
+	}
+	desired := r.desiredCanaryWeight()
+	if r.old.Weights == nil {
+		return max(expected, desired)
+	}
+	current := r.old.Weights.Canary
+	if desired <= 0 {
+		return min(expected, current)
+	}
+	if maxW*r.stableRS.Available/n < maxW-desired {
+		// The stable is still growing: keep the weight.
+		return current
+	}
+	return min(desired, current)
 }
 
 // reconcileServices is reconcileStableAndCanaryService (service.go:253-291)
@@ -225,6 +384,11 @@ func (r *reconcile) atDesiredReplicaCounts() bool {
 func (r *reconcile) reconcileServices() {
 	if r.stableRS != nil && r.stableRS.Available > 0 {
 		r.cl.StableSelector = r.stableRS.Revision
+	}
+	// Going back to a stable that is not whole, the canary Service stays
+	// on the interrupted canary (service.go v1.8.2 :270-279).
+	if _, back := r.dynamicRollbackToStable(); back {
+		return
 	}
 	if r.newRS != nil && r.newRS.Available > 0 {
 		r.cl.CanarySelector = r.newRS.Revision
@@ -236,34 +400,47 @@ func (r *reconcile) reconcileServices() {
 // SetWeight. It returns why the reconcile stops, or "".
 func (r *reconcile) reconcileTrafficRouting() string {
 	c := r.c
-	step, index := r.currentStep()
-	_ = step
+	_, index := r.currentStep()
 	var desired int32
 	canaryRev := r.newRS.Revision
+	prev, back := r.dynamicRollbackToStable()
 	switch {
+	case back:
+		// :187 going back to a stable that is not whole, with
+		// dynamicStableScale: the weight between the interrupted canary and
+		// the stable follows what the stable can carry.
+		r.d.Branch = "dynamic rollback to the stable"
+		desired = r.abortWeight()
+		canaryRev = prev
 	case r.fullyPromoted():
 		// :194 RemoveManagedRoutes; the weight stays 0.
 		r.d.Branch = "fully promoted"
 	case r.aborted():
 		// :199 calculateDesiredWeightOnAbortOrStableRollback: 0 without
-		// dynamicStableScale; the canary Service goes back to the stable.
+		// dynamicStableScale, and the canary Service goes back to the
+		// stable; with it, the share the stable cannot carry yet, and the
+		// Service moves once that is 0 (:201).
 		r.d.Branch = "aborted"
-		if r.stableRS != nil {
+		desired = r.abortWeight()
+		if r.stableRS != nil && (!r.c.dynamic() || desired == 0) {
 			r.cl.CanarySelector = r.stableRS.Revision
 		}
 	case r.newRS.Available == 0:
 		// :217 never weight to a canary with no available pod.
 		r.d.Branch = "canary has 0 available"
 	case r.old.PromoteFull:
-		// :229 promote --full freezes the current weight.
+		// :229 promote --full freezes the current weight; with
+		// dynamicStableScale it follows the canary's available pods (:233).
 		r.d.Branch = "promote full"
-		if r.old.Weights != nil {
+		if r.c.dynamic() {
+			desired = r.c.maxWeight() * r.newRS.Available / r.c.Replicas
+		} else if r.old.Weights != nil {
 			desired = r.old.Weights.Canary
 		}
 	default:
 		// :243 the step index.
 		switch {
-		case !r.atDesiredReplicaCounts():
+		case !r.atDesiredReplicaCounts(nil):
 			// :245-252 the canary is short: walk back from index-1 to the
 			// previous setWeight.
 			r.d.Branch = "backward walk"
@@ -303,7 +480,7 @@ func (r *reconcile) reconcileTrafficRouting() string {
 	}
 	r.d.Weight = &desired
 	// calculateWeightStatus (:371-395).
-	w := &Weights{Canary: desired, CanaryRevision: canaryRev}
+	w := &Weights{Canary: desired, Stable: c.maxWeight() - desired, CanaryRevision: canaryRev}
 	if r.stableRS != nil {
 		w.StableRevision = r.stableRS.Revision
 	}
@@ -349,7 +526,9 @@ func (r *reconcile) updateHash(canaryRev string) string {
 			if rs.Revision != stableRev && rs.Revision != canaryRev {
 				continue
 			}
-			if r.aborted() && rs.Revision == canaryRev {
+			// AbortOrDynamicRollbackToStable (utils/rollout v1.9.0 :50-66).
+			_, back := r.dynamicRollbackToStable()
+			if (r.old.Abort || back) && rs.Revision == canaryRev {
 				continue
 			}
 		}
@@ -414,9 +593,10 @@ func (r *reconcile) beforeStartingStep() bool {
 // reconcileReplicaSets is reconcileCanaryReplicaSets (canary.go:433-469):
 // stable, then canary, then the others; it reports whether it scaled.
 func (r *reconcile) reconcileReplicaSets() bool {
+	r.removeScaleDownDeadlines()
 	// The stable's size uses the weights read at the start (canary.go:116).
 	if r.stableRS != nil && r.stableRS != r.newRS {
-		if _, stable := r.replicaCounts(); r.scale(r.stableRS, stable) {
+		if _, stable := r.replicaCounts(r.old.Weights); r.scale(r.stableRS, stable) {
 			return true
 		}
 	}
@@ -424,6 +604,18 @@ func (r *reconcile) reconcileReplicaSets() bool {
 		return true
 	}
 	return r.scaleDownOthers()
+}
+
+// removeScaleDownDeadlines (replicaset.go v1.8.2 :100-117): the desired
+// ReplicaSet, unless an abort holds it, and the stable lose their
+// scale-down deadline.
+func (r *reconcile) removeScaleDownDeadlines() {
+	if !r.delayScaleDownOnAbort() {
+		r.newRS.ScaleDownAt = nil
+	}
+	if r.stableRS != nil {
+		r.stableRS.ScaleDownAt = nil
+	}
 }
 
 func (r *reconcile) scale(rs *ReplicaSet, n int32) bool {
@@ -441,15 +633,21 @@ func (r *reconcile) scale(rs *ReplicaSet, n int32) bool {
 // the weight; on abort it stays up until abortScaleDownDelaySeconds after
 // the stable is fully available.
 func (r *reconcile) reconcileNewReplicaSet() bool {
-	n, _ := r.replicaCounts()
+	// NewRSNewReplicas sizes it with the weights just written.
+	n, _ := r.replicaCounts(r.newWeights)
 	if r.delayScaleDownOnAbort() {
 		delay, _ := defaults.GetAbortScaleDownDelaySecondsOrDefault(r.c.Rollout)
 		switch {
 		case r.newRS.ScaleDownAt != nil:
-			if *r.newRS.ScaleDownAt > r.now {
-				return false
+			if at := *r.newRS.ScaleDownAt; at > r.now {
+				if at-r.now < resync {
+					return false
+				}
+				// A deadline further than a resync away is not waited for
+				// (:144): the canary is sized as it would be without it.
+			} else {
+				n = 0
 			}
-			n = 0
 		case delay != nil:
 			// Only once the stable can take all the traffic (v1.10.0
 			// tolerates a stable above spec.replicas: >=).
@@ -472,8 +670,13 @@ func (r *reconcile) delayScaleDownOnAbort() bool {
 	if !r.aborted() || r.stableRS == nil {
 		return false
 	}
-	delay, _ := defaults.GetAbortScaleDownDelaySecondsOrDefault(r.c.Rollout)
-	return delay != nil
+	delay, set := defaults.GetAbortScaleDownDelaySecondsOrDefault(r.c.Rollout)
+	if delay == nil {
+		return false
+	}
+	// dynamicStableScale drains the canary as the weight steps down,
+	// unless the Rollout asks for a delay (:205-208).
+	return !r.c.dynamic() || set
 }
 
 // scaleDownOthers is scaleDownOldReplicaSetsForCanary (canary.go:168-250)
@@ -507,8 +710,10 @@ func (r *reconcile) scaleDownOthers() bool {
 			break
 		}
 		desired := int32(0)
-		if r.fullyPromoted() || rs.ScaleDownAt != nil {
-			// scaleDownDelayHelper (replicaset.go:282-319).
+		if (r.fullyPromoted() || rs.ScaleDownAt != nil) && !r.c.dynamic() {
+			// scaleDownDelayHelper (replicaset.go:282-319); with
+			// dynamicStableScale the previous stable goes at once (canary.go
+			// :215-217).
 			if rs.ScaleDownAt == nil {
 				at := r.now + defaults.GetScaleDownDelaySecondsOrDefault(r.c.Rollout)
 				rs.ScaleDownAt = &at
@@ -574,7 +779,8 @@ func (r *reconcile) completedCurrentStep() bool {
 		}
 		return false
 	case step.SetWeight != nil:
-		return r.atDesiredReplicaCounts()
+		// With the weights this reconcile wrote (canary.go :318).
+		return r.atDesiredReplicaCounts(r.newWeights)
 	}
 	return false
 }
@@ -609,6 +815,7 @@ func (r *reconcile) shouldFullPromote() string {
 // persistRolloutStatus's pause arithmetic (pause.go:59-117).
 func (r *reconcile) syncStatus() {
 	ns := r.cl.Status
+	ns.Counts = r.counts()
 	ns.Weights = r.newWeights
 	ns.CurrentRevision = r.newRS.Revision
 	// calculateBaseStatus: promoteFull survives only while updating.
@@ -694,6 +901,7 @@ func (r *reconcile) persist(ns Status) {
 		// An aborted status keeps no pause condition: CalculatePauseStatus
 		// returns before copying them (pause.go:67-75).
 		ns.Abort = true
+		r.conditions(&ns)
 		r.cl.Status = ns
 		return
 	}
@@ -712,6 +920,7 @@ func (r *reconcile) persist(ns Status) {
 			ns.ControllerPause = r.old.ControllerPause || (r.addPause && r.old.PauseStart == nil)
 		}
 	}
+	r.conditions(&ns)
 	r.cl.Status = ns
 }
 
@@ -721,4 +930,107 @@ func cloneWeights(w *Weights) *Weights {
 	}
 	c := *w
 	return &c
+}
+
+// counts is calculateBaseStatus's replica counts (sync.go :394-424) over
+// the ReplicaSets as the reconcile read them.
+func (r *reconcile) counts() Counts {
+	var n Counts
+	for _, rs := range r.cl.ReplicaSets {
+		n.Replicas += rs.Pods
+		n.Available += rs.Available
+	}
+	n.Updated = r.newRS.Pods
+	return n
+}
+
+// checkPausedConditions (sync.go :485-558) reconciles the Progressing and
+// Paused conditions with the pause conditions the status holds, and
+// reports whether it patched them (from v1.10.0 the reconcile then ends).
+func (r *reconcile) checkPausedConditions() bool {
+	cur := r.old.Conditions
+	next := cur
+	paused := r.old.PauseStart != nil
+	progressingPaused := cur.Progressing == ReasonPaused
+	abortedCondition := cur.Progressing == ReasonAborted
+	completed := r.old.StableRevision != "" && r.old.StableRevision == r.old.CurrentRevision
+	if paused != progressingPaused && !abortedCondition && !completed {
+		next.Progressing = ReasonResumed
+		if paused {
+			next.Progressing = ReasonPaused
+		}
+	}
+	if !r.old.Abort && abortedCondition {
+		next.Progressing = ReasonRetry
+	}
+	if paused != (cur.Paused == "True") && !abortedCondition {
+		next.Paused = conditionStatus(paused)
+	}
+	if next == cur {
+		return false
+	}
+	r.cl.Status.Conditions = next
+	return true
+}
+
+// conditions is calculateRolloutConditions (sync.go v1.10.2 :623-756) for
+// the conditions the controller reads back. From v1.10.0 it runs after the
+// pause status is calculated and reads the new pause conditions; v1.8.x and
+// v1.9.x read the old ones (v1.9.0 :587-588) and never read the conditions
+// back, so there they are bookkeeping only. Not modelled: the progress
+// deadline (a Progressing condition timed out changes no decision the twin
+// makes) and status.observedGeneration (taken as current).
+func (r *reconcile) conditions(ns *Status) {
+	paused := r.old.PauseStart != nil
+	if EarlyReturnOnWrite.Contains(r.c.Version) {
+		paused = ns.PauseStart != nil
+	}
+	aborted := r.aborted()
+	healthy := r.healthy(ns)
+	cond := &ns.Conditions
+	becameUnhealthy := false
+	if !paused && healthy {
+		cond.Healthy = "True"
+	} else if cond.Healthy != "" {
+		becameUnhealthy = cond.Healthy != "False"
+		cond.Healthy = "False"
+	}
+	if aborted {
+		cond.Progressing = ReasonAborted
+		return
+	}
+	switch {
+	case healthy:
+		cond.Progressing = ReasonNewReplicaSetAvailable
+	case r.progressing(ns) || becameUnhealthy:
+		cond.Progressing = ReasonReplicaSetUpdated
+		if ns.StableRevision == ns.CurrentRevision && becameUnhealthy {
+			cond.Progressing = ReasonReplicaSetNotAvailable
+		}
+	}
+}
+
+// healthy is conditions.RolloutHealthy (utils/conditions v1.10.2 :286-313)
+// for a canary.
+func (r *reconcile) healthy(ns *Status) bool {
+	n := r.c.Replicas
+	steps := r.c.stepCount()
+	allSteps := steps == 0 || ns.StepIndex == nil || *ns.StepIndex == steps
+	return ns.Counts.Updated == n && ns.Counts.Available == n && allSteps &&
+		ns.StableRevision != "" && ns.StableRevision == ns.CurrentRevision && ns.Counts.Replicas == n
+}
+
+// progressing is conditions.RolloutProgressing (:253-282) for a canary.
+func (r *reconcile) progressing(ns *Status) bool {
+	o, n := r.old.Counts, ns.Counts
+	stepMoved := ns.StepIndex != nil && r.old.StepIndex != nil && *ns.StepIndex != *r.old.StepIndex
+	return n.Updated != o.Updated || n.Replicas-n.Updated < o.Replicas-o.Updated || n.Available > o.Available ||
+		ns.StableRevision != r.old.StableRevision || stepMoved
+}
+
+func conditionStatus(b bool) string {
+	if b {
+		return "True"
+	}
+	return "False"
 }

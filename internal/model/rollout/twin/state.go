@@ -30,13 +30,51 @@ type ReplicaSet struct {
 	Available int32
 	// ScaleDownAt is the scale-down-deadline annotation, when set.
 	ScaleDownAt *time.Duration
+	// Experiment is set on a ReplicaSet an Experiment owns (the
+	// experiment-name annotation): the rollback window does not count it.
+	Experiment bool
 }
 
 // Weights is status.canary.weights: the weight last written to the router.
 type Weights struct {
-	Canary         int32
+	Canary int32
+	// Stable is the stable's weight (maxTrafficWeight - Canary without
+	// experiments): dynamicStableScale sizes the stable from it.
+	Stable         int32
 	CanaryRevision string
 	StableRevision string
+}
+
+// The Progressing condition's reasons the controller writes and reads
+// (utils/conditions/conditions.go).
+const (
+	ReasonNewReplicaSetCreated   = "NewReplicaSetCreated"
+	ReasonReplicaSetUpdated      = "ReplicaSetUpdated"
+	ReasonNewReplicaSetAvailable = "NewReplicaSetAvailable"
+	ReasonReplicaSetNotAvailable = "ReplicaSetNotAvailable"
+	ReasonPaused                 = "RolloutPaused"
+	ReasonResumed                = "RolloutResumed"
+	ReasonAborted                = "RolloutAborted"
+	ReasonRetry                  = "RolloutRetry"
+)
+
+// Conditions are the status conditions the controller reads back: from
+// v1.10.0 a reconcile that patches them ends there (checkPausedConditions).
+type Conditions struct {
+	// Progressing is the Progressing condition's reason, "" when absent.
+	Progressing string
+	// Paused and Healthy are the Paused and Healthy conditions' status:
+	// "True", "False", or "" when absent.
+	Paused, Healthy string
+}
+
+// Counts are the replica counts of the status (calculateBaseStatus):
+// RolloutProgressing compares them with the previous reconcile's. Ready
+// pods are available pods in the twin (minReadySeconds 0).
+type Counts struct {
+	// Replicas sums status.replicas over all ReplicaSets, Updated is the
+	// desired ReplicaSet's, Available sums status.availableReplicas.
+	Replicas, Updated, Available int32
 }
 
 // AnalysisPhase is an AnalysisRun's phase.
@@ -74,6 +112,17 @@ type Status struct {
 	Weights    *Weights
 	// Background is status.canary.currentBackgroundAnalysisRunStatus.
 	Background *AnalysisRun
+	Conditions Conditions
+	Counts     Counts
+}
+
+// Promoted is the status of a Rollout fully promoted to revision, as the
+// controller leaves it: at the end of its steps, healthy, every pod of the
+// revision counted.
+func Promoted(revision string, steps int32, counts Counts) Status {
+	end := steps
+	return Status{CurrentRevision: revision, StableRevision: revision, StepIndex: &end,
+		Conditions: Conditions{Progressing: ReasonNewReplicaSetAvailable, Healthy: "True"}, Counts: counts}
 }
 
 // Cluster is what the API server holds for one Rollout between reconciles.

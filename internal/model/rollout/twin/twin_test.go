@@ -1,11 +1,15 @@
 package twin
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"backfire.dev/backfire/internal/model/rollout"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -166,5 +170,103 @@ func TestGateDenominator(t *testing.T) {
 	c.Version = "v1.8.2"
 	if r.stableHasCapacity(950) {
 		t.Error("v1.8.2 divides by 100: 950 x 10 / 100 = 95 pods")
+	}
+}
+
+// deploy builds a plain update: 10 replicas, steps [20, pause 20s, 50,
+// pause 20s], from r1 (stable, all available) to r2.
+func deploy(version string, dynamic bool) (*Controller, *Cluster) {
+	ro := &v1alpha1.Rollout{}
+	pause20 := v1alpha1.CanaryStep{Pause: &v1alpha1.RolloutPause{Duration: ptrDuration(20)}}
+	ro.Spec.Strategy.Canary = &v1alpha1.CanaryStrategy{
+		Steps:          []v1alpha1.CanaryStep{set(20), pause20, set(50), pause20},
+		TrafficRouting: &v1alpha1.RolloutTrafficRouting{}, CanaryService: "canary", StableService: "stable",
+		DynamicStableScale: dynamic,
+	}
+	c, err := NewController(ro, 10, version)
+	if err != nil {
+		panic(err)
+	}
+	cl := &Cluster{Template: "r2", CanarySelector: "r1", StableSelector: "r1",
+		ReplicaSets: []*ReplicaSet{{Revision: "r1", Created: -time.Minute, Replicas: 10, Pods: 10, Available: 10}},
+		Status:      Promoted("r1", 4, Counts{Replicas: 10, Updated: 10, Available: 10})}
+	return c, cl
+}
+
+func ptrDuration(s int) *intstr.IntOrString { v := intstr.FromString(fmt.Sprintf("%ds", s)); return &v }
+
+// TestEarlyReturnsFromV1100: v1.10 ends the reconcile that created the new
+// ReplicaSet, and the one that patched the Progressing condition when a
+// pause starts; v1.9 carries on in both.
+func TestEarlyReturnsFromV1100(t *testing.T) {
+	for _, tc := range []struct {
+		version string
+		early   bool
+	}{{"v1.9.0", false}, {"v1.10.2", true}} {
+		c, cl := deploy(tc.version, false)
+		d := c.Reconcile(cl, 0)
+		created := strings.HasPrefix(d.Stop, "new ReplicaSet created")
+		// v1.9 goes on to the status sync, which marks progress.
+		want := ReasonReplicaSetUpdated
+		if tc.early {
+			want = ReasonNewReplicaSetCreated
+		}
+		if created != tc.early || cl.ReplicaSet("r2") == nil || cl.Status.Conditions.Progressing != want {
+			t.Errorf("%s: first reconcile stop %q, conditions %+v", tc.version, d.Stop, cl.Status.Conditions)
+		}
+		if tc.early && cl.Status.CurrentRevision != "r1" {
+			t.Errorf("%s: the early return wrote the status: current %s", tc.version, cl.Status.CurrentRevision)
+		}
+		// Play the update to its first pause.
+		patched := false
+		for now := time.Second; now < 40*time.Second && !patched; now += time.Second {
+			for _, rs := range cl.ReplicaSets {
+				rs.Pods, rs.Available = rs.Replicas, rs.Replicas
+			}
+			d = c.Reconcile(cl, now)
+			patched = strings.HasPrefix(d.Stop, "Progressing or Paused condition patched")
+		}
+		if patched != tc.early {
+			t.Errorf("%s: a reconcile ended on the condition patch: %v", tc.version, patched)
+		}
+		if tc.early && (cl.Status.Conditions.Progressing != ReasonPaused || cl.Status.Conditions.Paused != "True") {
+			t.Errorf("%s: conditions after the pause started %+v", tc.version, cl.Status.Conditions)
+		}
+	}
+}
+
+// TestAbortWeightWithAnExplicitDelay: with dynamicStableScale and an
+// explicit abortScaleDownDelaySeconds, released controllers let the
+// canary's available pods hold the abort weight up (a canary the delay
+// keeps whole keeps it at its last setWeight); #4900, on master only, does
+// not. No release modelled enables it.
+func TestAbortWeightWithAnExplicitDelay(t *testing.T) {
+	for _, v := range []string{rollout.OldestVersion, "v1.8.2", "v1.9.0", "v1.10.0", "v1.10.2", rollout.DefaultVersion} {
+		if AbortWeightIgnoresHeldCanary.Contains(v) {
+			t.Errorf("release %s enables #4900, which no release ships", v)
+		}
+	}
+	weight := func(version string) int32 {
+		c, cl := deploy(version, true)
+		thirty := int32(30)
+		c.Rollout.Spec.Strategy.Canary.AbortScaleDownDelaySeconds = &thirty
+		// Aborted at setWeight 50: canary 5 available, stable scaled to 5
+		// and grown back to 8 of 10.
+		cl.ReplicaSets = append(cl.ReplicaSets, &ReplicaSet{Revision: "r2", Replicas: 5, Pods: 5, Available: 5})
+		cl.ReplicaSet("r1").Available = 8
+		two := int32(2)
+		cl.Status.CurrentRevision, cl.Status.StepIndex, cl.Status.Abort = "r2", &two, true
+		r := &reconcile{c: c, cl: cl, old: cl.Status, newRS: cl.ReplicaSet("r2"), stableRS: cl.ReplicaSet("r1")}
+		return r.dynamicAbortWeight()
+	}
+	// The canary's 5 available pods outnumber the 2 the stable misses: the
+	// last setWeight below 5 pods is 20 (2 pods).
+	if w := weight("v1.10.2"); w != 20 {
+		t.Errorf("v1.10.2: abort weight %d, want 20", w)
+	}
+	// #4900 counts only the 2 pods the stable misses: the last setWeight
+	// under 2 pods is none, so 0.
+	if w := weight(Unreleased); w != 0 {
+		t.Errorf("#4900: abort weight %d, want 0", w)
 	}
 }
