@@ -1,6 +1,10 @@
 package index
 
-import "slices"
+import (
+	"slices"
+
+	"k8s.io/apimachinery/pkg/labels"
+)
 
 // A Recorder remembers what the index answered to one rule pass made
 // before the index was complete, so that the pass can be judged afterwards:
@@ -26,11 +30,15 @@ const (
 	opNamed
 	opScalers
 	opRunBy
+	opList
+	opPodSets
 )
 
 type query struct {
-	op     op
-	key    key
+	op  op
+	key key
+	// filter is the question of PodSetsWhere.
+	filter *PodFilter
 	found  bool
 	answer Ordinal
 }
@@ -58,6 +66,8 @@ func (r *Recorder) Asked() []string {
 			a = Autoscalers
 		case opRunBy:
 			a = WorkloadRefs
+		case opPodSets:
+			a = PodSets
 		}
 		if !slices.Contains(out, a) {
 			out = append(out, a)
@@ -134,6 +144,21 @@ func (ix *Index) answer(q query) (bool, Ordinal) {
 		for _, e := range ix.workloadRefs[q.key] {
 			h.add(e.ord)
 		}
+	case opList:
+		for _, e := range ix.byKind[q.key.kind] {
+			if q.key.namespace == "" || normalNamespace(e.namespace) == q.key.namespace {
+				h.add(e.ord)
+			}
+		}
+	case opPodSets:
+		match := func(PodSet) bool { return true }
+		if q.filter != nil {
+			match = q.filter.Match
+		} else if sel, err := labels.Parse(q.key.name); err == nil {
+			match = func(ps PodSet) bool { return sel.Matches(labels.Set(ps.Labels)) }
+		}
+		_, a := ix.selectedLocked(q.key.namespace, match)
+		return true, a
 	}
 	return true, Ordinal(h)
 }
