@@ -33,6 +33,8 @@ type PodSet struct {
 	// HostNetwork pods use the node's network: network policies do not
 	// select them.
 	HostNetwork bool
+	// ServiceName is a StatefulSet's governing Service (spec.serviceName).
+	ServiceName string
 	// Scalable: the pods' controller has a scale subresource (Deployment,
 	// StatefulSet, ReplicaSet, ReplicationController, Rollout), which the
 	// disruption controller asks how many pods to expect. Jobs, CronJobs,
@@ -68,6 +70,8 @@ func podSetOf(o *object.Object, ord Ordinal) (podSetEntry, bool) {
 		}
 	case *appsv1.DaemonSet:
 		e.PerNode, e.Scalable = true, false
+	case *appsv1.StatefulSet:
+		e.ServiceName = v.Spec.ServiceName
 	case *batchv1.Job:
 		e.replicas, e.Scalable = parallelism(v.Spec.Parallelism), false
 	case *batchv1.CronJob:

@@ -13,3 +13,17 @@ type BF303Evidence struct {
 	OtherBudget                string   `json:"otherBudget,omitempty" doc:"the other PodDisruptionBudget that selects the same pods"`
 	Controller                 string   `json:"controller,omitempty" doc:"the selected pods' controller that has no scale subresource"`
 }
+
+// BF302Evidence: a StatefulSet whose cluster cannot form again.
+type BF302Evidence struct {
+	Case                string `json:"case" doc:"ordered-ready (pod 0 waits for peers that are created only after it is Ready) or peers-unresolvable (peers' DNS names have no record until they are Ready)"`
+	StatefulSet         string `json:"statefulSet" doc:"the StatefulSet"`
+	Replicas            int32  `json:"replicas" doc:"its replicas (the lowest count when autoscaled)"`
+	Quorum              int32  `json:"quorum" doc:"floor(replicas / 2) + 1: the members a majority needs"`
+	Server              string `json:"server" doc:"the clustered server"`
+	Readiness           string `json:"readiness" doc:"the readiness check that needs the cluster"`
+	Needs               string `json:"needs" doc:"what it needs, and where that was read"`
+	PodManagementPolicy string `json:"podManagementPolicy" doc:"spec.podManagementPolicy, OrderedReady when unset"`
+	Service             string `json:"service,omitempty" doc:"the governing headless Service (peers-unresolvable)"`
+	PeerAddress         string `json:"peerAddress,omitempty" doc:"where the pods name their peers through that Service (peers-unresolvable)"`
+}
