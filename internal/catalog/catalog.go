@@ -19,6 +19,7 @@ import (
 	_ "backfire.dev/backfire/internal/rules/resources"
 	_ "backfire.dev/backfire/internal/rules/restarts"
 	_ "backfire.dev/backfire/internal/rules/rollouts"
+	_ "backfire.dev/backfire/internal/rules/supply"
 	_ "backfire.dev/backfire/internal/rules/suppression"
 )
 

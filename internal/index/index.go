@@ -88,6 +88,8 @@ type state struct {
 	// podSets holds every workload's labels and counts, by namespace
 	// (see PodSet).
 	podSets map[string][]podSetEntry
+	// filtered holds the pod sets each registered PodFilter matches.
+	filtered map[*PodFilter][]podSetEntry
 	// load reads a dropped object again, for a frozen index.
 	load func(Ordinal) *object.Object
 }
@@ -127,6 +129,7 @@ func New() *Index {
 		scalers:      map[key][]scaler{},
 		workloadRefs: map[key][]entry{},
 		podSets:      map[string][]podSetEntry{},
+		filtered:     map[*PodFilter][]podSetEntry{},
 	}}
 }
 
@@ -162,6 +165,13 @@ func (ix *Index) Add(o *object.Object, ord Ordinal, keep bool) {
 		list := ix.podSets[ns]
 		i, _ := slices.BinarySearchFunc(list, ord, func(x podSetEntry, o Ordinal) int { return cmp.Compare(x.ord, o) })
 		ix.podSets[ns] = slices.Insert(list, i, ps)
+		for _, f := range registeredFilters() {
+			if f.Match(ps.PodSet) {
+				l := ix.filtered[f]
+				i, _ := slices.BinarySearchFunc(l, ord, func(x podSetEntry, o Ordinal) int { return cmp.Compare(x.ord, o) })
+				ix.filtered[f] = slices.Insert(l, i, ps)
+			}
+		}
 	}
 	switch v := o.Typed.(type) {
 	case *autoscalingv2.HorizontalPodAutoscaler:

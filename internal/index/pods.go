@@ -2,6 +2,7 @@ package index
 
 import (
 	"slices"
+	"sync"
 
 	rolloutsv1alpha1 "github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -113,19 +114,56 @@ func (ix *Index) Selected(namespace string, sel labels.Selector) []PodSet {
 }
 
 // PodFilter picks pod sets across namespaces (the workloads that run a
-// container registry). A filter is a package-level value: the index
-// recognises a question by the filter's address.
+// container registry) by what their own template says. Filters are
+// registered once (RegisterPodFilter): the index applies each to every
+// workload as it is added, so that asking costs what the answer holds,
+// not a walk over every workload of the input.
 type PodFilter struct {
 	Name  string
 	Match func(PodSet) bool
 }
 
-// PodSetsWhere returns the workloads of every namespace that f matches, in
-// input order.
+var podFilters struct {
+	sync.Mutex
+	list []*PodFilter
+}
+
+// RegisterPodFilter makes f a question PodSetsWhere can answer; call it
+// from a package-level variable's initialiser, before any index is built.
+func RegisterPodFilter(f *PodFilter) *PodFilter {
+	podFilters.Lock()
+	defer podFilters.Unlock()
+	podFilters.list = append(podFilters.list, f)
+	return f
+}
+
+func registeredFilters() []*PodFilter {
+	podFilters.Lock()
+	defer podFilters.Unlock()
+	return slices.Clip(podFilters.list)
+}
+
+// PodSetsWhere returns the workloads of every namespace that the
+// registered filter f matches, in input order. A Rollout with workloadRef
+// is judged without its Deployment's template.
 func (ix *Index) PodSetsWhere(f *PodFilter) []PodSet {
-	out, h := ix.selected("", f.Match)
+	ix.mu.RLock()
+	out, h := ix.filteredLocked(f)
+	ix.mu.RUnlock()
 	ix.note(query{op: opPodSets, key: key{"", "", f.Name}, filter: f}, true, h)
 	return out
+}
+
+func (ix *Index) filteredLocked(f *PodFilter) ([]PodSet, Ordinal) {
+	var out []PodSet
+	var h hash
+	for _, e := range ix.filtered[f] {
+		h.add(e.ord)
+		ps := e.PodSet
+		ps.Replicas = ix.replicasLocked(e, &h)
+		out = append(out, ps)
+	}
+	return out, Ordinal(h)
 }
 
 // selected lists the matching pod sets of namespace ns (every namespace

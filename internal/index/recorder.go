@@ -151,10 +151,12 @@ func (ix *Index) answer(q query) (bool, Ordinal) {
 			}
 		}
 	case opPodSets:
-		match := func(PodSet) bool { return true }
 		if q.filter != nil {
-			match = q.filter.Match
-		} else if sel, err := labels.Parse(q.key.name); err == nil {
+			_, a := ix.filteredLocked(q.filter)
+			return true, a
+		}
+		match := func(PodSet) bool { return true }
+		if sel, err := labels.Parse(q.key.name); err == nil {
 			match = func(ps PodSet) bool { return sel.Matches(labels.Set(ps.Labels)) }
 		}
 		_, a := ix.selectedLocked(q.key.namespace, match)
