@@ -115,6 +115,9 @@ func runBF304(p *rules.Pass) {
 	if udp && tcp {
 		return
 	}
+	if applying[0] != p.Object {
+		return // reported once, on the first policy of the input that applies: its fix is enough
+	}
 	ev := BF304Evidence{Selects: selects, Policies: names(applying), UDP: udp, TCP: tcp, Why: why}
 	who := "the pods labeled " + selectorText(&np.Spec.PodSelector)
 	if len(selects) > 0 {
