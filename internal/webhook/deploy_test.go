@@ -3,13 +3,16 @@ package webhook
 import (
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 
+	"backfire.dev/backfire/internal/cluster"
 	"backfire.dev/backfire/internal/helm"
 	"backfire.dev/backfire/internal/object"
 	"backfire.dev/backfire/internal/scan"
@@ -76,8 +79,11 @@ func checkDeployment(t *testing.T, objs []*object.Object) {
 				t.Errorf("HPA minReplicas %v, want 2 or more", v.Spec.MinReplicas)
 			}
 		case nil:
-			if o.Kind == "ValidatingWebhookConfiguration" {
+			switch o.Kind {
+			case "ValidatingWebhookConfiguration":
 				checkWebhookConfig(t, o)
+			case "ClusterRole":
+				checkContextRBAC(t, o)
 			}
 		}
 	}
@@ -86,6 +92,37 @@ func checkDeployment(t *testing.T, objs []*object.Object) {
 		if kinds[k] != 1 {
 			t.Errorf("%d %s, want 1", kinds[k], k)
 		}
+	}
+}
+
+// checkContextRBAC: the webhook's ClusterRole lets it list and watch every
+// kind its informer caches hold (ContextKinds), and nothing more.
+func checkContextRBAC(t *testing.T, o *object.Object) {
+	t.Helper()
+	var role rbacv1.ClusterRole
+	if err := json.Unmarshal(o.Doc.JSON, &role); err != nil {
+		t.Fatal(err)
+	}
+	granted := map[string]bool{}
+	for _, r := range role.Rules {
+		for _, v := range r.Verbs {
+			if v != "get" && v != "list" && v != "watch" {
+				t.Errorf("ClusterRole %s grants %s: the webhook only reads", o.Name, v)
+			}
+		}
+		for _, g := range r.APIGroups {
+			for _, res := range r.Resources {
+				granted[g+"/"+res] = slices.Contains(r.Verbs, "list") && slices.Contains(r.Verbs, "watch")
+			}
+		}
+	}
+	for _, k := range cluster.DefaultKinds {
+		if slices.Contains(ContextKinds, k.Kind) && !granted[k.Group+"/"+k.Resource] {
+			t.Errorf("ClusterRole %s does not let the webhook list and watch %s, which its cache holds", o.Name, k.Name())
+		}
+	}
+	if len(granted) != len(ContextKinds) {
+		t.Errorf("ClusterRole %s grants %d resources, the cache holds %d kinds", o.Name, len(granted), len(ContextKinds))
 	}
 }
 
