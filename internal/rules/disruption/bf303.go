@@ -350,8 +350,8 @@ func (b *budget) unready() (rules.Report, bool) {
 	ev.ExpectedPods, ev.DesiredHealthy, ev.DisruptionsAllowed = 1, want, 1-want
 	ps := b.sets[0]
 	sev, what := finding.Info, ""
-	if v, stateful := statefulOrDatabase(ps); stateful {
-		sev, what = finding.Warning, "; "+v+": a crash-looping database is the pod a drain most needs to move, and this is when it cannot"
+	if v, noun, stateful := statefulOrDatabase(ps); stateful {
+		sev, what = finding.Warning, "; "+v+": a crash-looping "+noun+" is the pod a drain most needs to move, and this is when it cannot"
 	}
 	msg := fmt.Sprintf("%s runs 1 pod: while it is not Ready (crash-looping, or its readiness probe failing) the budget allows no eviction of it under the default unhealthyPodEvictionPolicy IfHealthyBudget, and a drain of its node waits forever%s",
 		ps.Kind+" "+ps.Name, what)
@@ -385,18 +385,19 @@ func pods(n int32) string {
 }
 
 // statefulOrDatabase says whether a pod set is a StatefulSet or runs a
-// database-like server, and what it is.
-func statefulOrDatabase(ps index.PodSet) (string, bool) {
+// database-like server, what it is, and the noun for its pod (a
+// StatefulSet of a cache is not a database).
+func statefulOrDatabase(ps index.PodSet) (what, noun string, ok bool) {
 	for _, c := range ps.Containers {
 		v := classify.ContainerOf("", &corev1.Container{Name: c.Name, Image: c.Image})
 		if v.DatabaseLike {
-			return fmt.Sprintf("it is %s (%s)", v.Server.Name, v.EvidenceString()), true
+			return fmt.Sprintf("it is %s (%s)", v.Server.Name, v.EvidenceString()), "database", true
 		}
 	}
 	if ps.Kind == "StatefulSet" {
-		return "it is a StatefulSet", true
+		return "it is a StatefulSet", "stateful member", true
 	}
-	return "", false
+	return "", "", false
 }
 
 // lowest says where the count comes from when an autoscaler sets it.
