@@ -74,6 +74,9 @@ type tuning struct {
 	noRecheck bool // skip recheck, to show a test needs it
 	// beforeRecheck runs once every input is read.
 	beforeRecheck func()
+	// mapped runs once a plain file's data is read or mapped, before it
+	// is parsed.
+	mapped func(path string)
 }
 
 func run(opts Options, tune tuning) (*Result, *scanner, error) {
@@ -258,14 +261,22 @@ func (s *scanner) readInput(i int) {
 		batch, size = batch[:0], 0
 		release(read)
 	}
-	f := load.Stream(in.Path, data, func(d *load.Document, upTo int) {
-		batch = append(batch, d)
-		n++
-		read = upTo
-		if size += len(d.JSON); size >= s.tune.window {
-			flush()
-		}
-	})
+	if s.tune.mapped != nil {
+		s.tune.mapped(in.Path)
+	}
+	var f load.File
+	if err := source.Guard(func() {
+		f = load.Stream(in.Path, data, func(d *load.Document, upTo int) {
+			batch = append(batch, d)
+			n++
+			read = upTo
+			if size += len(d.JSON); size >= s.tune.window {
+				flush()
+			}
+		})
+	}); err != nil {
+		f.Errors = append(f.Errors, load.Error{File: in.Path, Message: err.Error()})
+	}
 	flush()
 	release(len(data))
 	if f.Empty && in.Explicit {
@@ -443,13 +454,17 @@ func (s *scanner) reload(ords map[index.Ordinal]bool) {
 	}
 	defer release(len(data))
 	n := 0
-	load.Stream(in.Path, data, func(d *load.Document, _ int) {
-		if ord := ordinal(input, 0, n); ords[ord] {
-			if o, err := object.Decode(d); err == nil {
-				s.loaded[ord] = o
+	// A file that shrank since it was read loses the objects past its
+	// new end: they are reported as changed (see recheck).
+	_ = source.Guard(func() {
+		load.Stream(in.Path, data, func(d *load.Document, _ int) {
+			if ord := ordinal(input, 0, n); ords[ord] {
+				if o, err := object.Decode(d); err == nil {
+					s.loaded[ord] = o
+				}
 			}
-		}
-		n++
+			n++
+		})
 	})
 }
 

@@ -165,3 +165,21 @@ func TestCorpusReads(t *testing.T) {
 		t.Errorf("%d of the %d known corpus errors reported", seen, len(expected))
 	}
 }
+
+// A large file (mapped, not read) that is truncated while it is scanned
+// is an error at the file; it used to crash the process (SIGBUS).
+func TestFileTruncatedWhileScannedIsAnError(t *testing.T) {
+	dir := t.TempDir()
+	big := write(t, dir, "big.yaml", strings.Repeat(podYAML("p")+"---\n", (17<<20)/len(podYAML("p"))))
+	res, _, err := run(Options{Paths: []string{big}}, tuning{window: window, mapped: func(path string) {
+		if err := os.Truncate(path, 0); err != nil {
+			t.Fatal(err)
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Errors) != 1 || res.Errors[0].File != big || !strings.Contains(res.Errors[0].Message, "the file shrank while it was being read") {
+		t.Errorf("errors %v", res.Errors)
+	}
+}
