@@ -12,6 +12,7 @@ package scan
 import (
 	"errors"
 	"io"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"sync"
@@ -176,6 +177,9 @@ type scanner struct {
 
 // inputResult is what one input yielded.
 type inputResult struct {
+	// scope is where the input's objects look for the objects their
+	// rules ask about (see index.Scope).
+	scope                              index.Scope
 	files, documents, skipped, decoded int
 	errors                             []load.Error // load errors, then decoding errors, per file
 	checked                            []checked
@@ -232,9 +236,20 @@ func (s *scanner) readAll() {
 	wg.Wait()
 }
 
+// scopeOf is where the objects of an input find the objects their rules
+// ask about: a render's and standard input's among themselves, a plain
+// file's in its directory's tree (see index.Scope).
+func (s *scanner) scopeOf(in source.Input) index.Scope {
+	if in.Kind == source.File {
+		return s.ix.Tree(filepath.Dir(in.Path))
+	}
+	return s.ix.Apart()
+}
+
 func (s *scanner) readInput(i int) {
 	in := s.inputs[i]
 	r := &s.results[i]
+	r.scope = s.scopeOf(in)
 	if in.Kind == source.Chart || in.Kind == source.Kustomization {
 		// Rendered documents are kept: they are read again only by
 		// rendering again, and locating their findings traces them back
@@ -298,8 +313,10 @@ func (s *scanner) file(r *inputResult, input, j int, f load.File, keep bool) {
 	r.errors = append(r.errors, s.check(r, input, j, 0, f.Documents, keep)...)
 }
 
+// extra checks objects of a live cluster: they are where the files are
+// applied, so every object sees them and they see every object.
 func (s *scanner) extra(input int, f load.File) {
-	s.results = append(s.results, inputResult{})
+	s.results = append(s.results, inputResult{scope: index.Everywhere})
 	s.file(&s.results[len(s.results)-1], input, 0, f, true)
 }
 
@@ -319,13 +336,13 @@ func (s *scanner) check(r *inputResult, input, file, first int, docs []*load.Doc
 			continue
 		}
 		ord := ordinal(input, file, first+k)
-		s.ix.Add(o, ord, keep)
+		s.ix.Add(o, ord, r.scope, keep)
 		objs = append(objs, added{o, ord})
 	}
 	r.decoded += len(objs)
 	for _, a := range objs {
 		rec := &index.Recorder{}
-		c := checked{ord: a.ord, obj: a.obj, out: rules.RunObject(a.obj, s.ix.Recording(rec), s.rules, &s.opts.Rules)}
+		c := checked{ord: a.ord, obj: a.obj, out: rules.RunObject(a.obj, s.ix.View(r.scope, rec), s.rules, &s.opts.Rules)}
 		if rec.Compact() {
 			c.rec = rec
 		}
@@ -409,7 +426,7 @@ func (s *scanner) recheck() {
 				s.spill.Drop(c.spilled)
 			}
 			s.rechecked++
-			*c = checked{ord: c.ord, obj: c.obj, out: rules.RunObject(o, s.ix, s.rules, &s.opts.Rules)}
+			*c = checked{ord: c.ord, obj: c.obj, out: rules.RunObject(o, s.ix.View(r.scope, nil), s.rules, &s.opts.Rules)}
 			if o.Doc.Trace == nil {
 				s.settle(c, nil)
 			}
