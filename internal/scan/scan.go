@@ -24,6 +24,7 @@ import (
 	"backfire.dev/backfire/internal/index"
 	"backfire.dev/backfire/internal/load"
 	"backfire.dev/backfire/internal/object"
+	"backfire.dev/backfire/internal/redact"
 	"backfire.dev/backfire/internal/result"
 	"backfire.dev/backfire/internal/rules"
 	"backfire.dev/backfire/internal/source"
@@ -362,9 +363,9 @@ func (s *scanner) check(r *inputResult, input, file, first int, docs []*load.Doc
 }
 
 // settle places the findings of a check (see locate.go; files is needed
-// only for traced documents) and composes the fixes they propose for the
-// object: each finding's fix is its part of one change. With a spill, the
-// findings go there.
+// only for traced documents), composes the fixes they propose for the
+// object (each finding's fix is its part of one change) and masks the
+// secrets they quote. With a spill, the findings go there.
 func (s *scanner) settle(c *checked, files sourceLines) {
 	if c.located {
 		return
@@ -373,12 +374,19 @@ func (s *scanner) settle(c *checked, files sourceLines) {
 		c.findings = append(c.findings, locate(f, files))
 	}
 	fix.Agree(c.findings)
+	// Secrets a probe command carries are masked before any report sees
+	// the findings (the JSON report's spill included).
+	for i := range c.findings {
+		redact.Finding(&c.findings[i])
+	}
 	if s.spill != nil {
 		c.spilled = s.spill.Add(uint64(c.ord), c.findings)
 		c.findings = nil
 	}
 	for _, sp := range c.out.Suppressed {
-		c.suppressed = append(c.suppressed, result.Suppressed{Finding: locate(sp.Reported, files), Reason: sp.Reason})
+		f := locate(sp.Reported, files)
+		redact.Finding(&f)
+		c.suppressed = append(c.suppressed, result.Suppressed{Finding: f, Reason: sp.Reason})
 	}
 	c.ruleErrors = c.out.Errors
 	c.out = rules.Result{}

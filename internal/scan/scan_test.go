@@ -183,3 +183,22 @@ func TestFileTruncatedWhileScannedIsAnError(t *testing.T) {
 		t.Errorf("errors %v", res.Errors)
 	}
 }
+
+// A password written literally in a probe command is masked in the
+// findings before any report sees them, spilled (JSON) or kept.
+func TestLiteralPasswordsAreMasked(t *testing.T) {
+	data := mustRead(t, "../rules/probes/testdata/BF101/positive/mysqladmin-liveness.yaml")
+	data = strings.Replace(data, `-p"$MYSQL_ROOT_PASSWORD"`, `-phunter2`, 1)
+	file := write(t, t.TempDir(), "db.yaml", data)
+	for _, spill := range []bool{false, true} {
+		res, err := Run(Options{Paths: []string{file}, Spill: spill})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := jsonOf(t, res)
+		res.Spill.Close()
+		if strings.Contains(out, "hunter2") || !strings.Contains(out, "mysqladmin ping -uroot -p****") {
+			t.Errorf("spill %v: %s", spill, out)
+		}
+	}
+}

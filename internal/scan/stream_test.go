@@ -17,6 +17,7 @@ import (
 	"backfire.dev/backfire/internal/index"
 	"backfire.dev/backfire/internal/load"
 	"backfire.dev/backfire/internal/object"
+	"backfire.dev/backfire/internal/redact"
 	"backfire.dev/backfire/internal/report"
 	"backfire.dev/backfire/internal/result"
 	"backfire.dev/backfire/internal/rules"
@@ -81,9 +82,14 @@ func oracle(t *testing.T, paths []string) *Result {
 		res.Findings = append(res.Findings, locate(r, files))
 	}
 	fix.Agree(res.Findings)
+	for i := range res.Findings {
+		redact.Finding(&res.Findings[i])
+	}
 	rules.Sort(res.Findings)
 	for _, s := range out.Suppressed {
-		res.Suppressed = append(res.Suppressed, result.Suppressed{Finding: locate(s.Reported, files), Reason: s.Reason})
+		f := locate(s.Reported, files)
+		redact.Finding(&f)
+		res.Suppressed = append(res.Suppressed, result.Suppressed{Finding: f, Reason: s.Reason})
 	}
 	res.Count()
 	return res
