@@ -492,3 +492,33 @@ func yamlError(file string, chunkLine int, err error) Error {
 	}
 	return Error{File: file, Line: line, Message: "invalid YAML: " + msg}
 }
+
+// ParseJSON converts one JSON object that a program wrote (the object of
+// an admission request) as Parse would, but without positions: every
+// field is at line 1. Parsing it as YAML, for positions nobody reads,
+// would cost about 30 bytes of memory per byte (a 3 MB object, 90 MB).
+func ParseJSON(name string, data []byte) File {
+	f := File{Name: name}
+	var buf bytes.Buffer
+	buf.Grow(len(data))
+	if err := json.Compact(&buf, data); err != nil {
+		f.Errors = append(f.Errors, Error{File: name, Line: 1, Message: "invalid JSON: " + err.Error()})
+		return f
+	}
+	var head struct {
+		APIVersion any `json:"apiVersion"`
+		Kind       any `json:"kind"`
+	}
+	if json.Unmarshal(buf.Bytes(), &head) != nil {
+		f.Skipped++ // not an object
+		return f
+	}
+	apiVersion, _ := head.APIVersion.(string)
+	kind, _ := head.Kind.(string)
+	if apiVersion == "" || kind == "" {
+		f.Skipped++
+		return f
+	}
+	f.Documents = append(f.Documents, &Document{File: name, Line: 1, JSON: buf.Bytes(), APIVersion: apiVersion, Kind: kind})
+	return f
+}
