@@ -44,7 +44,6 @@ var (
 	redisShort = regexp.MustCompile(`((?:^|\s)-a[ \t]+)` + value)
 	mysqlish   = regexp.MustCompile(`\b(?:mysql|mysqladmin|mariadb|mariadb-admin|mysqlshow|mysqldump)\b`)
 	mongoish   = regexp.MustCompile(`\b(?:mongo|mongosh)\b`)
-	redisish   = regexp.MustCompile(`\bredis-cli\b`)
 )
 
 // clients says which command-line clients a text runs, for their short
@@ -52,7 +51,20 @@ var (
 type clients struct{ mysql, mongo, redis bool }
 
 func clientsOf(s string) clients {
-	return clients{mysqlish.MatchString(s), mongoish.MatchString(s), redisish.MatchString(s)}
+	return clients{
+		mysql: (strings.Contains(s, "mysql") || strings.Contains(s, "mariadb")) && mysqlish.MatchString(s),
+		mongo: strings.Contains(s, "mongo") && mongoish.MatchString(s),
+		redis: strings.Contains(s, "redis-cli"),
+	}
+}
+
+func containsAny(s string, subs ...string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
 }
 
 // Text masks the literal secrets of s.
@@ -67,11 +79,24 @@ func Text(s string) string {
 // MySQL client (-px is a password), a MongoDB one (-p x), redis-cli (-a
 // x).
 func mask(s string, c clients) string {
-	s = maskAfter(longOption, s)
-	s = maskAfter(envAssignment, s)
-	s = maskAfter(urlCredentials, s)
-	s = maskAfter(userPassword, s)
-	s = maskAfter(authorization, s)
+	// Each pattern runs only where its literal part is: most texts hold
+	// none of them, and every finding's texts pass here.
+	lower := strings.ToLower(s)
+	if strings.Contains(s, "--") {
+		s = maskAfter(longOption, s)
+	}
+	if strings.Contains(s, "=") && strings.ContainsAny(lower, "pstak") && containsAny(lower, "pass", "pwd", "secret", "token", "apikey", "api_key", "auth") {
+		s = maskAfter(envAssignment, s)
+	}
+	if strings.Contains(s, "://") && strings.Contains(s, "@") {
+		s = maskAfter(urlCredentials, s)
+	}
+	if (strings.Contains(s, "u ") || strings.Contains(s, "--user")) && strings.Contains(s, ":") {
+		s = maskAfter(userPassword, s)
+	}
+	if strings.Contains(lower, "authorization") {
+		s = maskAfter(authorization, s)
+	}
 	if c.mysql {
 		s = maskAfter(mysqlShort, s)
 	}
