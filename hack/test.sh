@@ -14,6 +14,9 @@ fi
 # kube-apiserver and etcd; the script builds them once and caches them.
 KUBEBUILDER_ASSETS=$(hack/test-assets.sh)
 export KUBEBUILDER_ASSETS
+# Every package's tests, the hostile-input suite among them (cmd/backfire,
+# TestHostile*: inputs made to break a scan, tried from the command line in
+# every format, each case bounded to a minute).
 go test ./...
 # A benchmark smoke run: every benchmark of the scan once, so that they
 # keep compiling and running (about 15 s; timings are not asserted).
