@@ -211,8 +211,11 @@ func (r *Renderer) Render(in source.Input) ([]source.Stream, []load.Error) {
 		}
 		s := source.Stream{
 			Name: dir,
-			// Padding keeps the lines of the whole build's output.
-			Data:   append([]byte(strings.Repeat("\n", line-1)), y...),
+			Data: y,
+			// The lines of the whole build's output (padding each object
+			// with the lines before it cost memory quadratic in the
+			// objects).
+			Line:   line,
 			Origin: "built by kustomization " + dir,
 		}
 		line += strings.Count(string(y), "\n") + 1 // the object, then "---"

@@ -1,6 +1,7 @@
 package kustomize_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"backfire.dev/backfire/internal/kustomize"
+	"backfire.dev/backfire/internal/load"
 	"backfire.dev/backfire/internal/source"
 )
 
@@ -119,5 +121,39 @@ func TestPipesInAKustomizationAreErrors(t *testing.T) {
 		case <-time.After(20 * time.Second):
 			t.Fatalf("%s: the build still waits on the pipe", name)
 		}
+	}
+}
+
+// Each object of a build is a stream of its own bytes that knows the line
+// it starts on in the build's output: the streams hold the output once
+// (they held, padded with the lines before them, memory quadratic in the
+// objects), and a document parsed from one has the output's lines.
+func TestBuildStreamsHoldTheOutputOnce(t *testing.T) {
+	dir := t.TempDir()
+	var k, res strings.Builder
+	k.WriteString("resources:\n- all.yaml\n")
+	for i := range 200 {
+		fmt.Fprintf(&res, "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c%03d\ndata:\n  k: v\n", i)
+	}
+	writeFiles(t, dir, map[string]string{"kustomization.yaml": k.String(), "all.yaml": res.String()})
+	streams, errs := kustomize.New().Render(source.Input{Path: dir, Kind: source.Kustomization})
+	if len(errs) > 0 || len(streams) != 200 {
+		t.Fatalf("%d streams, errors %v", len(streams), errs)
+	}
+	out := output(streams)
+	held := 0
+	lines := strings.Split(out, "\n")
+	for _, s := range streams {
+		held += len(s.Data)
+		d := load.ParseFrom(s.Name, s.Data, s.Line).Documents[0]
+		pos, _ := d.Locate("metadata.name")
+		var name string
+		fmt.Sscanf(strings.TrimSpace(lines[pos.Line-1]), "name: %s", &name)
+		if want := d.Line; pos.Line < want || "name: "+name != strings.TrimSpace(lines[pos.Line-1]) {
+			t.Fatalf("%s: metadata.name at line %d of the output: %q", s.Name, pos.Line, lines[pos.Line-1])
+		}
+	}
+	if held > len(out) {
+		t.Errorf("the streams hold %d bytes for an output of %d", held, len(out))
 	}
 }

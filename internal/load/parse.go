@@ -54,6 +54,8 @@ type File struct {
 	each func(d *Document, read int)
 	// read is that number for the chunk being converted.
 	read int
+	// first is the line of the stream's first byte; 0 means 1.
+	first int
 }
 
 // Stream parses data like Parse but hands each document to each as soon
@@ -77,6 +79,15 @@ func Parse(name string, data []byte) File {
 	return f
 }
 
+// ParseFrom parses data like Parse, with data's first line counted as
+// line first: a piece of a larger output (one object of a Kustomize
+// build) keeps the lines of the whole.
+func ParseFrom(name string, data []byte, first int) File {
+	f := File{Name: name, first: first}
+	f.parse(data)
+	return f
+}
+
 func (f *File) parse(data []byte) {
 	if bytes.IndexByte(data[:min(len(data), 8000)], 0) >= 0 {
 		f.Errors = append(f.Errors, Error{File: f.Name, Message: "binary file (contains NUL bytes); not a YAML or JSON manifest"})
@@ -90,6 +101,9 @@ func (f *File) parse(data []byte) {
 		// Chunks are slices of data: where one starts in whole follows
 		// from the capacities.
 		ch.off = cap(whole) - cap(ch.data)
+		if f.first > 1 {
+			ch.line += f.first - 1
+		}
 		for _, piece := range splitJSONStream(ch) {
 			f.read = piece.off + len(piece.data)
 			if f.parseChunk(piece, index) {

@@ -529,7 +529,7 @@ func (s *scanner) render(in source.Input) []load.File {
 		if st.Documents != nil {
 			f = load.ParseDocuments(st.Name, st.Documents)
 		} else {
-			f = load.Parse(st.Name, st.Data)
+			f = load.ParseFrom(st.Name, st.Data, st.Line)
 		}
 		for _, d := range f.Documents {
 			d.Origin = st.Origin
