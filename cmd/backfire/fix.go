@@ -87,6 +87,7 @@ func runFix(cmd *cobra.Command, args []string, fl *fixFlags) error {
 	if err != nil {
 		return usageError(cmd, "%v", err)
 	}
+	fl.helm.MaxOutput = fl.maxFileSize
 	if _, err := helm.New(fl.helm); err != nil {
 		return usageError(cmd, "%v", err)
 	}

@@ -7,6 +7,7 @@ package helm
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path"
 	"path/filepath"
 	"sort"
@@ -43,6 +44,9 @@ type Options struct {
 	Namespace   string   // --namespace
 	KubeVersion string   // --kube-version
 	APIVersions []string // --api-versions, added to the default set
+	// MaxOutput bounds a chart's rendered output, in bytes (--max-file-size);
+	// 0 means source.DefaultMaxFileSize.
+	MaxOutput int64
 }
 
 // Renderer renders charts with one set of options. It is safe for
@@ -66,6 +70,9 @@ func New(opts Options) (*Renderer, error) {
 	}
 	if opts.KubeVersion == "" {
 		opts.KubeVersion = DefaultKubeVersion
+	}
+	if opts.MaxOutput <= 0 {
+		opts.MaxOutput = source.DefaultMaxFileSize
 	}
 	if err := chartutil.ValidateReleaseName(opts.ReleaseName); err != nil {
 		return nil, fmt.Errorf("--release-name %q: %v", opts.ReleaseName, err)
@@ -130,6 +137,11 @@ func (r *Renderer) Render(in source.Input) (streams []source.Stream, errs []load
 			streams, errs = fail(in.Path, 0, "cannot render Helm chart: %v", p)
 		}
 	}()
+	if st, err := os.Stat(in.Path); err == nil && st.IsDir() {
+		if err := linkOutside(in.Path, in.Boundary()); err != nil {
+			return fail(in.Path, 0, "%v", err)
+		}
+	}
 	ch, err := loader.Load(in.Path)
 	if err != nil {
 		return fail(in.Path, 0, "cannot load Helm chart: %v", err)
@@ -165,6 +177,9 @@ func (r *Renderer) Render(in source.Input) (streams []source.Stream, errs []load
 	rendered, err := engine.Engine{}.Render(ch, vals)
 	if err != nil {
 		return nil, []load.Error{r.templateError(in.Path, err)}
+	}
+	if err := r.checkSize(rendered, ch); err != nil {
+		return fail(in.Path, 0, "%v", err)
 	}
 
 	prov := &provenance{compute: func() map[string]*traceTable {
@@ -205,6 +220,32 @@ func (r *Renderer) Render(in source.Input) (streams []source.Stream, errs []load
 		streams = append(streams, s)
 	}
 	return streams, nil
+}
+
+// checkSize bounds what a chart renders, templates and CRDs together:
+// parsing it with positions takes about 30 times its size in memory.
+func (r *Renderer) checkSize(rendered map[string]string, ch *chart.Chart) error {
+	var n int64
+	for _, out := range rendered {
+		n += int64(len(out))
+	}
+	for _, crd := range ch.CRDObjects() {
+		n += int64(len(crd.File.Data))
+	}
+	if n > r.opts.MaxOutput {
+		return fmt.Errorf("the chart renders %s, more than the %s a scan reads from one input; not scanned (raise --max-file-size)", bytesize(n), bytesize(r.opts.MaxOutput))
+	}
+	return nil
+}
+
+func bytesize(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 // renderValues is what the templates see: the chart's values coalesced

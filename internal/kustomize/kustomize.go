@@ -28,6 +28,20 @@ type Renderer struct {
 	// files are read instead of the disk, by absolute path (backfire fix
 	// builds an overlay with its new patch before writing it).
 	files map[string][]byte
+	// remote lets builds fetch remote resources (see remote.go).
+	remote bool
+}
+
+// maxFile bounds each file a build reads, as a scan bounds its inputs.
+const maxFile = source.DefaultMaxFileSize
+
+// AllowRemote returns a Renderer whose builds fetch remote resources and
+// bases, as kubectl kustomize does (an HTTP GET, a git clone): the
+// --allow-remote-resources of backfire scan.
+func (r *Renderer) AllowRemote() *Renderer {
+	c := *r
+	c.remote = true
+	return &c
 }
 
 // WithFiles returns a Renderer that reads files (by path) instead of the
@@ -44,12 +58,34 @@ func WithFiles(files map[string][]byte) (*Renderer, error) {
 	return &Renderer{files: abs}, nil
 }
 
-// disk is the file system builds read: the disk, under r.files.
+// disk is the file system builds read: the disk (regular files only,
+// of bounded size), under r.files.
 func (r *Renderer) disk() filesys.FileSystem {
+	disk := &regularFS{filesys.MakeFsOnDisk()}
 	if len(r.files) == 0 {
-		return filesys.MakeFsOnDisk()
+		return disk
 	}
-	return &filesFS{FileSystem: filesys.MakeFsOnDisk(), files: r.files}
+	return &filesFS{FileSystem: disk, files: r.files}
+}
+
+// regularFS reads only regular files, of at most maxFile bytes: a
+// kustomization (or a resource it names) that is a named pipe would block
+// the build forever, a device never end.
+type regularFS struct{ filesys.FileSystem }
+
+func (f *regularFS) ReadFile(path string) ([]byte, error) {
+	data, err := source.ReadRegular(path, maxFile)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	return data, nil
+}
+
+func (f *regularFS) Open(path string) (filesys.File, error) {
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() && !st.IsDir() {
+		return nil, fmt.Errorf("%s: not a regular file; not read", path)
+	}
+	return f.FileSystem.Open(path)
 }
 
 // filesFS reads some files from memory.
@@ -118,6 +154,14 @@ func (r *Renderer) Render(in source.Input) ([]source.Stream, []load.Error) {
 	if err != nil {
 		return nil, []load.Error{{File: kfile, Message: err.Error()}}
 	}
+	if _, err := source.ReadRegular(kfile, maxFile); err != nil && kfile != dir {
+		return nil, []load.Error{{File: kfile, Message: err.Error()}}
+	}
+	if !r.remote {
+		if errs := remoteEntries(dir, maxFile); len(errs) > 0 {
+			return nil, errs
+		}
+	}
 	// Held through the reading of the results too: resources consult the
 	// same schema when they are read.
 	builds.Lock()
@@ -167,8 +211,11 @@ func (r *Renderer) Render(in source.Input) ([]source.Stream, []load.Error) {
 		}
 		s := source.Stream{
 			Name: dir,
-			// Padding keeps the lines of the whole build's output.
-			Data:   append([]byte(strings.Repeat("\n", line-1)), y...),
+			Data: y,
+			// The lines of the whole build's output (padding each object
+			// with the lines before it cost memory quadratic in the
+			// objects).
+			Line:   line,
 			Origin: "built by kustomization " + dir,
 		}
 		line += strings.Count(string(y), "\n") + 1 // the object, then "---"
@@ -265,7 +312,7 @@ func entryLine(kfile, msg string) int {
 	if m == nil {
 		return 0
 	}
-	data, err := os.ReadFile(kfile)
+	data, err := source.ReadRegular(kfile, maxFile)
 	if err != nil {
 		return 0
 	}

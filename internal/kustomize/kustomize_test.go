@@ -106,7 +106,7 @@ func decode(t *testing.T, streams []source.Stream) []*object.Object {
 	t.Helper()
 	var objs []*object.Object
 	for _, s := range streams {
-		f := load.Parse(s.Name, s.Data)
+		f := load.ParseFrom(s.Name, s.Data, s.Line)
 		if len(f.Errors) > 0 {
 			t.Fatalf("%s: %v", s.Name, f.Errors)
 		}
@@ -222,7 +222,7 @@ func TestTraceToResourceFile(t *testing.T) {
 
 	deployment := func(dir string) (source.Stream, *load.Document) {
 		for _, s := range build(t, filepath.Join(root, dir)) {
-			f := load.Parse(s.Name, s.Data)
+			f := load.ParseFrom(s.Name, s.Data, s.Line)
 			if len(f.Documents) == 1 && f.Documents[0].Kind == "Deployment" {
 				return s, f.Documents[0]
 			}
