@@ -46,8 +46,15 @@ func ReplaceLiteralHandler(tmpl []byte, probe, oldKey string, old any, newKey st
 	}
 	enc.Close()
 	pad := strings.Repeat(" ", b.indent)
+	eol := lineEnd(lines[b.from])
+	if eol == "" {
+		eol = "\n"
+	}
 	var nb strings.Builder
-	for _, l := range strings.SplitAfter(strings.TrimSuffix(buf.String(), "\n"), "\n") {
+	for i, l := range strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n") {
+		if i > 0 {
+			nb.WriteString(eol)
+		}
 		nb.WriteString(pad + l)
 	}
 	nb.WriteString(lineEnd(lines[b.to-1]))

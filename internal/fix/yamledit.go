@@ -39,25 +39,61 @@ func EditPatch(data []byte, pos load.Position, patch map[string]any, placeholder
 }
 
 func editStream(data []byte, pos load.Position, patch map[string]any, placeholders []string, keepNulls bool) ([]byte, error) {
-	root, err := findMapping(data, pos)
+	doc, root, err := findMapping(data, pos)
 	if err != nil {
 		return nil, err
 	}
+	var out []byte
+	if isJSON(doc, root) {
+		out, err = editJSON(data, doc, root, patch, keepNulls)
+	} else {
+		out, err = editYAML(data, doc, root, patch, placeholders, keepNulls)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := verify(data, out, pos, patch, keepNulls); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func editYAML(data []byte, doc, root *yaml.Node, patch map[string]any, placeholders []string, keepNulls bool) ([]byte, error) {
 	e := &editor{data: data, placeholders: map[string]bool{}, keepNulls: keepNulls}
 	for _, p := range placeholders {
 		e.placeholders[p] = true
 	}
 	e.lines = lineStarts(data)
+	e.crlf = bytes.Contains(data, []byte("\r\n"))
 	e.step, e.seqIndent = style(root)
+	e.anchors = findAnchors(doc)
+	e.anchors.survey(root, patch)
+	e.valueOf = map[*yaml.Node]*yaml.Node{}
+	valuesOfKeys(doc, e.valueOf)
 	if err := e.mapping(root, patch, ""); err != nil {
 		return nil, err
 	}
 	return e.apply(), nil
 }
 
-// findMapping decodes every document of the stream and returns the mapping
-// node at pos.
-func findMapping(data []byte, pos load.Position) (*yaml.Node, error) {
+// valuesOfKeys maps each mapping key of the tree to its value.
+func valuesOfKeys(n *yaml.Node, out map[*yaml.Node]*yaml.Node) {
+	if n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			out[n.Content[i]] = n.Content[i+1]
+		}
+	}
+	if n.Kind == yaml.AliasNode {
+		return
+	}
+	for _, c := range n.Content {
+		valuesOfKeys(c, out)
+	}
+}
+
+// findMapping decodes every document of the stream and returns the
+// document and the mapping node at pos in it.
+func findMapping(data []byte, pos load.Position) (*yaml.Node, *yaml.Node, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	for {
 		var doc yaml.Node
@@ -66,13 +102,13 @@ func findMapping(data []byte, pos load.Position) (*yaml.Node, error) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("invalid YAML before line %d: %v", pos.Line, err)
+			return nil, nil, fmt.Errorf("invalid YAML before line %d: %v", pos.Line, err)
 		}
 		if n := mappingAt(&doc, pos); n != nil {
-			return n, nil
+			return &doc, n, nil
 		}
 	}
-	return nil, fmt.Errorf("line %d: the object is no longer there (the file changed since it was scanned)", pos.Line)
+	return nil, nil, fmt.Errorf("line %d: the object is no longer there (the file changed since it was scanned)", pos.Line)
 }
 
 func mappingAt(n *yaml.Node, pos load.Position) *yaml.Node {
@@ -136,6 +172,9 @@ type editor struct {
 	step, seqIndent int
 	placeholders    map[string]bool
 	keepNulls       bool // Render: a deletion is written as null
+	crlf            bool // the file's lines end with CRLF: new lines do too
+	anchors         *anchors
+	valueOf         map[*yaml.Node]*yaml.Node // mapping key -> its value
 }
 
 func lineStarts(b []byte) []int {
@@ -248,6 +287,11 @@ func (e *editor) mapping(n *yaml.Node, patch map[string]any, path string) error 
 
 // set changes the value of an existing key.
 func (e *editor) set(key, val *yaml.Node, v any, path string) error {
+	if e.anchors != nil {
+		if done, err := e.throughAnchors(key, val, v, path); done || err != nil {
+			return err
+		}
+	}
 	switch x := v.(type) {
 	case map[string]any:
 		if val.Kind == yaml.MappingNode && len(val.Content) > 0 {
@@ -481,6 +525,9 @@ func (e *editor) delete(key *yaml.Node) error {
 	if err != nil {
 		return err
 	}
+	if err := e.expandOutside(key); err != nil {
+		return err
+	}
 	e.edits = append(e.edits, edit{start: start, end: end})
 	return nil
 }
@@ -595,6 +642,9 @@ func (e *editor) dropItems(key, seq *yaml.Node, keep int) error {
 func (e *editor) replace(key *yaml.Node, v any, path string) error {
 	start, end, err := e.entry(key)
 	if err != nil {
+		return err
+	}
+	if err := e.expandOutside(key); err != nil {
 		return err
 	}
 	var b strings.Builder
@@ -715,7 +765,11 @@ func (e *editor) apply() []byte {
 	out := append([]byte(nil), e.data...)
 	for _, i := range order {
 		ed := e.edits[i]
-		out = append(out[:ed.start], append([]byte(ed.text), out[ed.end:]...)...)
+		text := ed.text
+		if e.crlf {
+			text = strings.ReplaceAll(text, "\n", "\r\n")
+		}
+		out = append(out[:ed.start], append([]byte(text), out[ed.end:]...)...)
 	}
 	return out
 }
