@@ -53,6 +53,11 @@ func SetLiteralProbeField(tmpl []byte, f ProbeField, old any, present bool, val 
 	default:
 		return nil, fmt.Errorf("%s: only a scalar is edited in a template", f)
 	}
+	if !fieldKey.MatchString(f.Key) {
+		// A line written for it would not be read back as its key, and a
+		// second run would write it again.
+		return nil, fmt.Errorf("%s: %q is not a key written plainly: not edited", f, f.Key)
+	}
 	lines := strings.SplitAfter(string(tmpl), "\n")
 	var blocks []probeBlock
 	for i := range lines {
@@ -91,8 +96,13 @@ func SetLiteralProbeField(tmpl []byte, f ProbeField, old any, present bool, val 
 	eol := lineEnd(last)
 	text := strings.Repeat(" ", b.child) + f.Key + ": " + scalar(val)
 	if eol == "" {
-		// The block ends the file without a line break.
-		text, eol = "\n"+text, ""
+		// The block ends the file without a line break: the new line
+		// starts with the file's own.
+		brk := "\n"
+		if len(lines) > 1 {
+			brk = lineEnd(lines[0])
+		}
+		text, eol = brk+text, ""
 	}
 	out := strings.Join(lines[:b.last+1], "") + text + eol + strings.Join(lines[b.last+1:], "")
 	return []byte(out), nil
@@ -177,6 +187,9 @@ type probeBlock struct {
 	last         int // the block's last line
 	action       int // the first line (1-based) of an action in the block, or 0
 }
+
+// fieldKey is a key keyLine reads.
+var fieldKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
 
 // keyLine reads a block mapping's key line: "  timeoutSeconds: 1 # c".
 var keyLine = regexp.MustCompile(`^ *([A-Za-z_][A-Za-z0-9_-]*):(?:[ \t]+(.*))?$`)
