@@ -176,10 +176,12 @@ func (r *Renderer) Render(in source.Input) (streams []source.Stream, errs []load
 	}}
 	origin := r.origin(in.Path, ch)
 	for _, crd := range ch.CRDObjects() {
+		o := origin
+		o.Kind, o.Text = load.ChartCRD, origin.Text+"; a CRD from crds/, not templated"
 		streams = append(streams, source.Stream{
 			Name:   r.name(in.Path, filepath.ToSlash(crd.Filename)),
 			Data:   crd.File.Data,
-			Origin: origin + "; a CRD from crds/, not templated",
+			Origin: o,
 		})
 	}
 	names := make([]string, 0, len(rendered))
@@ -226,7 +228,7 @@ func (r *Renderer) name(chartPath, key string) string {
 	return filepath.ToSlash(filepath.Join(chartPath, key))
 }
 
-func (r *Renderer) origin(chartPath string, ch *chart.Chart) string {
+func (r *Renderer) origin(chartPath string, ch *chart.Chart) load.Origin {
 	var from []string
 	if hasFile(ch, chartutil.ValuesfileName) {
 		from = append(from, chartutil.ValuesfileName)
@@ -234,8 +236,12 @@ func (r *Renderer) origin(chartPath string, ch *chart.Chart) string {
 	for _, l := range r.user {
 		from = append(from, l.name)
 	}
-	return fmt.Sprintf("rendered from chart %s %s (release %q, namespace %q, values: %s)",
-		ch.Name(), ch.Metadata.Version, r.opts.ReleaseName, r.opts.Namespace, strings.Join(from, ", "))
+	return load.Origin{
+		Kind: load.ChartTemplate, Dir: chartPath,
+		Chart: ch.Name(), Release: r.opts.ReleaseName, Namespace: r.opts.Namespace,
+		Text: fmt.Sprintf("rendered from chart %s %s (release %q, namespace %q, values: %s)",
+			ch.Name(), ch.Metadata.Version, r.opts.ReleaseName, r.opts.Namespace, strings.Join(from, ", ")),
+	}
 }
 
 func hasFile(ch *chart.Chart, name string) bool {

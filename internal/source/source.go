@@ -230,7 +230,7 @@ type Stream struct {
 	// (a rendered chart's documents, as `helm template` prints each one
 	// under its own "# Source:" header).
 	Documents [][]byte
-	Origin    string // how it was produced, when not read from a file as is
+	Origin    load.Origin // how it was produced; zero for a file read as is
 	// Trace, when set, follows fields of the stream's documents back to
 	// the files they were written in (see load.Tracer).
 	Trace load.Tracer

@@ -185,16 +185,16 @@ func plan(opts Options, templates bool, proofWhy string) (*Result, error) {
 		switch {
 		case o == nil:
 			why = "the object the fix applies to (" + c.Target.String() + ") is not in the input"
-		case o.Doc.Origin != "" && opts.Helm != nil && o.Doc.Trace != nil && strings.HasPrefix(o.Doc.Origin, "rendered from chart"):
+		case o.Doc.Origin.Kind == load.ChartTemplate && opts.Helm != nil && o.Doc.Trace != nil:
 			why = planValues(o, c, chosen, values, out)
 			if why == "" {
 				continue
 			}
-		case strings.HasPrefix(o.Doc.Origin, kustomizeOrigin) && opts.Scan.Kustomize != nil:
+		case o.Doc.Origin.Kind == load.OverlayBuild && opts.Scan.Kustomize != nil:
 			overlays.add(o, c, chosen)
 			continue
-		case o.Doc.Origin != "":
-			why = "the object is " + o.Doc.Origin + "; fix edits plain YAML files (and a chart's values with --values-out): apply the patch to its source"
+		case o.Doc.Origin.Kind != load.PlainFile:
+			why = "the object is " + o.Doc.Origin.String() + "; fix edits plain YAML files, a chart's values and templates, and an overlay's patches: apply the patch to its source"
 		case o.Doc.File == "<stdin>":
 			why = "read from standard input: there is no file to write back"
 		}

@@ -17,9 +17,6 @@ import (
 	"backfire.dev/backfire/internal/source"
 )
 
-// kustomizeOrigin starts the origin of an object built by Kustomize.
-const kustomizeOrigin = "built by kustomization "
-
 // overlayPlan gathers the fixes of objects built by Kustomize overlays:
 // one strategic-merge patch file per object, listed in the overlay's
 // kustomization under patches:.
@@ -42,7 +39,7 @@ func (p *overlayPlan) add(o *object.Object, c fix.Change, chosen []finding.Findi
 	for _, i := range c.Findings {
 		rs = append(rs, chosen[i].Rule)
 	}
-	dir := o.Doc.File // the stream of a build is named by its directory
+	dir := o.Doc.Origin.Dir
 	p.byDir[dir] = append(p.byDir[dir], overlayChange{o, c, rs})
 }
 

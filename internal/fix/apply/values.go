@@ -86,31 +86,17 @@ func valuesOf(o *object.Object, patch map[string]any, fileOf map[string]string) 
 			missing = append(missing, shown)
 			return
 		}
-		tr := o.Doc.Trace(o.Doc, fieldPath, pos)
-		file, key := valuesKey(tr.Values)
-		if key == "" {
+		ref, ok := o.Doc.Trace(o.Doc, fieldPath, pos).Values.Key()
+		if !ok {
 			missing = append(missing, shown)
 			return
 		}
-		fileOf[key] = file
-		set[key] = p
-		keys[shown] = key
+		fileOf[ref.Key] = ref.File
+		set[ref.Key] = p
+		keys[shown] = ref.Key
 	}
 	walk(patch, doc, "", "")
 	return set, missing, keys
-}
-
-// valuesKey reads the file and key of a single-key trace:
-// "chart/values.yaml:1074 database.internal.livenessProbe.timeoutSeconds".
-func valuesKey(trace string) (file, key string) {
-	f := strings.Fields(trace)
-	if len(f) != 2 || strings.Contains(trace, "(") {
-		return "", ""
-	}
-	if i := strings.LastIndexByte(f[0], ':'); i > 0 {
-		file = f[0][:i]
-	}
-	return file, f[1]
 }
 
 // nest turns dotted keys into nested maps.
