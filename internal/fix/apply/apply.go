@@ -97,15 +97,15 @@ type Span struct {
 	Wrote []int
 }
 
-// key identifies a finding across scans: line numbers move, rule, object
-// and container do not.
+// key identifies a finding across the scan and its rescan: its identity
+// in the stream its object was read from, since two files may each hold
+// an object of one kind and name.
 type key struct {
-	rule      string
-	object    object.Ref
-	container string
+	finding.Identity
+	stream string
 }
 
-func keyOf(f finding.Finding) key { return key{f.Rule, f.Object, f.Container} }
+func keyOf(f finding.Finding) key { return key{f.Identity(), f.Stream} }
 
 // Plan scans, composes the fixes, edits the files in memory, and proves
 // the edits: the rescan of the new contents must not report the fixed
@@ -170,17 +170,22 @@ func plan(opts Options, templates bool, proofWhy string) (*Result, error) {
 
 	files := map[string]*File{}
 	var edits []planned
-	values := &valuesPlan{set: map[string]any{}, fileOf: map[string]string{}, maxSize: opts.Scan.MaxFileSize, proofWhy: proofWhy}
+	values := &valuesPlan{set: map[string]any{}, fileOf: map[string]string{}, maxSize: opts.Scan.MaxFileSize, proofWhy: proofWhy, editInPlace: opts.ValuesOut == ""}
 	if templates {
 		values.templates = map[string]*File{}
 	}
 	overlays := &overlayPlan{}
 	inChange := make([]bool, len(chosen))
-	for _, c := range fix.Compose(chosen) {
+	changes, unresolved := composeByObject(res.Objects, chosen)
+	for _, u := range unresolved {
+		inChange[u.index] = true
+		out.Left = append(out.Left, Left{chosen[u.index], u.why})
+	}
+	for _, oc := range changes {
+		c, o := oc.change, oc.obj
 		for _, i := range c.Findings {
 			inChange[i] = true
 		}
-		o := objectOf(res.Objects, c.Target)
 		why := ""
 		switch {
 		case o == nil:
@@ -205,7 +210,7 @@ func plan(opts Options, templates bool, proofWhy string) (*Result, error) {
 			continue
 		}
 		pos, _ := o.Doc.Locate("")
-		edits = append(edits, planned{change: c, file: o.Doc.File, pos: pos, spans: []Span{documentSpan(res.Objects, o)}})
+		edits = append(edits, planned{change: c, obj: o, file: o.Doc.File, pos: pos, spans: []Span{documentSpan(res.Objects, o)}})
 	}
 	for i, f := range chosen {
 		if !inChange[i] {
@@ -294,7 +299,7 @@ func plan(opts Options, templates bool, proofWhy string) (*Result, error) {
 		}
 		for _, c := range overlays.changes {
 			c.spans = []Span{{File: c.file}}
-			if o := objectOf(res.Objects, c.change.Target); o != nil {
+			if o := c.obj; o != nil {
 				for _, f := range fs {
 					if filepath.Dir(f.Path) == filepath.Clean(o.Doc.File) && slices.Contains(source.KustomizationFiles, filepath.Base(f.Path)) {
 						c.spans = append(c.spans, Span{File: f.Path})
@@ -329,8 +334,10 @@ func plan(opts Options, templates bool, proofWhy string) (*Result, error) {
 
 type planned struct {
 	change fix.Change
-	file   string
-	pos    load.Position
+	// obj is the object the change is for, as the first scan read it.
+	obj  *object.Object
+	file string
+	pos  load.Position
 	// values is set for a change made through a chart's values; missing
 	// lists the fields of its patch that no values key reaches.
 	values  map[string]any
@@ -365,6 +372,7 @@ func (r *Result) prove(opts Options, before *scan.Result, chosen []finding.Findi
 	}
 	so := opts.Scan
 	so.Overlay = overlay
+	renames := map[string]string{} // a chart's copy -> the chart
 	so.Stdin = nil
 	if opts.ValuesOut != "" {
 		if nv, ok := overlay[opts.ValuesOut]; ok {
@@ -393,7 +401,7 @@ func (r *Result) prove(opts Options, before *scan.Result, chosen []finding.Findi
 				rest = append(rest, f)
 			}
 		}
-		tmps, err := copyCharts(&so, rest)
+		tmps, err := copyCharts(&so, rest, renames)
 		defer func() {
 			for _, t := range tmps {
 				os.RemoveAll(t)
@@ -404,7 +412,7 @@ func (r *Result) prove(opts Options, before *scan.Result, chosen []finding.Findi
 		}
 	}
 	if opts.Helm != nil && opts.ValuesOut == "" {
-		cleanup, err := rerender(&so, opts, r.Files)
+		cleanup, err := rerender(&so, opts, r.Files, renames)
 		defer cleanup()
 		if err != nil {
 			return err
@@ -422,6 +430,7 @@ func (r *Result) prove(opts Options, before *scan.Result, chosen []finding.Findi
 	if err != nil {
 		return err
 	}
+	renamed(after, renames)
 	// Any error the first scan did not have is the fix's: a file that no
 	// longer parses, an object the API server would reject (two probe
 	// handlers), a build that fails.
@@ -487,7 +496,7 @@ func (r *Result) prove(opts Options, before *scan.Result, chosen []finding.Findi
 		if e.values != nil || e.overlay {
 			continue // a second run proves these: see the tests
 		}
-		o := objectOf(after.Objects, e.change.Target)
+		o := sameObject(after.Objects, e.obj)
 		if o == nil {
 			return fmt.Errorf("%s: %s is gone after the fix", e.file, e.change.Target)
 		}
@@ -522,7 +531,7 @@ func renders(after *scan.Result, e planned) string {
 	if len(e.edited) == 0 {
 		return ""
 	}
-	o := objectOf(after.Objects, e.change.Target)
+	o := sameObject(after.Objects, e.obj)
 	var doc map[string]any
 	if o == nil || json.Unmarshal(o.Doc.JSON, &doc) != nil {
 		return e.change.Target.String() + " is not rendered after the edit"
@@ -623,13 +632,151 @@ func keyLine(root *yaml.Node, key string) (int, bool) {
 	return line, true
 }
 
-func objectOf(objs []*object.Object, ref object.Ref) *object.Object {
-	for _, o := range objs {
-		if o.Ref == ref {
-			return o
+// renamed names the streams of a rescan that rendered a copy of a chart
+// as the scan named them: after the chart, not the copy.
+func renamed(r *scan.Result, renames map[string]string) {
+	name := func(p string) string {
+		for cp, orig := range renames {
+			if rest, ok := strings.CutPrefix(p, filepath.ToSlash(cp)+"/"); ok {
+				return filepath.ToSlash(filepath.Join(orig, rest))
+			}
+		}
+		return p
+	}
+	if len(renames) == 0 {
+		return
+	}
+	for i := range r.Findings {
+		r.Findings[i].Stream = name(r.Findings[i].Stream)
+		r.Findings[i].File = name(r.Findings[i].File)
+	}
+	for _, o := range r.Objects {
+		o.Doc.File = name(o.Doc.File)
+	}
+	for i := range r.Errors {
+		r.Errors[i].File = name(r.Errors[i].File)
+	}
+}
+
+// sameObject finds o again among the objects of a rescan: the object of
+// its kind and name in the same stream.
+func sameObject(objs []*object.Object, o *object.Object) *object.Object {
+	if o == nil {
+		return nil
+	}
+	for _, p := range objs {
+		if p.Ref == o.Ref && p.Doc.File == o.Doc.File {
+			return p
 		}
 	}
 	return nil
+}
+
+// objectChange is the composed change of the findings on one object.
+type objectChange struct {
+	change fix.Change
+	obj    *object.Object
+}
+
+// unresolved is a finding whose fix's object cannot be told.
+type unresolved struct {
+	index int
+	why   string
+}
+
+// composeByObject composes the fixes of the findings per object: an
+// object is its kind and name in the stream it was read from, so that two
+// files that each define Deployment web are fixed each with its own
+// findings. A fix that names another object (the Deployment behind a
+// Rollout's workloadRef) applies to that object in the finding's stream,
+// else in its directory, else the only one of that name.
+func composeByObject(objs []*object.Object, fs []finding.Finding) ([]objectChange, []unresolved) {
+	var order []*object.Object
+	groups := map[*object.Object][]int{}
+	var missing []int // findings whose target is not in the input
+	var left []unresolved
+	for i, f := range fs {
+		if f.Fix == nil || f.Fix.Type != finding.StrategicMergePatch || len(f.Fix.Patch) == 0 {
+			continue
+		}
+		o, why := targetOf(objs, f)
+		switch {
+		case why != "":
+			left = append(left, unresolved{i, why})
+			continue
+		case o == nil:
+			missing = append(missing, i)
+			continue
+		}
+		if _, ok := groups[o]; !ok {
+			order = append(order, o)
+		}
+		groups[o] = append(groups[o], i)
+	}
+	var out []objectChange
+	compose := func(idx []int, o *object.Object) {
+		sub := make([]finding.Finding, len(idx))
+		for k, i := range idx {
+			sub[k] = fs[i]
+		}
+		for _, c := range fix.Compose(sub) {
+			for k, i := range c.Findings {
+				c.Findings[k] = idx[i]
+			}
+			out = append(out, objectChange{c, o})
+		}
+	}
+	for _, o := range order {
+		compose(groups[o], o)
+	}
+	if len(missing) > 0 {
+		compose(missing, nil)
+	}
+	return out, left
+}
+
+// targetOf is the object f's fix applies to, or why it cannot be told.
+func targetOf(objs []*object.Object, f finding.Finding) (*object.Object, string) {
+	ref := fix.TargetOf(f)
+	var all []*object.Object
+	for _, o := range objs {
+		if o.Ref == ref {
+			all = append(all, o)
+		}
+	}
+	if len(all) <= 1 && (f.Fix.Target != nil || len(all) == 0 || all[0].Doc.File == f.Stream) {
+		if len(all) == 0 {
+			return nil, ""
+		}
+		return all[0], ""
+	}
+	pick := func(keep func(*object.Object) bool) []*object.Object {
+		var out []*object.Object
+		for _, o := range all {
+			if keep(o) {
+				out = append(out, o)
+			}
+		}
+		return out
+	}
+	same := pick(func(o *object.Object) bool { return o.Doc.File == f.Stream })
+	if len(same) == 0 && f.Fix.Target != nil {
+		dir := filepath.Dir(f.Stream)
+		same = pick(func(o *object.Object) bool { return filepath.Dir(o.Doc.File) == dir })
+	}
+	switch len(same) {
+	case 1:
+		return same[0], ""
+	case 0:
+		if f.Fix.Target == nil {
+			return nil, ""
+		}
+	}
+	var where []string
+	for _, o := range all {
+		where = append(where, o.Doc.File)
+	}
+	return nil, fmt.Sprintf("%s is defined more than once (%s): fix cannot tell which one the finding is about", ref, strings.Join(where, ", "))
 }
 
 // valueAt reads a dotted placeholder path from a patch.

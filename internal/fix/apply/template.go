@@ -245,12 +245,15 @@ func planTemplate(o *object.Object, c fix.Change, chosen []finding.Finding, v *v
 	if len(handlers) == 0 && len(edited) == 0 {
 		return false, why
 	}
+	if why := v.unwritable(set); why != "" {
+		return false, why
+	}
 	missing = slices.DeleteFunc(missing, func(m string) bool { return slices.Contains(edited, m) })
 	for k, p := range fileOf {
 		v.fileOf[k] = p
 	}
 	v.templates[f.Path] = &File{Path: f.Path, Old: f.Old, New: next}
-	v.record(c, set, missing, keys, chosen, f.Path, v.reason(why))
+	v.record(o, c, set, missing, keys, chosen, f.Path, v.reason(why))
 	p := &v.changes[len(v.changes)-1]
 	p.edited = map[string]any{}
 	for _, e := range scalars {

@@ -155,6 +155,8 @@ type valuesPlan struct {
 	maxSize   int64
 	// proofWhy says why a template edit was tried and not kept.
 	proofWhy string
+	// inPlace: the keys go to the values files that set them.
+	editInPlace bool
 }
 
 // planValues plans the fix of an object rendered from a chart through the
@@ -165,6 +167,9 @@ type valuesPlan struct {
 // why nothing can be set, or "".
 func planValues(o *object.Object, c fix.Change, chosen []finding.Finding, v *valuesPlan, out *Result) string {
 	set, missing, keys := valuesOf(o, c.Patch, v.fileOf)
+	if why := v.unwritable(set); why != "" {
+		return why
+	}
 	tmplWhy := ""
 	if len(missing) > 0 && v.templates != nil {
 		var done bool
@@ -219,6 +224,9 @@ func planValues(o *object.Object, c fix.Change, chosen []finding.Finding, v *val
 			}
 		}
 	}
+	if why := v.unwritable(set); why != "" {
+		return why
+	}
 	if len(set) == 0 {
 		why := "the chart's values do not reach " + strings.Join(missing, ", ") + ": change the template, or patch the rendered object"
 		if r := v.reason(tmplWhy); r != "" {
@@ -229,7 +237,41 @@ func planValues(o *object.Object, c fix.Change, chosen []finding.Finding, v *val
 		}
 		return ""
 	}
-	v.record(c, set, missing, keys, chosen, "", v.reason(tmplWhy))
+	v.record(o, c, set, missing, keys, chosen, "", v.reason(tmplWhy))
+	return ""
+}
+
+// unwritable says why a values file that sets one of the keys cannot be
+// edited in place (a symbolic link, a read-only file), or "".
+func (v *valuesPlan) unwritable(set map[string]any) string {
+	if !v.editInPlace {
+		return ""
+	}
+	for _, k := range sortedKeys(set) {
+		if why := cannotWrite(v.fileOf[k]); why != "" {
+			return why + "; pass --values-out FILE to write the fixes to a values file of their own"
+		}
+	}
+	return ""
+}
+
+// cannotWrite says why fix does not write a file in place, or "".
+func cannotWrite(path string) string {
+	if path == "" {
+		return ""
+	}
+	info, err := os.Lstat(path)
+	switch {
+	case err != nil:
+		return ""
+	case info.Mode()&os.ModeSymlink != 0:
+		to, _ := os.Readlink(path)
+		return fmt.Sprintf("%s is a symbolic link (to %s): fix does not write through links", path, to)
+	case !info.Mode().IsRegular():
+		return path + " is not a regular file"
+	case info.Mode().Perm()&0o200 == 0:
+		return fmt.Sprintf("%s is read-only (mode %v)", path, info.Mode().Perm())
+	}
 	return ""
 }
 
@@ -248,7 +290,7 @@ func (v *valuesPlan) reason(tmplWhy string) string {
 
 // record adds a planned change: the values keys it sets, the template it
 // edits, if any, and why the fields still missing are not edited there.
-func (v *valuesPlan) record(c fix.Change, set map[string]any, missing []string, keys map[string]string, chosen []finding.Finding, template, why string) {
+func (v *valuesPlan) record(o *object.Object, c fix.Change, set map[string]any, missing []string, keys map[string]string, chosen []finding.Finding, template, why string) {
 	for k, val := range set {
 		v.set[k] = val
 	}
@@ -265,7 +307,7 @@ func (v *valuesPlan) record(c fix.Change, set map[string]any, missing []string, 
 	for _, i := range c.Findings {
 		rs = append(rs, chosen[i].Rule)
 	}
-	v.changes = append(v.changes, planned{change: c, values: set, missing: missing, rules: rs, template: template, why: why})
+	v.changes = append(v.changes, planned{change: c, obj: o, values: set, missing: missing, rules: rs, template: template, why: why})
 }
 
 // originalPatches gives each finding its rule's own patch back: without
@@ -422,7 +464,7 @@ func (v *valuesPlan) inPlace(maxSize int64) ([]*File, error) {
 // and its values from disk, so a changed --values file is replaced by a
 // temporary copy, and a chart whose values.yaml changed is copied to a
 // temporary directory with the new file.
-func rerender(so *scan.Options, opts Options, files []*File) (func(), error) {
+func rerender(so *scan.Options, opts Options, files []*File, renames map[string]string) (func(), error) {
 	var tmps []string
 	cleanup := func() {
 		for _, t := range tmps {
@@ -449,7 +491,7 @@ func rerender(so *scan.Options, opts Options, files []*File) (func(), error) {
 		}
 		rest = append(rest, f)
 	}
-	ts, err := copyCharts(so, rest)
+	ts, err := copyCharts(so, rest, renames)
 	tmps = append(tmps, ts...)
 	if err != nil {
 		return cleanup, err
@@ -465,8 +507,9 @@ func rerender(so *scan.Options, opts Options, files []*File) (func(), error) {
 // copyCharts copies each chart one of files belongs to (a chart's
 // values.yaml, a template) to a temporary directory with the new
 // contents, and points the scan at the copy: Helm reads a chart from disk.
-// It returns the temporary directories to remove.
-func copyCharts(so *scan.Options, files []*File) ([]string, error) {
+// It returns the temporary directories to remove; renames maps each copy
+// to its chart, so that the rescan's streams are named as the scan's.
+func copyCharts(so *scan.Options, files []*File, renames map[string]string) ([]string, error) {
 	var tmps []string
 	so.Paths = slices.Clone(so.Paths)
 	copies := map[string]string{} // chart directory -> its copy
@@ -501,10 +544,11 @@ func copyCharts(so *scan.Options, files []*File) ([]string, error) {
 			}
 			tmps = append(tmps, dir)
 			copyDir = filepath.Join(dir, filepath.Base(chartDir))
-			if err := os.CopyFS(copyDir, os.DirFS(chartDir)); err != nil {
+			if err := copyResolved(copyDir, chartDir); err != nil {
 				return tmps, err
 			}
 			copies[chartDir] = copyDir
+			renames[copyDir] = so.Paths[i]
 			so.Paths[i] = copyDir
 		}
 		rel, err := filepath.Rel(chartDir, f.Path)
@@ -522,4 +566,56 @@ func copyCharts(so *scan.Options, files []*File) ([]string, error) {
 		}
 	}
 	return tmps, nil
+}
+
+// copyResolved copies the tree at src to dst with its symbolic links
+// resolved, as Helm's loader reads a chart: a link to a file (even one
+// outside the chart, which a relative link would leave dangling in the
+// copy) becomes a copy of what it points to. A link to a directory that
+// holds it is a loop, and an error.
+func copyResolved(dst, src string) error {
+	return copyDirResolved(dst, src, map[string]bool{})
+}
+
+func copyDirResolved(dst, src string, onPath map[string]bool) error {
+	real, err := filepath.EvalSymlinks(src)
+	if err != nil {
+		return err
+	}
+	if onPath[real] {
+		return fmt.Errorf("%s: a symbolic link loop", src)
+	}
+	onPath[real] = true
+	defer delete(onPath, real)
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return err
+	}
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		from, to := filepath.Join(src, e.Name()), filepath.Join(dst, e.Name())
+		info, err := os.Stat(from) // through links
+		if err != nil {
+			return fmt.Errorf("%s: %v", from, err)
+		}
+		if info.IsDir() {
+			if err := copyDirResolved(to, from, onPath); err != nil {
+				return err
+			}
+			continue
+		}
+		if !info.Mode().IsRegular() {
+			continue // a FIFO or device is not part of a chart
+		}
+		data, err := os.ReadFile(from)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(to, data, info.Mode().Perm()|0o200); err != nil {
+			return err
+		}
+	}
+	return nil
 }
