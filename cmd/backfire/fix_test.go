@@ -90,9 +90,14 @@ func TestFixReadOnlyFileIsAnError(t *testing.T) {
 	if err := os.Chmod(p, 0o444); err != nil {
 		t.Fatal(err)
 	}
-	_, stderr, code := execute(t, "", "fix", dir)
+	out, stderr, code := execute(t, "", "fix", dir)
 	if code != exitUsage || !strings.Contains(stderr, p+": read-only") {
 		t.Errorf("exit %d, stderr %s", code, stderr)
+	}
+	// What was not written is not called fixed: the database's findings
+	// are left, the other files' fixed.
+	if strings.Contains(out, "fixed "+p) || !strings.Contains(out, "3 fixed, 6 left\n") || !strings.Contains(out, "not written: "+p+": read-only") {
+		t.Errorf("the summary counts a refused write as fixed:\n%s", out)
 	}
 }
 

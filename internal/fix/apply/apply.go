@@ -64,7 +64,10 @@ type Placeholder struct {
 
 // Result is the plan: new contents, proven, not yet written.
 type Result struct {
-	Files        []*File
+	// Files are the files to change; after Write, those written.
+	Files []*File
+	// Unwritten are the files Write could not write.
+	Unwritten    []*File
 	Fixed        []finding.Finding
 	Left         []Left
 	Placeholders []Placeholder
@@ -82,6 +85,33 @@ type Result struct {
 	// the changed files its object's fix wrote, so that a report can give
 	// each finding its part of the diff.
 	Spans map[string][]Span
+	// fixedIn lists, for each of Fixed, the files its fix writes: a file
+	// that cannot be written leaves its findings unfixed.
+	fixedIn [][]string
+}
+
+func spanFiles(spans []Span) []string {
+	var out []string
+	for _, s := range spans {
+		if !slices.Contains(out, s.File) {
+			out = append(out, s.File)
+		}
+	}
+	return out
+}
+
+// fileRules gives each changed file the rules whose findings its changes
+// fix: a rule whose finding is left is not named.
+func (r *Result) fileRules() {
+	for _, f := range r.Files {
+		f.Rules = nil
+		for i, fx := range r.Fixed {
+			if slices.Contains(r.fixedIn[i], f.Path) && !slices.Contains(f.Rules, fx.Rule) {
+				f.Rules = append(f.Rules, fx.Rule)
+			}
+		}
+		sort.Strings(f.Rules)
+	}
 }
 
 // Span is a part of a changed file that one object's fix wrote: lines
@@ -479,6 +509,7 @@ func (r *Result) prove(opts Options, before *scan.Result, chosen []finding.Findi
 				continue
 			}
 			r.Fixed = append(r.Fixed, f)
+			r.fixedIn = append(r.fixedIn, spanFiles(e.spans))
 			if r.Spans == nil {
 				r.Spans = map[string][]Span{}
 			}
@@ -490,6 +521,8 @@ func (r *Result) prove(opts Options, before *scan.Result, chosen []finding.Findi
 			}
 		}
 	}
+
+	r.fileRules()
 
 	// Idempotence: the same fixes on the new contents change nothing.
 	for _, e := range applied {
@@ -838,14 +871,46 @@ func (r *Result) Diff(w io.Writer) error {
 // Write writes every changed file, each through a temporary file renamed
 // over it, so that no file is ever left half-written. A file that is read
 // only, a symbolic link, or changed since it was read is not written; the
-// errors say which, and the other files are still written.
+// errors say which, and the other files are still written. A finding
+// whose fix writes a file that was not written is not fixed: it moves to
+// Left with the error, and the file to Unwritten.
 func (r *Result) Write() []error {
 	var errs []error
+	failed := map[string]error{}
+	var written []*File
 	for _, f := range r.Files {
 		if err := writeFile(f); err != nil {
 			errs = append(errs, err)
+			failed[f.Path] = err
+			r.Unwritten = append(r.Unwritten, f)
+			continue
 		}
+		written = append(written, f)
 	}
+	if len(failed) == 0 {
+		return nil
+	}
+	r.Files = written
+	var fixed []finding.Finding
+	var in [][]string
+	for i, f := range r.Fixed {
+		var err error
+		for _, p := range r.fixedIn[i] {
+			if e, ok := failed[p]; ok {
+				err = e
+				break
+			}
+		}
+		if err != nil {
+			r.Left = append(r.Left, Left{f, "not written: " + err.Error()})
+			delete(r.Spans, f.Fingerprint)
+			continue
+		}
+		fixed = append(fixed, f)
+		in = append(in, r.fixedIn[i])
+	}
+	r.Fixed, r.fixedIn = fixed, in
+	r.fileRules()
 	return errs
 }
 
