@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"backfire.dev/backfire/internal/catalog"
-	"backfire.dev/backfire/internal/fix/apply"
+	"backfire.dev/backfire/internal/fixplan"
 	"backfire.dev/backfire/internal/helm"
 	"backfire.dev/backfire/internal/kustomize"
 	"backfire.dev/backfire/internal/model/rollout"
@@ -93,7 +93,7 @@ func runFix(cmd *cobra.Command, args []string, fl *fixFlags) error {
 	for _, r := range fl.rules {
 		ids = append(ids, catalog.ByID(r).ID)
 	}
-	plan, err := apply.Plan(apply.Options{
+	plan, err := fixplan.Plan(fixplan.Options{
 		Scan: scan.Options{
 			Paths:       args,
 			Stdin:       cmd.InOrStdin(),
@@ -138,7 +138,7 @@ func runFix(cmd *cobra.Command, args []string, fl *fixFlags) error {
 }
 
 // summary prints "N fixed, M left" and what a human still has to do.
-func summary(w io.Writer, p *apply.Result, dry bool) {
+func summary(w io.Writer, p *fixplan.Result, dry bool) {
 	verb := "fixed"
 	if dry {
 		verb = "would be fixed"

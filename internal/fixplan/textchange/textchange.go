@@ -13,15 +13,15 @@ import (
 
 	"github.com/pmezard/go-difflib/difflib"
 
-	"backfire.dev/backfire/internal/fix/apply"
+	"backfire.dev/backfire/internal/fixplan"
 	"backfire.dev/backfire/internal/result"
 )
 
 // ByFinding maps the fingerprint of each fixed finding of p to the hunks
-// inside the parts of the files its object's fix wrote (apply.Span).
+// inside the parts of the files its object's fix wrote (fixplan.Span).
 // Findings whose hunks cannot be told apart from another object's (a hunk
 // that crosses two documents) get none of those.
-func ByFinding(p *apply.Result) map[string][]result.TextChange {
+func ByFinding(p *fixplan.Result) map[string][]result.TextChange {
 	hunks := map[string][]hunk{}
 	for _, f := range p.Files {
 		hunks[f.Path] = hunksOf(f.Path, f.Old, f.New)
@@ -53,7 +53,7 @@ type hunk struct {
 	change         result.TextChange
 }
 
-func (h hunk) inside(s apply.Span) bool {
+func (h hunk) inside(s fixplan.Span) bool {
 	if s.From == 0 {
 		if s.Wrote == nil {
 			return true

@@ -1,4 +1,4 @@
-package apply
+package fixplan
 
 import (
 	"bytes"
@@ -20,6 +20,7 @@ import (
 	"backfire.dev/backfire/internal/object"
 	"backfire.dev/backfire/internal/scan"
 	"backfire.dev/backfire/internal/source"
+	"backfire.dev/backfire/internal/yamledit"
 )
 
 // valuesOf finds, for each value a patch sets on an object rendered from a
@@ -336,7 +337,7 @@ func (v *valuesPlan) file(path string, old []byte) (*File, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", path, err)
 		}
-		n, err := fix.Edit(old, pos, patch, v.placeholders)
+		n, err := yamledit.Edit(old, pos, patch, v.placeholders)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", path, err)
 		}
@@ -401,7 +402,7 @@ func comment(n *yaml.Node, path string, placeholders []string) {
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		p := join(path, n.Content[i].Value)
 		if slices.Contains(placeholders, p) {
-			n.Content[i+1].LineComment = fix.PlaceholderComment
+			n.Content[i+1].LineComment = yamledit.PlaceholderComment
 		}
 		comment(n.Content[i+1], p, placeholders)
 	}
@@ -439,7 +440,7 @@ func (v *valuesPlan) inPlace(maxSize int64) ([]*File, error) {
 				ph = append(ph, p)
 			}
 		}
-		n, err := fix.Edit(data, pos, nest(byFile[path]), ph)
+		n, err := yamledit.Edit(data, pos, nest(byFile[path]), ph)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", path, err)
 		}

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"backfire.dev/backfire/internal/finding"
-	"backfire.dev/backfire/internal/fix/apply"
+	"backfire.dev/backfire/internal/fixplan"
 	"backfire.dev/backfire/internal/result"
 )
 
@@ -77,10 +77,10 @@ func TestApplyRejectsBadRegions(t *testing.T) {
 func TestByFindingSplitsAFileByDocument(t *testing.T) {
 	old := "kind: A\nx: 1\n---\nkind: B\ny: 1\n"
 	nw := "kind: A\nx: 2\nz: 0\n---\nkind: B\ny: 2\n"
-	p := &apply.Result{
-		Files: []*apply.File{{Path: "m.yaml", Old: []byte(old), New: []byte(nw)}, {Path: "values.yaml", Old: []byte("a: 1\nk: 0\nb: 1\n"), New: []byte("a: 2\nk: 0\nb: 2\nc: 3\n")}},
+	p := &fixplan.Result{
+		Files: []*fixplan.File{{Path: "m.yaml", Old: []byte(old), New: []byte(nw)}, {Path: "values.yaml", Old: []byte("a: 1\nk: 0\nb: 1\n"), New: []byte("a: 2\nk: 0\nb: 2\nc: 3\n")}},
 		Fixed: []finding.Finding{{Fingerprint: "a"}, {Fingerprint: "b"}, {Fingerprint: "c"}, {Fingerprint: "d"}},
-		Spans: map[string][]apply.Span{
+		Spans: map[string][]fixplan.Span{
 			"a": {{File: "m.yaml", From: 1, To: 2}},
 			"b": {{File: "m.yaml", From: 3, To: -1}},
 			"c": {{File: "values.yaml"}},

@@ -1,4 +1,4 @@
-package apply
+package fixplan
 
 import (
 	"bytes"
@@ -174,7 +174,7 @@ func TestShopChartTemplatesPassServerSideDryRun(t *testing.T) {
 	env := clustertest.Shared(t)
 	root := testutil.RepoRoot(t)
 	chart := filepath.Join(t.TempDir(), "shop")
-	if err := os.CopyFS(chart, os.DirFS(filepath.Join(root, "internal", "fix", "apply", "testdata", "shop"))); err != nil {
+	if err := os.CopyFS(chart, os.DirFS(filepath.Join(root, "internal", "fixplan", "testdata", "shop"))); err != nil {
 		t.Fatal(err)
 	}
 	o := options(chart)
@@ -200,7 +200,7 @@ func TestKustomizeOverlayPassesServerSideDryRun(t *testing.T) {
 	env := clustertest.Shared(t)
 	root := testutil.RepoRoot(t)
 	dir := t.TempDir()
-	if err := os.CopyFS(dir, os.DirFS(filepath.Join(root, "internal", "fix", "apply", "testdata", "overlay"))); err != nil {
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join(root, "internal", "fixplan", "testdata", "overlay"))); err != nil {
 		t.Fatal(err)
 	}
 	t.Chdir(dir)

@@ -1,4 +1,4 @@
-package apply
+package fixplan
 
 import (
 	"encoding/json"
@@ -15,6 +15,7 @@ import (
 	"backfire.dev/backfire/internal/load"
 	"backfire.dev/backfire/internal/object"
 	"backfire.dev/backfire/internal/source"
+	"backfire.dev/backfire/internal/yamledit"
 )
 
 // overlayPlan gathers the fixes of objects built by Kustomize overlays:
@@ -92,7 +93,7 @@ func (p *overlayPlan) files(maxSize int64) ([]*File, error) {
 			if ep, pos, data, ok := existingPatch(dir, k.Patches, oc.obj.Ref, oc.change.Patch, maxSize); ok {
 				// The overlay already patches these fields: that patch is
 				// edited, rather than overruled by a second one.
-				n, err := fix.EditPatch(data, pos, oc.change.Patch, oc.change.Placeholders)
+				n, err := yamledit.EditPatch(data, pos, oc.change.Patch, oc.change.Placeholders)
 				if err != nil {
 					return nil, fmt.Errorf("%s: %v", ep, err)
 				}
@@ -108,7 +109,7 @@ func (p *overlayPlan) files(maxSize int64) ([]*File, error) {
 				if err != nil {
 					return nil, fmt.Errorf("%s: %v", path, err)
 				}
-				if f.New, err = fix.EditPatch(old, pos, oc.change.Patch, oc.change.Placeholders); err != nil {
+				if f.New, err = yamledit.EditPatch(old, pos, oc.change.Patch, oc.change.Placeholders); err != nil {
 					return nil, fmt.Errorf("%s: %v", path, err)
 				}
 				f.Old = old
@@ -116,7 +117,7 @@ func (p *overlayPlan) files(maxSize int64) ([]*File, error) {
 				rs := slices.Clone(oc.rules)
 				slices.Sort(rs)
 				head := "# Written by backfire fix: " + strings.Join(slices.Compact(rs), ", ") + " on " + oc.obj.Ref.String() + ".\n"
-				f.New = append([]byte(head), fix.Render(doc, oc.change.Placeholders)...)
+				f.New = append([]byte(head), yamledit.Render(doc, oc.change.Placeholders)...)
 			}
 			out = append(out, f)
 			entry := map[string]any{"path": name}
@@ -130,7 +131,7 @@ func (p *overlayPlan) files(maxSize int64) ([]*File, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", kfile, err)
 		}
-		nk, err := fix.Edit(kdata, pos, map[string]any{"patches": patches}, nil)
+		nk, err := yamledit.Edit(kdata, pos, map[string]any{"patches": patches}, nil)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", kfile, err)
 		}

@@ -1,4 +1,4 @@
-package apply
+package fixplan
 
 import (
 	"encoding/json"
@@ -10,6 +10,7 @@ import (
 	"backfire.dev/backfire/internal/fix"
 	"backfire.dev/backfire/internal/object"
 	"backfire.dev/backfire/internal/source"
+	"backfire.dev/backfire/internal/yamledit"
 )
 
 // A fix that replaces a probe handler the chart writes literally in a
@@ -18,8 +19,8 @@ import (
 // values key reaches the handler. The numbers of the same probe still go
 // to the values, where a values key sets them; a number the template
 // writes literally (`timeoutSeconds: 1`) is set in the template too. Only
-// plain template lines are edited (see fix.ReplaceLiteralHandler and
-// fix.SetLiteralProbeField); the proof renders the chart again with the
+// plain template lines are edited (see yamledit.ReplaceLiteralHandler and
+// yamledit.SetLiteralProbeField); the proof renders the chart again with the
 // new template, and when the findings are not gone, or a number edited is
 // not what the object now renders, the template is left alone and the
 // finding is left with its reason.
@@ -110,7 +111,7 @@ func contains(l []string, s string) bool {
 // scalarEdit is a scalar field of a container's probe that a patch sets
 // and no values key reaches: a value the template may write literally.
 type scalarEdit struct {
-	field   fix.ProbeField
+	field   yamledit.ProbeField
 	shown   string // the field as valuesOf names it
 	old     any    // the rendered value
 	present bool   // whether the rendered object has the field
@@ -162,7 +163,7 @@ func probeScalars(p, d any, shown string, out *[]scalarEdit) {
 					}
 					old, present := dp[key]
 					*out = append(*out, scalarEdit{
-						field: fix.ProbeField{List: k, Container: name, Probe: probe, Key: key},
+						field: yamledit.ProbeField{List: k, Container: name, Probe: probe, Key: key},
 						shown: join(shown, k) + "[" + name + "]." + probe + "." + key,
 						old:   old, present: present, val: pp[key],
 					})
@@ -222,7 +223,7 @@ func planTemplate(o *object.Object, c fix.Change, chosen []finding.Finding, v *v
 	}
 	next := f.New
 	for _, e := range handlers {
-		n, err := fix.ReplaceLiteralHandler(next, e.probe, e.oldKey, e.old, e.newKey, e.val)
+		n, err := yamledit.ReplaceLiteralHandler(next, e.probe, e.oldKey, e.old, e.newKey, e.val)
 		if err != nil {
 			return false, fmt.Sprintf("%s: %v", f.Path, err)
 		}
@@ -230,7 +231,7 @@ func planTemplate(o *object.Object, c fix.Change, chosen []finding.Finding, v *v
 	}
 	var edited, whys []string
 	for _, s := range scalars {
-		n, err := fix.SetLiteralProbeField(next, s.field, s.old, s.present, s.val)
+		n, err := yamledit.SetLiteralProbeField(next, s.field, s.old, s.present, s.val)
 		if err != nil {
 			whys = append(whys, err.Error())
 			continue

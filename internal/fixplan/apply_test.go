@@ -1,4 +1,4 @@
-package apply
+package fixplan
 
 import (
 	"backfire.dev/backfire/internal/catalog"
@@ -124,7 +124,7 @@ func TestExamples(t *testing.T) {
 	}
 	copyFiles(t, dir, files)
 	t.Chdir(dir)
-	p := fixTwice(t, filepath.Join(root, "internal", "fix", "apply", "testdata", "examples.diff"), map[string]bool{"BF402": true}, options("."))
+	p := fixTwice(t, filepath.Join(root, "internal", "fixplan", "testdata", "examples.diff"), map[string]bool{"BF402": true}, options("."))
 	if len(p.Fixed) != 8 || len(p.Left) != 1 {
 		t.Errorf("%d fixed, %d left; want 8 fixed, 1 left (BF402)", len(p.Fixed), len(p.Left))
 	}
@@ -186,7 +186,7 @@ func TestPositiveFixtures(t *testing.T) {
 			t.Errorf("%s: a second run changes %d files (%v)", name, len(again.Files), err)
 		}
 	}
-	golden(t, filepath.Join(root, "internal", "fix", "apply", "testdata", "positive-fixtures.diff"), all.Bytes())
+	golden(t, filepath.Join(root, "internal", "fixplan", "testdata", "positive-fixtures.diff"), all.Bytes())
 }
 
 const small = `apiVersion: apps/v1
@@ -376,12 +376,12 @@ func TestHarborChartValuesOut(t *testing.T) {
 	if !bf101 {
 		t.Errorf("BF101 on the database is not fixed")
 	}
-	golden(t, filepath.Join(root, "internal", "fix", "apply", "testdata", "harbor-values-out.yaml"), p.Files[0].New)
+	golden(t, filepath.Join(root, "internal", "fixplan", "testdata", "harbor-values-out.yaml"), p.Files[0].New)
 	var diff bytes.Buffer
 	if err := (&Result{Files: p.Files[1:]}).Diff(&diff); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, filepath.Join(root, "internal", "fix", "apply", "testdata", "harbor-template.diff"), diff.Bytes())
+	golden(t, filepath.Join(root, "internal", "fixplan", "testdata", "harbor-template.diff"), diff.Bytes())
 	if errs := p.Write(); len(errs) > 0 {
 		t.Fatal(errs)
 	}
@@ -462,7 +462,7 @@ func TestHarborChartValuesInPlace(t *testing.T) {
 	if err := p.Diff(&diff); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, filepath.Join(root, "internal", "fix", "apply", "testdata", "harbor-values-in-place.diff"), diff.Bytes())
+	golden(t, filepath.Join(root, "internal", "fixplan", "testdata", "harbor-values-in-place.diff"), diff.Bytes())
 	if errs := p.Write(); len(errs) > 0 {
 		t.Fatal(errs)
 	}
@@ -520,14 +520,14 @@ func TestHarborChartSymlinkedValues(t *testing.T) {
 func TestKustomizeOverlay(t *testing.T) {
 	root := testutil.RepoRoot(t)
 	dir := t.TempDir()
-	if err := os.CopyFS(dir, os.DirFS(filepath.Join(root, "internal", "fix", "apply", "testdata", "overlay"))); err != nil {
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join(root, "internal", "fixplan", "testdata", "overlay"))); err != nil {
 		t.Fatal(err)
 	}
 	base, _ := os.ReadFile(filepath.Join(dir, "base", "db.yaml"))
 	t.Chdir(dir)
 	o := options(filepath.Join("overlays", "prod"))
 	o.Scan.Kustomize = kustomize.New()
-	p := fixTwice(t, filepath.Join(root, "internal", "fix", "apply", "testdata", "overlay.diff"), nil, o)
+	p := fixTwice(t, filepath.Join(root, "internal", "fixplan", "testdata", "overlay.diff"), nil, o)
 	if len(p.Fixed) != 5 || len(p.Files) != 2 {
 		t.Errorf("%d fixed in %d files, want 5 in the patch file and the kustomization", len(p.Fixed), len(p.Files))
 	}
@@ -541,7 +541,7 @@ func TestKustomizeOverlay(t *testing.T) {
 func TestKustomizeBaseOutsideTheTree(t *testing.T) {
 	root := testutil.RepoRoot(t)
 	dir := t.TempDir()
-	if err := os.CopyFS(dir, os.DirFS(filepath.Join(root, "internal", "fix", "apply", "testdata", "overlay"))); err != nil {
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join(root, "internal", "fixplan", "testdata", "overlay"))); err != nil {
 		t.Fatal(err)
 	}
 	k := filepath.Join(dir, "overlays", "prod", "kustomization.yaml")
@@ -569,13 +569,13 @@ func TestKustomizeBaseOutsideTheTree(t *testing.T) {
 func TestKustomizeOverlayEditsItsPatch(t *testing.T) {
 	root := testutil.RepoRoot(t)
 	dir := t.TempDir()
-	if err := os.CopyFS(dir, os.DirFS(filepath.Join(root, "internal", "fix", "apply", "testdata", "overlay"))); err != nil {
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join(root, "internal", "fixplan", "testdata", "overlay"))); err != nil {
 		t.Fatal(err)
 	}
 	t.Chdir(dir)
 	o := options(filepath.Join("overlays", "staging"))
 	o.Scan.Kustomize = kustomize.New()
-	p := fixTwice(t, filepath.Join(root, "internal", "fix", "apply", "testdata", "overlay-existing-patch.diff"), nil, o)
+	p := fixTwice(t, filepath.Join(root, "internal", "fixplan", "testdata", "overlay-existing-patch.diff"), nil, o)
 	if len(p.Files) != 1 || p.Files[0].Path != filepath.Join("overlays", "staging", "probes.yaml") {
 		t.Errorf("files %v, want only the overlay's own probes.yaml", p.Files)
 	}
@@ -660,7 +660,7 @@ func copyShop(t *testing.T) string {
 	t.Helper()
 	root := testutil.RepoRoot(t)
 	dir := t.TempDir()
-	if err := os.CopyFS(filepath.Join(dir, "shop"), os.DirFS(filepath.Join(root, "internal", "fix", "apply", "testdata", "shop"))); err != nil {
+	if err := os.CopyFS(filepath.Join(dir, "shop"), os.DirFS(filepath.Join(root, "internal", "fixplan", "testdata", "shop"))); err != nil {
 		t.Fatal(err)
 	}
 	t.Chdir(dir)
@@ -677,7 +677,7 @@ func TestShopChartLiteralScalars(t *testing.T) {
 	values, _ := os.ReadFile(filepath.Join("shop", "values.yaml"))
 	o := options("shop")
 	o.Helm = &helm.Options{}
-	p := fixTwice(t, filepath.Join(root, "internal", "fix", "apply", "testdata", "shop-templates.diff"), nil, o)
+	p := fixTwice(t, filepath.Join(root, "internal", "fixplan", "testdata", "shop-templates.diff"), nil, o)
 	var names []string
 	for _, f := range p.Files {
 		names = append(names, f.Path)

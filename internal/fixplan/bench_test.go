@@ -1,4 +1,4 @@
-package apply
+package fixplan
 
 import (
 	"path/filepath"

@@ -1,6 +1,7 @@
-package fix
+package yamledit
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -237,3 +238,5 @@ func BenchmarkEdit(b *testing.B) {
 		}
 	}
 }
+
+func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }

@@ -1,8 +1,13 @@
-// Package apply turns a scan's findings into edits of the files they were
-// read from: the fixes on each object composed (package fix), written into
-// the YAML in place, and proven by a rescan of the new contents before
-// anything is written.
-package apply
+// Package fixplan turns a scan's findings into edits of the files they
+// were read from: the fixes on each object composed (package fix), routed
+// to the file a user edits (a plain file, a chart's values or template, an
+// overlay's patch), written with the text editor (package yamledit), and
+// proven by a rescan of the new contents before anything is written.
+//
+// The layers: package fix (the patch algebra: compose, agree) sits below
+// the rules; package yamledit (YAML, JSON and template text edits) beside
+// load; this package above scan. None imports upward.
+package fixplan
 
 import (
 	"bytes"
@@ -27,6 +32,7 @@ import (
 	"backfire.dev/backfire/internal/object"
 	"backfire.dev/backfire/internal/scan"
 	"backfire.dev/backfire/internal/source"
+	"backfire.dev/backfire/internal/yamledit"
 )
 
 // Options configure a run.
@@ -272,7 +278,7 @@ func plan(opts Options, templates bool, proofWhy string) (*Result, error) {
 			f = &File{Path: e.file, Old: data, New: data}
 			files[e.file] = f
 		}
-		next, err := fix.Edit(f.New, e.pos, e.change.Patch, e.change.Placeholders)
+		next, err := yamledit.Edit(f.New, e.pos, e.change.Patch, e.change.Placeholders)
 		if err != nil {
 			out.leave(chosen, e.change, fmt.Sprintf("%s: %v", e.file, err))
 			continue
@@ -534,7 +540,7 @@ func (r *Result) prove(opts Options, before *scan.Result, chosen []finding.Findi
 			return fmt.Errorf("%s: %s is gone after the fix", e.file, e.change.Target)
 		}
 		pos, _ := o.Doc.Locate("")
-		again, err := fix.Edit(overlay[e.file], pos, e.change.Patch, e.change.Placeholders)
+		again, err := yamledit.Edit(overlay[e.file], pos, e.change.Patch, e.change.Placeholders)
 		if err != nil {
 			return fmt.Errorf("%s: applying the fix again: %v", e.file, err)
 		}
