@@ -151,6 +151,9 @@ func summary(w io.Writer, p *fixplan.Result, dry bool) {
 	for _, ph := range p.Placeholders {
 		fmt.Fprintf(w, "  placeholder %s %s = %s: size it from observed use\n", ph.File, ph.Field, ph.Value)
 	}
+	for _, r := range p.Routes {
+		fmt.Fprintf(w, "  values %s %s (%s): %s, because %s\n", r.Object, r.Block, strings.Join(r.Rules, ", "), strings.Join(r.Keys, ", "), r.Why)
+	}
 	for _, n := range p.Notes {
 		fmt.Fprintf(w, "  precedence %s\n", n)
 	}

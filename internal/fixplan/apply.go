@@ -79,6 +79,9 @@ type Result struct {
 	Placeholders []Placeholder
 	// Notes say where the composition's precedence settled a conflict.
 	Notes []string
+	// Routes say how each chart object's fix reaches it: which values
+	// keys, and why they do.
+	Routes []Route
 	// Introduced are findings the rescan reports that the first scan did
 	// not: the fix made something worse. Plan refuses such a fix.
 	Introduced []finding.Finding
@@ -94,6 +97,20 @@ type Result struct {
 	// fixedIn lists, for each of Fixed, the files its fix writes: a file
 	// that cannot be written leaves its findings unfixed.
 	fixedIn [][]string
+}
+
+// keepFixedRoutes keeps the routes of the findings fixed.
+func (r *Result) keepFixedRoutes() {
+	var kept []Route
+	for _, rt := range r.Routes {
+		for _, f := range r.Fixed {
+			if f.Object == rt.Object && slices.Contains(rt.Rules, f.Rule) {
+				kept = append(kept, rt)
+				break
+			}
+		}
+	}
+	r.Routes = kept
 }
 
 func spanFiles(spans []Span) []string {
@@ -118,6 +135,18 @@ func (r *Result) fileRules() {
 		}
 		sort.Strings(f.Rules)
 	}
+}
+
+// Route is how a fix reaches a block of a rendered object through the
+// chart's values.
+type Route struct {
+	Object object.Ref
+	Block  string   // the field path of the block (a container's probe)
+	How    string   // keys, map, whole
+	Keys   []string // the values keys written
+	Why    string
+	// Findings are the rules whose findings the route is for.
+	Rules []string
 }
 
 // Span is a part of a changed file that one object's fix wrote: lines
@@ -173,6 +202,7 @@ func plan(opts Options, templates bool, proofWhy string) (*Result, error) {
 		opts.Scan.MaxFileSize = source.DefaultMaxFileSize
 	}
 	var valuesOld []byte
+	var renderer *helm.Renderer
 	if opts.ValuesOut != "" {
 		if opts.Helm == nil {
 			return nil, fmt.Errorf("--values-out needs the chart options")
@@ -189,6 +219,7 @@ func plan(opts Options, templates bool, proofWhy string) (*Result, error) {
 			return nil, err
 		}
 		opts.Scan.Charts = r
+		renderer, _ = r.(*helm.Renderer)
 	}
 	opts.Scan.KeepObjects = true
 	res, err := scan.Run(opts.Scan)
@@ -206,7 +237,8 @@ func plan(opts Options, templates bool, proofWhy string) (*Result, error) {
 
 	files := map[string]*File{}
 	var edits []planned
-	values := &valuesPlan{set: map[string]any{}, fileOf: map[string]string{}, maxSize: opts.Scan.MaxFileSize, proofWhy: proofWhy, editInPlace: opts.ValuesOut == ""}
+	values := &valuesPlan{set: map[string]any{}, fileOf: map[string]string{}, maxSize: opts.Scan.MaxFileSize, proofWhy: proofWhy, editInPlace: opts.ValuesOut == "",
+		renderer: renderer, trials: map[string]*chartTrial{}, nulls: map[string]bool{}, comments: map[string]string{}}
 	if templates {
 		values.templates = map[string]*File{}
 	}
@@ -305,6 +337,7 @@ func plan(opts Options, templates bool, proofWhy string) (*Result, error) {
 		}
 		files[p] = f
 	}
+	out.Routes = values.routes
 	if len(values.set) == 0 && len(values.changes) > 0 {
 		applied = append(applied, values.withSpans(nil, false)...)
 	}
@@ -529,6 +562,7 @@ func (r *Result) prove(opts Options, before *scan.Result, chosen []finding.Findi
 	}
 
 	r.fileRules()
+	r.keepFixedRoutes()
 
 	// Idempotence: the same fixes on the new contents change nothing.
 	for _, e := range applied {

@@ -119,9 +119,35 @@ func nest(flat map[string]any) map[string]any {
 			}
 			m = next
 		}
-		m[segs[len(segs)-1]] = flat[k]
+		if sub, ok := m[segs[len(segs)-1]].(map[string]any); ok {
+			// A key under one already set whole: merged into a copy.
+			for sk, sv := range cloneValue(flat[k]).(map[string]any) {
+				sub[sk] = sv
+			}
+			continue
+		}
+		m[segs[len(segs)-1]] = cloneValue(flat[k])
 	}
 	return out
+}
+
+// cloneValue deep-copies a decoded JSON value.
+func cloneValue(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, c := range x {
+			out[k] = cloneValue(c)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, c := range x {
+			out[i] = cloneValue(c)
+		}
+		return out
+	}
+	return v
 }
 
 func join(path, k string) string {
@@ -158,6 +184,199 @@ type valuesPlan struct {
 	proofWhy string
 	// inPlace: the keys go to the values files that set them.
 	editInPlace bool
+	// renderer renders the charts; trials holds one trial renderer per
+	// chart, made when an object of it is first routed.
+	renderer *helm.Renderer
+	trials   map[string]*chartTrial
+	// nulls are keys written as null rather than deleted (a chart's
+	// default overridden from a file that does not set it).
+	nulls map[string]bool
+	// comments say beside each key which findings it fixes.
+	comments map[string]string
+	routes   []Route
+	// unreached says, for the object being planned, why no values route
+	// reaches each block the router could not route.
+	unreached map[string]string
+}
+
+// unreachedWhy says why the values do not reach the blocks of o, as the
+// router found.
+func (v *valuesPlan) unreachedWhy() string {
+	var parts []string
+	for _, b := range sortedKeys(v.unreached) {
+		parts = append(parts, v.unreached[b])
+	}
+	return strings.Join(parts, "; ")
+}
+
+// trial is the trial renderer of the chart o was rendered from.
+func (v *valuesPlan) trial(o *object.Object) (*chartTrial, error) {
+	dir := o.Doc.Origin.Dir
+	if t, ok := v.trials[dir]; ok {
+		if t == nil {
+			return nil, fmt.Errorf("%s cannot be rendered for trial", dir)
+		}
+		return t, nil
+	}
+	if v.renderer == nil {
+		v.trials[dir] = nil
+		return nil, fmt.Errorf("no chart renderer")
+	}
+	t, err := newTrial(v.renderer, dir)
+	v.trials[dir] = t
+	return t, err
+}
+
+// planRoutes routes what it can of the change c on o through the chart's
+// values (see route.go), and records those findings' fix. It returns the
+// change left for the other routes (the template, the patch), with the
+// findings the values do not reach, or nil when none is left.
+func planRoutes(o *object.Object, c fix.Change, chosen []finding.Finding, v *valuesPlan) *fix.Change {
+	v.unreached = nil
+	t, err := v.trial(o)
+	if err != nil {
+		return &c
+	}
+	rt, err := t.routeObject(o, c)
+	if err != nil {
+		return &c
+	}
+	v.unreached = rt.unreached
+	if len(rt.routes) == 0 {
+		return &c
+	}
+	routed := map[string]bool{}
+	for _, r := range rt.routes {
+		routed[r.block] = true
+	}
+	in, rest := findingsIn(o, c, chosen, routed)
+	if len(in) == 0 {
+		return &c
+	}
+	keys := map[string]any{}
+	touched := map[int]map[string]bool{}
+	for _, i := range in {
+		touched[i] = blocksOf(o, chosen[i])
+	}
+	for _, r := range rt.routes {
+		var rules []string
+		for _, i := range in {
+			if touched[i][r.block] && !containsString(rules, chosen[i].Rule) {
+				rules = append(rules, chosen[i].Rule)
+			}
+		}
+		if len(rules) == 0 {
+			continue // a block only the findings left for later reach
+		}
+		sort.Strings(rules)
+		for k, val := range r.keys {
+			if why := v.place(t, k, val); why != "" {
+				return &c
+			}
+			keys[k] = val
+			v.comments[k] = "backfire fix: " + strings.Join(rules, ", ")
+		}
+		v.routes = append(v.routes, Route{Object: o.Ref, Block: namedPath(o, r.block), How: r.how, Keys: sortedKeys(r.keys), Why: r.why, Rules: rules})
+	}
+	if why := v.unwritable(keys); why != "" {
+		return &c
+	}
+	sub := c
+	sub.Findings = in
+	// Placeholders follow their field into the values key that holds it.
+	var ph []string
+	for _, p := range c.Placeholders {
+		if k, ok := rt.keyOf(o, p); ok {
+			ph = append(ph, k)
+		}
+	}
+	sub.Placeholders = nil
+	keyOf := map[string]string{}
+	for _, p := range ph {
+		keyOf[p] = p
+	}
+	v.record(o, fix.Change{Target: c.Target, Patch: c.Patch, Findings: in, Placeholders: ph}, keys, nil, keyOf, chosen, "", "")
+	if len(rest) == 0 {
+		return nil
+	}
+	left := c
+	left.Findings = rest
+	sub2 := make([]finding.Finding, len(rest))
+	for k, i := range rest {
+		sub2[k] = chosen[i]
+	}
+	cs := fix.Compose(sub2)
+	if len(cs) != 1 {
+		return &left
+	}
+	left = cs[0]
+	for k, i := range left.Findings {
+		left.Findings[k] = rest[i]
+	}
+	return &left
+}
+
+// place chooses the values file a routed key is written to in place: the
+// file that sets it (a subchart's keys in the chart's own values.yaml,
+// under the subchart's name), else the user's last --values file, else
+// the one that sets its nearest parent. A deletion of a key the chosen
+// file does not set alone is written as null.
+func (v *valuesPlan) place(t *chartTrial, key string, val any) string {
+	root := ""
+	for _, l := range t.layers {
+		if !l.User && l.Prefix == "" {
+			root = l.File
+		}
+	}
+	sets := func(l helm.ValuesLayer, k string) bool {
+		rel, ok := strings.CutPrefix(k, l.Prefix)
+		if !ok && l.Prefix != "" {
+			return false
+		}
+		_, set := l.Lines[rel]
+		return set
+	}
+	file := ""
+	var setBy []helm.ValuesLayer
+	for _, l := range t.layers {
+		if sets(l, key) {
+			setBy = append(setBy, l)
+		}
+	}
+	switch {
+	case len(setBy) > 0 && setBy[0].Prefix == "":
+		file = setBy[0].File
+	case len(setBy) > 0:
+		file = root
+	default:
+		for _, l := range t.layers {
+			if l.User {
+				file = l.File
+				break
+			}
+		}
+		if file == "" {
+			file = root
+		}
+	}
+	if file == "" {
+		return "no values file to write " + key + " to"
+	}
+	v.fileOf[key] = file
+	if val == nil {
+		// Removing the key from the file that sets it is enough only when
+		// no file below it sets it too.
+		below := false
+		for _, l := range setBy {
+			if l.File != file {
+				below = true
+			}
+		}
+		if len(setBy) == 0 || below || setBy[0].File != file {
+			v.nulls[key] = true
+		}
+	}
+	return ""
 }
 
 // planValues plans the fix of an object rendered from a chart through the
@@ -167,6 +386,11 @@ type valuesPlan struct {
 // numbers were only overruled for the sake of the new handler. It returns
 // why nothing can be set, or "".
 func planValues(o *object.Object, c fix.Change, chosen []finding.Finding, v *valuesPlan, out *Result) string {
+	rest := planRoutes(o, c, chosen, v)
+	if rest == nil {
+		return ""
+	}
+	c = *rest
 	set, missing, keys := valuesOf(o, c.Patch, v.fileOf)
 	if why := v.unwritable(set); why != "" {
 		return why
@@ -280,6 +504,9 @@ func cannotWrite(path string) string {
 // or the proof that did not bear it out.
 func (v *valuesPlan) reason(tmplWhy string) string {
 	var parts []string
+	if u := v.unreachedWhy(); u != "" {
+		parts = append(parts, u)
+	}
 	if tmplWhy != "" {
 		parts = append(parts, "the template is not edited: "+tmplWhy)
 	}
@@ -306,7 +533,15 @@ func (v *valuesPlan) record(o *object.Object, c fix.Change, set map[string]any, 
 	c.Placeholders = ph
 	var rs []string
 	for _, i := range c.Findings {
-		rs = append(rs, chosen[i].Rule)
+		if !slices.Contains(rs, chosen[i].Rule) {
+			rs = append(rs, chosen[i].Rule)
+		}
+	}
+	sort.Strings(rs)
+	for k := range set {
+		if v.comments[k] == "" {
+			v.comments[k] = "backfire fix: " + strings.Join(rs, ", ")
+		}
 	}
 	v.changes = append(v.changes, planned{change: c, obj: o, values: set, missing: missing, rules: rs, template: template, why: why})
 }
@@ -337,7 +572,8 @@ func (v *valuesPlan) file(path string, old []byte) (*File, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", path, err)
 		}
-		n, err := yamledit.Edit(old, pos, patch, v.placeholders)
+		// The file overrides the chart: a deletion is written as null.
+		n, err := yamledit.EditWith(old, pos, patch, yamledit.Options{Placeholders: v.placeholders, Comments: v.comments, KeepNulls: true})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", path, err)
 		}
@@ -347,7 +583,7 @@ func (v *valuesPlan) file(path string, old []byte) (*File, error) {
 		if err := n.Encode(patch); err != nil {
 			return nil, err
 		}
-		comment(&n, "", v.placeholders)
+		comment(&n, "", v.placeholders, v.comments)
 		var b bytes.Buffer
 		b.WriteString("# Values written by backfire fix: pass this file last with --values.\n")
 		enc := yaml.NewEncoder(&b)
@@ -395,16 +631,21 @@ func charts(opts Options, withOut bool, extra string) (source.Renderer, error) {
 }
 
 // comment marks the placeholder keys of a new values file.
-func comment(n *yaml.Node, path string, placeholders []string) {
+func comment(n *yaml.Node, path string, placeholders []string, comments map[string]string) {
 	if n.Kind != yaml.MappingNode {
 		return
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		p := join(path, n.Content[i].Value)
-		if slices.Contains(placeholders, p) {
+		switch {
+		case slices.Contains(placeholders, p):
 			n.Content[i+1].LineComment = yamledit.PlaceholderComment
+		case comments[p] != "" && n.Content[i+1].Kind == yaml.MappingNode:
+			n.Content[i].LineComment = "# " + comments[p]
+		case comments[p] != "":
+			n.Content[i+1].LineComment = "# " + comments[p]
 		}
-		comment(n.Content[i+1], p, placeholders)
+		comment(n.Content[i+1], p, placeholders, comments)
 	}
 }
 
@@ -440,7 +681,20 @@ func (v *valuesPlan) inPlace(maxSize int64) ([]*File, error) {
 				ph = append(ph, p)
 			}
 		}
-		n, err := yamledit.Edit(data, pos, nest(byFile[path]), ph)
+		// Keys are set, and deleted where the file alone sets them; a
+		// chart default the file does not set is overridden with null.
+		set, nulls := map[string]any{}, map[string]any{}
+		for k, val := range byFile[path] {
+			if val == nil && v.nulls[k] {
+				nulls[k] = nil
+			} else {
+				set[k] = val
+			}
+		}
+		n, err := yamledit.EditWith(data, pos, nest(set), yamledit.Options{Placeholders: ph, Comments: v.comments})
+		if err == nil && len(nulls) > 0 {
+			n, err = yamledit.EditWith(n, pos, nest(nulls), yamledit.Options{Comments: v.comments, KeepNulls: true})
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", path, err)
 		}

@@ -38,7 +38,31 @@ func EditPatch(data []byte, pos load.Position, patch map[string]any, placeholder
 	return editStream(data, pos, patch, placeholders, true)
 }
 
+// Options say how EditWith writes a patch.
+type Options struct {
+	// Placeholders are the dotted paths of values a human must size; they
+	// get PlaceholderComment.
+	Placeholders []string
+	// Comments are written beside the keys at these dotted paths when the
+	// edit writes them (a new key, a changed value without a comment):
+	// which finding a values key fixes.
+	Comments map[string]string
+	// KeepNulls writes a deletion as null, as a strategic merge patch
+	// file or a values file that overrides a chart's default must.
+	KeepNulls bool
+}
+
+// EditWith is Edit with options.
+func EditWith(data []byte, pos load.Position, patch map[string]any, o Options) ([]byte, error) {
+	return editStreamWith(data, pos, patch, o)
+}
+
 func editStream(data []byte, pos load.Position, patch map[string]any, placeholders []string, keepNulls bool) ([]byte, error) {
+	return editStreamWith(data, pos, patch, Options{Placeholders: placeholders, KeepNulls: keepNulls})
+}
+
+func editStreamWith(data []byte, pos load.Position, patch map[string]any, o Options) ([]byte, error) {
+	placeholders, keepNulls := o.Placeholders, o.KeepNulls
 	doc, root, err := findMapping(data, pos)
 	if err != nil {
 		return nil, err
@@ -47,7 +71,7 @@ func editStream(data []byte, pos load.Position, patch map[string]any, placeholde
 	if isJSON(doc, root) {
 		out, err = editJSON(data, doc, root, patch, keepNulls)
 	} else {
-		out, err = editYAML(data, doc, root, patch, placeholders, keepNulls)
+		out, err = editYAML(data, doc, root, patch, placeholders, keepNulls, o.Comments)
 	}
 	if err != nil {
 		return nil, err
@@ -58,8 +82,8 @@ func editStream(data []byte, pos load.Position, patch map[string]any, placeholde
 	return out, nil
 }
 
-func editYAML(data []byte, doc, root *yaml.Node, patch map[string]any, placeholders []string, keepNulls bool) ([]byte, error) {
-	e := &editor{data: data, placeholders: map[string]bool{}, keepNulls: keepNulls}
+func editYAML(data []byte, doc, root *yaml.Node, patch map[string]any, placeholders []string, keepNulls bool, comments map[string]string) ([]byte, error) {
+	e := &editor{data: data, placeholders: map[string]bool{}, keepNulls: keepNulls, comments: comments}
 	for _, p := range placeholders {
 		e.placeholders[p] = true
 	}
@@ -171,8 +195,9 @@ type editor struct {
 	edits           []edit
 	step, seqIndent int
 	placeholders    map[string]bool
-	keepNulls       bool // Render: a deletion is written as null
-	crlf            bool // the file's lines end with CRLF: new lines do too
+	keepNulls       bool              // Render: a deletion is written as null
+	crlf            bool              // the file's lines end with CRLF: new lines do too
+	comments        map[string]string // dotted path -> comment for the key
 	anchors         *anchors
 	valueOf         map[*yaml.Node]*yaml.Node // mapping key -> its value
 }
@@ -333,8 +358,12 @@ func (e *editor) set(key, val *yaml.Node, v any, path string) error {
 	if err != nil {
 		return err
 	}
-	if e.placeholders[path] && !bytes.Contains(e.data[end:e.lineEnd(end)], []byte("#")) {
-		text += "  " + PlaceholderComment
+	if !bytes.Contains(e.data[end:e.lineEnd(end)], []byte("#")) {
+		if e.placeholders[path] {
+			text += "  " + PlaceholderComment
+		} else if c := e.comments[path]; c != "" {
+			text += "  # " + c
+		}
 	}
 	e.edits = append(e.edits, edit{start: start, end: end, text: text})
 	return nil
@@ -703,14 +732,22 @@ func Render(doc map[string]any, placeholders []string) []byte {
 // entryText writes "key: value" at indent, in block style.
 func (e *editor) entryText(b *strings.Builder, indent int, key string, v any, path string) {
 	pad := strings.Repeat(" ", indent)
+	note := ""
+	if c := e.comments[path]; c != "" {
+		note = "  # " + c
+	}
 	switch x := v.(type) {
 	case map[string]any:
-		fmt.Fprintf(b, "%s%s:\n", pad, key)
+		if len(x) == 0 {
+			fmt.Fprintf(b, "%s%s: {}%s\n", pad, key, note)
+			return
+		}
+		fmt.Fprintf(b, "%s%s:%s\n", pad, key, note)
 		for _, k := range orderedKeys(x) {
 			e.entryText(b, indent+e.step, k, x[k], join(path, k))
 		}
 	case []any:
-		fmt.Fprintf(b, "%s%s:\n", pad, key)
+		fmt.Fprintf(b, "%s%s:%s\n", pad, key, note)
 		for _, it := range x {
 			e.itemText(b, indent+e.seqIndent, it, path)
 		}
@@ -718,6 +755,8 @@ func (e *editor) entryText(b *strings.Builder, indent int, key string, v any, pa
 		fmt.Fprintf(b, "%s%s: %s", pad, key, scalar(x))
 		if e.placeholders[path] {
 			b.WriteString("  " + PlaceholderComment)
+		} else {
+			b.WriteString(note)
 		}
 		b.WriteByte('\n')
 	}
