@@ -82,6 +82,9 @@ type Result struct {
 	// Routes say how each chart object's fix reaches it: which values
 	// keys, and why they do.
 	Routes []Route
+	// Ranges say where a value written to a chart's values key was kept
+	// inside the range the values file documents for it.
+	Ranges []string
 	// Introduced are findings the rescan reports that the first scan did
 	// not: the fix made something worse. Plan refuses such a fix.
 	Introduced []finding.Finding
@@ -338,6 +341,7 @@ func plan(opts Options, templates bool, proofWhy string) (*Result, error) {
 		files[p] = f
 	}
 	out.Routes = values.routes
+	out.Ranges = values.ranges
 	if len(values.set) == 0 && len(values.changes) > 0 {
 		applied = append(applied, values.withSpans(nil, false)...)
 	}
@@ -591,7 +595,7 @@ func (e planned) stillWhy(f finding.Finding, why string) string {
 	if len(e.missing) == 0 {
 		return why
 	}
-	why = "the chart's values do not reach " + strings.Join(e.missing, ", ") + ": change the template, or patch the rendered object with " + string(f.Fix.Patch)
+	why = "the chart's values do not reach " + strings.Join(e.missing, ", ") + ": change the template" + templateLines(e.obj, e.missing, 0) + ", or patch the rendered object with " + string(f.Fix.Patch)
 	if e.why != "" {
 		why += "; " + e.why
 	}

@@ -164,12 +164,15 @@ func indexPath(doc any, named string) ([]load.Segment, bool) {
 // chartTrial renders one chart with trial values and compares the
 // objects with its render as the scan saw it.
 type chartTrial struct {
-	r      *helm.Renderer
-	in     source.Input
-	base   map[objKey]any
-	noise  map[objKey]map[string]bool // fields that differ from render to render
-	values map[string]any             // .Values
-	layers []helm.ValuesLayer
+	r     *helm.Renderer
+	in    source.Input
+	base  map[objKey]any
+	noise map[objKey]map[string]bool // fields that differ from render to render
+	// unstable holds the streams and kinds whose objects' names differ
+	// from render to render (a test Pod named with randAlphaNum).
+	unstable map[string]bool
+	values   map[string]any // .Values
+	layers   []helm.ValuesLayer
 	// renders counts the trial renders, for the evaluation.
 	renders int
 }
@@ -194,6 +197,17 @@ func newTrial(r *helm.Renderer, chartDir string) (*chartTrial, error) {
 		return nil, err
 	}
 	t.noise = map[objKey]map[string]bool{}
+	t.unstable = map[string]bool{}
+	for k := range again {
+		if _, ok := t.base[k]; !ok {
+			t.unstable[k.stream+"\x00"+k.ref.Kind] = true
+		}
+	}
+	for k := range t.base {
+		if _, ok := again[k]; !ok {
+			t.unstable[k.stream+"\x00"+k.ref.Kind] = true
+		}
+	}
 	for k, v := range t.base {
 		var edits []fieldEdit
 		diffValues(v, again[k], nil, &edits)
@@ -792,7 +806,7 @@ func (t *chartTrial) check(key objKey, before, want any, blocks [][]load.Segment
 		return "it also changes " + pathString(e.path)
 	}
 	for k, v := range t.base {
-		if k == key {
+		if k == key || t.unstable[k.stream+"\x00"+k.ref.Kind] {
 			continue
 		}
 		gv, ok := got[k]
@@ -808,7 +822,7 @@ func (t *chartTrial) check(key objKey, before, want any, blocks [][]load.Segment
 		}
 	}
 	for k := range got {
-		if _, ok := t.base[k]; !ok {
+		if _, ok := t.base[k]; !ok && !t.unstable[k.stream+"\x00"+k.ref.Kind] {
 			return "it adds " + k.ref.String()
 		}
 	}

@@ -20,6 +20,7 @@ import (
 	"backfire.dev/backfire/internal/object"
 	"backfire.dev/backfire/internal/scan"
 	"backfire.dev/backfire/internal/source"
+	"backfire.dev/backfire/internal/valuesdoc"
 	"backfire.dev/backfire/internal/yamledit"
 )
 
@@ -131,6 +132,14 @@ func nest(flat map[string]any) map[string]any {
 	return out
 }
 
+// parentKey is the dotted key above k, "" at the root.
+func parentKey(k string) string {
+	if i := strings.LastIndexByte(k, '.'); i >= 0 {
+		return k[:i]
+	}
+	return ""
+}
+
 // cloneValue deep-copies a decoded JSON value.
 func cloneValue(v any) any {
 	switch x := v.(type) {
@@ -194,9 +203,62 @@ type valuesPlan struct {
 	// comments say beside each key which findings it fixes.
 	comments map[string]string
 	routes   []Route
+	// ranges say where a number was kept inside the range the values
+	// file documents; docLines caches the files read for it.
+	ranges   []string
+	docLines map[string][]string
 	// unreached says, for the object being planned, why no values route
 	// reaches each block the router could not route.
 	unreached map[string]string
+}
+
+// withinDocumented keeps each number written to a key inside the range
+// the values file documents beside the key ("1 to 5 seconds"): a value
+// above it is written as its upper bound, and said. The rescan then tells
+// whether that is enough.
+func (v *valuesPlan) withinDocumented(o *object.Object, set map[string]any) {
+	t, err := v.trial(o)
+	if err != nil {
+		return
+	}
+	for _, k := range sortedKeys(set) {
+		n, ok := set[k].(float64)
+		if !ok {
+			continue
+		}
+		for _, l := range t.layers {
+			rel, ok := strings.CutPrefix(k, l.Prefix)
+			line, has := l.Lines[rel]
+			if !ok || !has {
+				continue
+			}
+			if v.docLines == nil {
+				v.docLines = map[string][]string{}
+			}
+			lines, read := v.docLines[l.File]
+			if !read {
+				data, _ := os.ReadFile(l.File)
+				lines = strings.Split(string(data), "\n")
+				v.docLines[l.File] = lines
+			}
+			r, found := valuesdoc.Find(lines, line, rel)
+			if !found {
+				break
+			}
+			bound := n
+			switch {
+			case n > r.High:
+				bound = r.High
+			case n < r.Low:
+				bound = r.Low
+			}
+			if bound != n {
+				set[k] = bound
+				v.ranges = append(v.ranges, fmt.Sprintf("%s: %g, not %g: %s:%d documents the key as %q", k, bound, n, l.File, r.Line, r.Text))
+			}
+			break
+		}
+	}
 }
 
 // unreachedWhy says why the values do not reach the blocks of o, as the
@@ -234,13 +296,19 @@ func (v *valuesPlan) trial(o *object.Object) (*chartTrial, error) {
 func planRoutes(o *object.Object, c fix.Change, chosen []finding.Finding, v *valuesPlan) *fix.Change {
 	v.unreached = nil
 	t, err := v.trial(o)
-	if err != nil {
-		return &c
+	if err == nil {
+		var rt *objectRoute
+		if rt, err = t.routeObject(o, c); err == nil {
+			return v.planObjectRoute(o, c, chosen, t, rt)
+		}
 	}
-	rt, err := t.routeObject(o, c)
-	if err != nil {
-		return &c
-	}
+	v.unreached = map[string]string{"": "the chart's values are not tried: " + err.Error()}
+	return &c
+}
+
+// planObjectRoute records the findings of c the routes rt reach, and
+// returns the change left for the other routes, or nil.
+func (v *valuesPlan) planObjectRoute(o *object.Object, c fix.Change, chosen []finding.Finding, t *chartTrial, rt *objectRoute) *fix.Change {
 	v.unreached = rt.unreached
 	if len(rt.routes) == 0 {
 		return &c
@@ -419,7 +487,7 @@ func planValues(o *object.Object, c fix.Change, chosen []finding.Finding, v *val
 		}
 		if len(owners) > 0 {
 			for _, i := range owners {
-				why := "the chart's values do not reach " + strings.Join(missing, ", ") + ": change the template, or patch the rendered object with " + string(chosen[i].Fix.Patch)
+				why := "the chart's values do not reach " + strings.Join(missing, ", ") + ": change the template" + templateLines(o, missing, v.maxSize) + ", or patch the rendered object with " + string(chosen[i].Fix.Patch)
 				if r := v.reason(tmplWhy); r != "" {
 					why += "; " + r
 				}
@@ -453,7 +521,7 @@ func planValues(o *object.Object, c fix.Change, chosen []finding.Finding, v *val
 		return why
 	}
 	if len(set) == 0 {
-		why := "the chart's values do not reach " + strings.Join(missing, ", ") + ": change the template, or patch the rendered object"
+		why := "the chart's values do not reach " + strings.Join(missing, ", ") + ": change the template" + templateLines(o, missing, v.maxSize) + ", or patch the rendered object with " + patchText(c.Patch)
 		if r := v.reason(tmplWhy); r != "" {
 			why += "; " + r
 		}
@@ -519,6 +587,7 @@ func (v *valuesPlan) reason(tmplWhy string) string {
 // record adds a planned change: the values keys it sets, the template it
 // edits, if any, and why the fields still missing are not edited there.
 func (v *valuesPlan) record(o *object.Object, c fix.Change, set map[string]any, missing []string, keys map[string]string, chosen []finding.Finding, template, why string) {
+	v.withinDocumented(o, set)
 	for k, val := range set {
 		v.set[k] = val
 	}
@@ -677,8 +746,14 @@ func (v *valuesPlan) inPlace(maxSize int64) ([]*File, error) {
 		}
 		var ph []string
 		for _, p := range v.placeholders {
-			if v.fileOf[p] == path {
-				ph = append(ph, p)
+			// The placeholder's key, or the key above it written whole.
+			for k := p; k != ""; k = parentKey(k) {
+				if f, ok := v.fileOf[k]; ok {
+					if f == path {
+						ph = append(ph, p)
+					}
+					break
+				}
 			}
 		}
 		// Keys are set, and deleted where the file alone sets them; a

@@ -1,12 +1,15 @@
 package scan
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 
 	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/load"
 	"backfire.dev/backfire/internal/rules"
+	"backfire.dev/backfire/internal/valuesdoc"
 )
 
 // locate gives a reported finding the place a user edits to change it: the
@@ -34,6 +37,11 @@ func locate(r rules.Reported, files sourceLines) finding.Finding {
 			if at, ok := tr.Values.At(); ok {
 				f.ValuesAt = files.place(at)
 			}
+			if ref, ok := tr.Values.Key(); ok {
+				if step := files.lowerBound(ref, doc, f.Path); step != "" {
+					f.Mechanism = append(f.Mechanism, step)
+				}
+			}
 		}
 	}
 	f.Fingerprint = f.ComputeFingerprint()
@@ -43,6 +51,42 @@ func locate(r rules.Reported, files sourceLines) finding.Finding {
 // sourceLines reads each values file once for the columns of its keys.
 type sourceLines map[string][]string
 
+// lines returns a values file's lines, read once.
+func (s sourceLines) lines(file string) []string {
+	lines, ok := s[file]
+	if !ok {
+		if data, err := os.ReadFile(file); err == nil {
+			lines = strings.Split(string(data), "\n")
+		}
+		s[file] = lines
+	}
+	return lines
+}
+
+// lowerBound says, when the values file documents a range for the key
+// that set the field and the field holds its lower bound, that the chart
+// ships the least it allows (seed 003: Harbor's "1 to 5 seconds", shipped
+// as 1): a default nobody chose for the workload.
+func (s sourceLines) lowerBound(ref load.ValuesRef, doc *load.Document, path string) string {
+	if ref.File == "" {
+		return ""
+	}
+	r, ok := valuesdoc.Find(s.lines(ref.File), ref.Line, ref.Key)
+	if !ok {
+		return ""
+	}
+	var v any
+	if json.Unmarshal(doc.JSON, &v) != nil {
+		return ""
+	}
+	got, ok := load.ValueAt(v, load.SplitPath(path))
+	if n, isNum := got.(float64); !ok || !isNum || n != r.Low {
+		return ""
+	}
+	return fmt.Sprintf("%s:%d documents %s as %q and ships %g, its lower bound: the chart's default is the least it allows, not a value chosen for this workload.",
+		ref.File, r.Line, ref.Key, r.Text, r.Low)
+}
+
 // place is where a values key is written: its line, and the column of
 // its last segment on that line (1 when the file cannot be read). A key
 // set with --set has no place.
@@ -51,13 +95,7 @@ func (s sourceLines) place(ref load.ValuesRef) *finding.Place {
 		return nil
 	}
 	at := &finding.Place{File: ref.File, Line: ref.Line, Column: 1}
-	lines, ok := s[ref.File]
-	if !ok {
-		if data, err := os.ReadFile(ref.File); err == nil {
-			lines = strings.Split(string(data), "\n")
-		}
-		s[ref.File] = lines
-	}
+	lines := s.lines(ref.File)
 	key := ref.Key[strings.LastIndexByte(ref.Key, '.')+1:]
 	if ref.Line <= len(lines) {
 		text := lines[ref.Line-1]
