@@ -154,6 +154,9 @@ func summary(w io.Writer, p *fixplan.Result, dry bool) {
 	for _, r := range p.Routes {
 		fmt.Fprintf(w, "  values %s %s (%s): %s, because %s\n", r.Object, r.Block, strings.Join(r.Rules, ", "), strings.Join(r.Keys, ", "), r.Why)
 	}
+	for _, r := range p.Ranges {
+		fmt.Fprintf(w, "  range %s\n", r)
+	}
 	for _, n := range p.Notes {
 		fmt.Fprintf(w, "  precedence %s\n", n)
 	}
