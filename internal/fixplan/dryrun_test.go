@@ -340,3 +340,55 @@ func dryRunChanged(t *testing.T, env *clustertest.Env, before, after map[object.
 	}
 	return accepted
 }
+
+// The real charts of charts_test.go, fixed in place and with --values-out:
+// every object whose rendering the fix changes is created with a
+// server-side dry run before and after, and the objects of the fixed
+// findings are among those accepted.
+func TestRealChartsPassServerSideDryRun(t *testing.T) {
+	env := clustertest.Shared(t)
+	for _, c := range []struct{ corpus, name string }{
+		{"bitnami-postgresql", "postgresql"},
+		{"bitnami-mongodb", "mongodb"},
+		{"elastic-elasticsearch", "elasticsearch"},
+		{"prometheus-alertmanager", "alertmanager"},
+	} {
+		for _, out := range []string{"", "fix.yaml"} {
+			t.Run(c.name+"/"+map[bool]string{true: "in-place", false: "values-out"}[out == ""], func(t *testing.T) {
+				dir := t.TempDir()
+				chart := filepath.Join(dir, c.name)
+				if err := os.CopyFS(chart, os.DirFS(testutil.Corpus(t, c.corpus))); err != nil {
+					t.Fatal(err)
+				}
+				o := options(chart)
+				o.Helm = &helm.Options{}
+				var values []string
+				if out != "" {
+					o.ValuesOut = filepath.Join(dir, out)
+					values = []string{o.ValuesOut}
+				}
+				p, err := Plan(o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				before := withoutTestHooks(renderChart(t, chart, nil))
+				if errs := p.Write(); len(errs) > 0 {
+					t.Fatal(errs)
+				}
+				accepted := dryRunChanged(t, env, before, withoutTestHooks(renderChart(t, chart, values)))
+				assertFixedAccepted(t, p, accepted)
+			})
+		}
+	}
+}
+
+// withoutTestHooks drops the objects of `helm test` (hooks with a name
+// made at random each render), which are not installed.
+func withoutTestHooks(objs map[object.Ref][]byte) map[object.Ref][]byte {
+	for k, v := range objs {
+		if bytes.Contains(v, []byte(`"helm.sh/hook":"test`)) {
+			delete(objs, k)
+		}
+	}
+	return objs
+}
