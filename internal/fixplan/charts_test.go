@@ -283,8 +283,8 @@ func TestChartResourcesLiteralInTemplateLeft(t *testing.T) {
 // wants (3 and 5) are written as 2, and the summary says so.
 func TestChartDocumentedRange(t *testing.T) {
 	for _, tc := range []struct {
-		upper string
-		want  []string // lines the values file must have after the fix
+		upper  string
+		want   []string // lines the values file must have after the fix
 		range_ bool
 	}{
 		{"5", []string{"      timeoutSeconds: 3  # backfire fix: BF101, BF102, BF103", "      timeoutSeconds: 5  # backfire fix: BF101, BF102, BF103"}, false},
