@@ -286,16 +286,86 @@ func diffValues(before, want any, path []load.Segment, out *[]fieldEdit) {
 	}
 	bl, bok := before.([]any)
 	wl, wok := want.([]any)
-	if bok && wok && len(bl) == len(wl) && sameNames(bl, wl) {
-		for i := range bl {
-			p := append(append([]load.Segment(nil), path...), load.Segment{Index: i, IsIndex: true})
-			diffValues(bl[i], wl[i], p, out)
+	if bok && wok && len(bl) == len(wl) {
+		// Named items (containers) are paired by name: a strategic merge
+		// patch may give them back in another order.
+		pair := pairByName(bl, wl)
+		if pair == nil && sameNames(bl, wl) {
+			pair = make([]int, len(bl))
+			for i := range pair {
+				pair[i] = i
+			}
 		}
-		return
+		if pair != nil {
+			for i := range bl {
+				p := append(append([]load.Segment(nil), path...), load.Segment{Index: i, IsIndex: true})
+				diffValues(bl[i], wl[pair[i]], p, out)
+			}
+			return
+		}
 	}
 	if !fix.Equal(before, want) {
 		*out = append(*out, fieldEdit{path: path, old: before, new: want, had: true, has: true})
 	}
+}
+
+// alignTo returns want with the named items of its lists in the order
+// before has them.
+func alignTo(before, want any) any {
+	switch w := want.(type) {
+	case map[string]any:
+		b, _ := before.(map[string]any)
+		out := make(map[string]any, len(w))
+		for k, v := range w {
+			out[k] = alignTo(b[k], v)
+		}
+		return out
+	case []any:
+		b, ok := before.([]any)
+		if !ok || len(b) != len(w) {
+			return w
+		}
+		pair := pairByName(b, w)
+		out := make([]any, len(w))
+		for i := range w {
+			j := i
+			if pair != nil {
+				j = pair[i]
+			}
+			out[i] = alignTo(b[i], w[j])
+		}
+		return out
+	}
+	return want
+}
+
+// pairByName pairs the items of two lists of named items with unique
+// names, the same in both: pair[i] is the index in b of a's item i. It is
+// nil for any other lists.
+func pairByName(a, b []any) []int {
+	at := map[string]int{}
+	for i, it := range b {
+		n, ok := itemNameOf(it)
+		if !ok {
+			return nil
+		}
+		if _, dup := at[n]; dup {
+			return nil
+		}
+		at[n] = i
+	}
+	pair := make([]int, len(a))
+	seen := map[string]bool{}
+	for i, it := range a {
+		n, ok := itemNameOf(it)
+		j, found := at[n]
+		if !ok || !found || seen[n] {
+			return nil
+		}
+		seen[n] = true
+		pair[i] = j
+	}
+	return pair
 }
 
 // sameNames reports whether two lists hold named items with the same
@@ -426,6 +496,9 @@ func (t *chartTrial) routeObject(o *object.Object, c fix.Change) (*objectRoute, 
 	if err := json.Unmarshal(wantJSON, &want); err != nil {
 		return nil, err
 	}
+	// A strategic merge patch may give named items back in another
+	// order: the paths of both must name the same fields.
+	want = alignTo(before, want)
 	var edits []fieldEdit
 	diffValues(before, want, nil, &edits)
 	key := objKey{o.Doc.File, o.Ref}
@@ -691,19 +764,38 @@ func (b *blockPlan) underMap(x string) (keySet, map[string]string, bool) {
 func (b *blockPlan) wholeCandidates(maps []string) []string {
 	custom := "custom" + upperFirst(b.name())
 	var out []string
+	add := func(k string) {
+		if !containsString(out, k) && len(out) < 10 {
+			out = append(out, k)
+		}
+	}
 	for _, m := range maps {
 		parent := ""
 		if i := strings.LastIndexByte(m, '.'); i >= 0 {
 			parent = m[:i+1]
 		}
-		if _, ok := lookupValue(b.trial.values, parent+custom); ok && !containsString(out, parent+custom) {
-			out = append(out, parent+custom)
+		if _, ok := lookupValue(b.trial.values, parent+custom); ok {
+			add(parent + custom)
 		}
 	}
 	for _, m := range maps {
-		if _, ok := lookupValue(b.trial.values, m); ok && !containsString(out, m) {
-			out = append(out, m)
+		if _, ok := lookupValue(b.trial.values, m); ok {
+			add(m)
 		}
+	}
+	// custom<Block> elsewhere in the values tree (statefulset.customLivenessProbe
+	// beside no livenessProbe map), nearest the maps first.
+	var customs []string
+	walkValues(b.trial.values, "", 8, func(k string, _ any) {
+		if k[strings.LastIndexByte(k, '.')+1:] == custom {
+			customs = append(customs, k)
+		}
+	})
+	sort.SliceStable(customs, func(i, j int) bool {
+		return sharedPrefix(customs[i], maps) > sharedPrefix(customs[j], maps)
+	})
+	for _, c := range customs {
+		add(c)
 	}
 	return out
 }
@@ -993,7 +1085,7 @@ func blocksOf(o *object.Object, f finding.Finding) map[string]bool {
 		return nil
 	}
 	var edits []fieldEdit
-	diffValues(before, want, nil, &edits)
+	diffValues(before, alignTo(before, want), nil, &edits)
 	out := map[string]bool{}
 	for _, e := range edits {
 		out[pathString(blockOf(e.path))] = true

@@ -210,6 +210,27 @@ var control = regexp.MustCompile(`^\{\{-?\s*(if|else|end|with|range|/\*|\$[A-Za-
 
 func isAction(t string) bool { return strings.HasPrefix(t, "{{") }
 
+// opens is how many blocks the actions of a line open, less those it
+// closes.
+func opens(t string) int {
+	n := 0
+	for _, a := range actionRe.FindAllStringSubmatch(t, -1) {
+		words := strings.Fields(a[1])
+		if len(words) == 0 {
+			continue
+		}
+		switch words[0] {
+		case "if", "with", "range", "define", "block":
+			n++
+		case "end":
+			n--
+		}
+	}
+	return n
+}
+
+var actionRe = regexp.MustCompile(`\{\{-?\s*(.*?)\s*-?\}\}`)
+
 // probeBlockAt reads the block of f's probe whose key is on line i, when
 // it belongs to f's container.
 func probeBlockAt(lines []string, i int, f ProbeField) (probeBlock, bool) {
@@ -224,7 +245,11 @@ func probeBlockAt(lines []string, i int, f ProbeField) (probeBlock, bool) {
 	// Action lines count as inside the block when a key of the block
 	// follows them; after its last key, only those that print something
 	// (a toYaml could print more keys of the probe).
-	pending, printing := 0, 0
+	// A control action (if, with, range, end) that only guards lines
+	// deeper than the block's keys (`scheme: HTTPS` under httpGet), opened
+	// and closed there, cannot print one of them: it counts only while a
+	// key of the block is inside it.
+	pending, printing, open := 0, 0, 0
 	for j := i + 1; j < len(lines); j++ {
 		t := strings.TrimSpace(lines[j])
 		if t == "" || strings.HasPrefix(t, "#") {
@@ -237,14 +262,23 @@ func probeBlockAt(lines []string, i int, f ProbeField) (probeBlock, bool) {
 			if printing == 0 && !control.MatchString(t) {
 				printing = j + 1
 			}
+			before := open
+			open += opens(t)
+			if before > 0 {
+				b.last = j // an action that closes or continues one of the block's
+			}
 			continue
 		}
 		ind := indentOf(lines[j])
 		if ind <= b.indent {
 			break
 		}
-		if b.action == 0 && pending > 0 {
+		deeper := b.child >= 0 && ind > b.child
+		if b.action == 0 && pending > 0 && (printing > 0 || open != 0 && !deeper) {
 			b.action = pending
+		}
+		if b.action == 0 && open != 0 && !deeper {
+			b.action = j + 1 // a key of the block inside an action
 		}
 		pending, printing = 0, 0
 		if b.child < 0 {

@@ -200,3 +200,37 @@ func FuzzSetLiteralProbeField(f *testing.F) {
 		}
 	})
 }
+
+// A control action that only guards a line inside the handler (the
+// scheme of prometheus-community's redis exporter, charts/
+// prometheus-redis-exporter/templates/deployment.yaml) cannot print a key
+// of the probe: the keys are added. An action around a key of the probe
+// still refuses.
+func TestSetLiteralProbeFieldNestedAction(t *testing.T) {
+	const exporter = `      containers:
+      - name: exporter
+        image: x
+        livenessProbe:
+          httpGet:
+            path: /
+            port: exporter-port
+            {{- if .Values.tls }}
+            scheme: HTTPS
+            {{- end }}
+        readinessProbe:
+          httpGet:
+            path: /
+`
+	f := ProbeField{List: "containers", Container: "exporter", Probe: "livenessProbe", Key: "timeoutSeconds"}
+	out, err := SetLiteralProbeField([]byte(exporter), f, nil, false, 3.0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), "            {{- end }}\n          timeoutSeconds: 3\n        readinessProbe:") {
+		t.Errorf("not added after the block:\n%s", out)
+	}
+	guarded := strings.Replace(exporter, "          httpGet:\n            path: /\n            port: exporter-port\n", "          {{- if .Values.slow }}\n          failureThreshold: 5\n          {{- end }}\n          httpGet:\n            path: /\n            port: exporter-port\n", 1)
+	if _, err := SetLiteralProbeField([]byte(guarded), f, nil, false, 3.0); err == nil || !strings.Contains(err.Error(), "template action") {
+		t.Errorf("a probe with a key inside an action: err %v", err)
+	}
+}
