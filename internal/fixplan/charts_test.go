@@ -9,7 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"backfire.dev/backfire/internal/fix"
 	"backfire.dev/backfire/internal/helm"
+	"backfire.dev/backfire/internal/load"
+	"backfire.dev/backfire/internal/object"
 	"backfire.dev/backfire/internal/scan"
 	"backfire.dev/backfire/internal/testutil"
 )
@@ -344,3 +347,55 @@ func TestChartDocumentedRange(t *testing.T) {
 }
 
 func upper(s string) string { return strings.ToUpper(s) }
+
+// kube-state-metrics (prometheus-community) ships its startupProbe
+// switched off (`if .Values.startupProbe.enabled`), with the handler in
+// the template and the numbers from the values. A fix that wants the
+// startupProbe the chart prints, with failureThreshold 30, turns the
+// switch on and sets only that number.
+func TestChartSwitchTurnedOn(t *testing.T) {
+	chart := copyChart(t, "prometheus-kube-state-metrics", "kube-state-metrics")
+	r, err := helm.New(helm.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := newTrial(r, chart)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := options(chart)
+	o.Scan.Charts, o.Scan.KeepObjects = r, true
+	res, err := scan.Run(o.Scan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dep *object.Object
+	for _, obj := range res.Objects {
+		if obj.Kind == "Deployment" {
+			dep = obj
+		}
+	}
+	if dep == nil {
+		t.Fatal("no Deployment rendered")
+	}
+	on, err := tr.render(keySet{"startupProbe.enabled": true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := load.SplitPath("spec.template.spec.containers[0].startupProbe")
+	sp, ok := load.ValueAt(on[objKey{dep.Doc.File, dep.Ref}], path)
+	if !ok {
+		t.Fatal("the switch does not print a startupProbe")
+	}
+	probe := cloneValue(sp).(map[string]any)
+	probe["failureThreshold"] = 30.0
+	c := fix.Change{Target: dep.Ref, Patch: map[string]any{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{
+		"containers": []any{map[string]any{"name": "kube-state-metrics", "startupProbe": probe}}}}}}}
+	rt, err := tr.routeObject(dep, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rt.routes) != 1 || rt.routes[0].how != "map" || !fix.Equal(rt.routes[0].keys, keySet{"startupProbe.enabled": true, "startupProbe.failureThreshold": 30.0}) {
+		t.Errorf("routes %+v, unreached %v; want the switch on and failureThreshold 30", rt.routes, rt.unreached)
+	}
+}

@@ -593,9 +593,16 @@ func (b *blockPlan) route() (*route, string) {
 			return r, ""
 		}
 	}
-	// 2. A values map that prints the block.
+	// 2. A values map that prints the block: when the block is new and
+	// the map has a switch that is off, the switch turned on first, and
+	// only what the fix changes in what the chart then prints.
 	maps := b.mapCandidates()
 	for _, x := range maps {
+		if ks, fields, ok := b.switchedOn(x); ok {
+			if r := tryKeys("map", ks, fields, x+".enabled turns "+shown+" on, and "+x+" is printed into it"); r != nil {
+				return r, ""
+			}
+		}
 		ks, fields, ok := b.underMap(x)
 		if !ok {
 			continue
@@ -754,6 +761,44 @@ func (b *blockPlan) underMap(x string) (keySet, map[string]string, bool) {
 		if v, ok := lookupValue(b.trial.values, x+".enabled"); ok && v == false {
 			ks[x+".enabled"] = true
 		}
+	}
+	return ks, fields, true
+}
+
+// switchedOn turns on the switch beside the map x (x.enabled: false) of
+// a block the object does not have, renders the chart, and sets under x
+// only the fields where the block the chart then prints differs from the
+// fix's.
+func (b *blockPlan) switchedOn(x string) (keySet, map[string]string, bool) {
+	if _, had := load.ValueAt(b.before, b.path); had {
+		return nil, nil, false
+	}
+	if v, ok := lookupValue(b.trial.values, x+".enabled"); !ok || v != false {
+		return nil, nil, false
+	}
+	on := keySet{x + ".enabled": true}
+	got, err := b.trial.render(on)
+	if err != nil {
+		return nil, nil, false
+	}
+	gb, ok := load.ValueAt(got[b.key], b.path)
+	if !ok {
+		return nil, nil, false
+	}
+	wb, _ := load.ValueAt(b.want, b.path)
+	var edits []fieldEdit
+	diffValues(gb, wb, b.path, &edits)
+	ks, fields := keySet{x + ".enabled": true}, map[string]string{}
+	for _, e := range edits {
+		if !e.has {
+			continue // a default of the block the chart prints: kept
+		}
+		rel, ok := relKey(e.path, b.path)
+		if !ok || rel == "" {
+			return nil, nil, false
+		}
+		ks[x+"."+rel] = e.new
+		fields[pathString(e.path)] = x + "." + rel
 	}
 	return ks, fields, true
 }
