@@ -85,6 +85,8 @@ type Result struct {
 	// Ranges say where a value written to a chart's values key was kept
 	// inside the range the values file documents for it.
 	Ranges []string
+	// TrialRenders counts the renders of charts the values routes took.
+	TrialRenders int
 	// Introduced are findings the rescan reports that the first scan did
 	// not: the fix made something worse. Plan refuses such a fix.
 	Introduced []finding.Finding
@@ -342,6 +344,11 @@ func plan(opts Options, templates bool, proofWhy string) (*Result, error) {
 	}
 	out.Routes = values.routes
 	out.Ranges = values.ranges
+	for _, t := range values.trials {
+		if t != nil {
+			out.TrialRenders += t.renders
+		}
+	}
 	if len(values.set) == 0 && len(values.changes) > 0 {
 		applied = append(applied, values.withSpans(nil, false)...)
 	}
