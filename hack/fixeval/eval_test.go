@@ -179,7 +179,7 @@ func evaluate(t *testing.T, env *clustertest.Env, s src) outcome {
 			continue
 		}
 		through := "values"
-		for _, sp := range p.Spans[f.Fingerprint] {
+		for _, sp := range p.Spans[f.Instance()] {
 			if strings.Contains(filepath.ToSlash(sp.File), "/templates/") {
 				through = "template"
 			}

@@ -169,6 +169,11 @@ func (id Identity) Fingerprint() string {
 	return hex.EncodeToString(h.Sum(nil)[:16])
 }
 
+// Instance names the finding in one run: its fingerprint in the stream
+// its object was read from. Two files that each define Deployment web
+// give two findings of one fingerprint; their fixes are told apart by it.
+func (f *Finding) Instance() string { return f.Fingerprint + "\x00" + f.Stream }
+
 // ComputeFingerprint is the fingerprint of the finding's identity.
 func (f *Finding) ComputeFingerprint() string { return f.Identity().Fingerprint() }
 

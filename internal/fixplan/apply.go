@@ -95,7 +95,7 @@ type Result struct {
 	// templateWhy, when set, says why the template edits did not remove
 	// their findings: the plan is made again without them.
 	templateWhy string
-	// Spans says, for each fixed finding (by fingerprint), which lines of
+	// Spans says, for each fixed finding (by finding.Instance), which lines of
 	// the changed files its object's fix wrote, so that a report can give
 	// each finding its part of the diff.
 	Spans map[string][]Span
@@ -563,7 +563,7 @@ func (r *Result) prove(opts Options, before *scan.Result, chosen []finding.Findi
 			if r.Spans == nil {
 				r.Spans = map[string][]Span{}
 			}
-			r.Spans[f.Fingerprint] = e.spans
+			r.Spans[f.Instance()] = e.spans
 		}
 		for _, p := range e.change.Placeholders {
 			if v, ok := valueAt(e.change.Patch, p); ok {
@@ -954,7 +954,7 @@ func (r *Result) Write() []error {
 		}
 		if err != nil {
 			r.Left = append(r.Left, Left{f, "not written: " + err.Error()})
-			delete(r.Spans, f.Fingerprint)
+			delete(r.Spans, f.Instance())
 			continue
 		}
 		fixed = append(fixed, f)

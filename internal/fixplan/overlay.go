@@ -99,7 +99,7 @@ func (p *overlayPlan) files(maxSize int64) ([]*File, error) {
 				}
 				out = append(out, &File{Path: ep, Old: data, New: n, Rules: oc.rules})
 				kRules = append(kRules, oc.rules...)
-				p.changes = append(p.changes, planned{change: oc.change, file: ep, overlay: true, rules: oc.rules})
+				p.changes = append(p.changes, planned{change: oc.change, obj: oc.obj, file: ep, overlay: true, rules: oc.rules})
 				continue
 			}
 			f := &File{Path: path, Rules: oc.rules}
@@ -125,7 +125,7 @@ func (p *overlayPlan) files(maxSize int64) ([]*File, error) {
 				patches = append(patches, entry)
 			}
 			kRules = append(kRules, oc.rules...)
-			p.changes = append(p.changes, planned{change: oc.change, file: path, overlay: true, rules: oc.rules})
+			p.changes = append(p.changes, planned{change: oc.change, obj: oc.obj, file: path, overlay: true, rules: oc.rules})
 		}
 		pos, err := rootPosition(kdata)
 		if err != nil {

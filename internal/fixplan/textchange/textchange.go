@@ -17,7 +17,7 @@ import (
 	"backfire.dev/backfire/internal/result"
 )
 
-// ByFinding maps the fingerprint of each fixed finding of p to the hunks
+// ByFinding maps each fixed finding of p (by finding.Instance) to the hunks
 // inside the parts of the files its object's fix wrote (fixplan.Span).
 // Findings whose hunks cannot be told apart from another object's (a hunk
 // that crosses two documents) get none of those.
@@ -29,7 +29,7 @@ func ByFinding(p *fixplan.Result) map[string][]result.TextChange {
 	out := map[string][]result.TextChange{}
 	for _, f := range p.Fixed {
 		var tcs []result.TextChange
-		for _, s := range p.Spans[f.Fingerprint] {
+		for _, s := range p.Spans[f.Instance()] {
 			for _, h := range hunks[s.File] {
 				if h.inside(s) {
 					tcs = append(tcs, h.change)
@@ -37,7 +37,7 @@ func ByFinding(p *fixplan.Result) map[string][]result.TextChange {
 			}
 		}
 		if len(tcs) > 0 {
-			out[f.Fingerprint] = tcs
+			out[f.Instance()] = tcs
 		}
 	}
 	return out

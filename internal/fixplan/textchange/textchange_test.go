@@ -81,17 +81,17 @@ func TestByFindingSplitsAFileByDocument(t *testing.T) {
 		Files: []*fixplan.File{{Path: "m.yaml", Old: []byte(old), New: []byte(nw)}, {Path: "values.yaml", Old: []byte("a: 1\nk: 0\nb: 1\n"), New: []byte("a: 2\nk: 0\nb: 2\nc: 3\n")}},
 		Fixed: []finding.Finding{{Fingerprint: "a"}, {Fingerprint: "b"}, {Fingerprint: "c"}, {Fingerprint: "d"}},
 		Spans: map[string][]fixplan.Span{
-			"a": {{File: "m.yaml", From: 1, To: 2}},
-			"b": {{File: "m.yaml", From: 3, To: -1}},
-			"c": {{File: "values.yaml"}},
-			"d": {{File: "values.yaml", Wrote: []int{4}}}, // the key c
+			"a\x00": {{File: "m.yaml", From: 1, To: 2}},
+			"b\x00": {{File: "m.yaml", From: 3, To: -1}},
+			"c\x00": {{File: "values.yaml"}},
+			"d\x00": {{File: "values.yaml", Wrote: []int{4}}}, // the key c
 		},
 	}
 	got := ByFinding(p)
 	check := func(fp string, wantText ...string) {
 		t.Helper()
 		var texts []string
-		for _, tc := range got[fp] {
+		for _, tc := range got[fp+"\x00"] {
 			texts = append(texts, tc.File+":"+tc.Text)
 		}
 		if strings.Join(texts, "|") != strings.Join(wantText, "|") {
