@@ -103,8 +103,8 @@ func TestByFindingSplitsAFileByDocument(t *testing.T) {
 	check("c", "values.yaml:a: 2\n", "values.yaml:b: 2\nc: 3\n")
 	check("d", "values.yaml:b: 2\nc: 3\n")
 	var all []result.TextChange
-	all = append(all, got["a"]...)
-	all = append(all, got["b"]...)
+	all = append(all, got["a\x00"]...)
+	all = append(all, got["b\x00"]...)
 	if b, err := Apply([]byte(old), all); err != nil || string(b) != nw {
 		t.Errorf("both objects' changes give %q (%v)", b, err)
 	}
