@@ -152,7 +152,11 @@ func summary(w io.Writer, p *fixplan.Result, dry bool) {
 		fmt.Fprintf(w, "  placeholder %s %s = %s: size it from observed use\n", ph.File, ph.Field, ph.Value)
 	}
 	for _, r := range p.Routes {
-		fmt.Fprintf(w, "  values %s %s (%s): %s, because %s\n", r.Object, r.Block, strings.Join(r.Rules, ", "), strings.Join(r.Keys, ", "), r.Why)
+		route := "values"
+		if r.How == "template" {
+			route = "template"
+		}
+		fmt.Fprintf(w, "  %s %s %s (%s): %s, because %s\n", route, r.Object, r.Block, strings.Join(r.Rules, ", "), strings.Join(r.Keys, ", "), r.Why)
 	}
 	for _, r := range p.Ranges {
 		fmt.Fprintf(w, "  range %s\n", r)

@@ -103,6 +103,11 @@ func namedPath(o *object.Object, path string) string {
 	if json.Unmarshal(o.Doc.JSON, &doc) != nil {
 		return path
 	}
+	return namedPathIn(doc, path)
+}
+
+// namedPathIn is namedPath for a decoded object.
+func namedPathIn(doc any, path string) string {
 	var b strings.Builder
 	v := doc
 	for _, s := range load.SplitPath(path) {
@@ -175,6 +180,9 @@ type chartTrial struct {
 	layers   []helm.ValuesLayer
 	// renders counts the trial renders, for the evaluation.
 	renders int
+	// mirrored lists the blocks the last check let change alike, as
+	// "Kind name path".
+	mirrored []string
 }
 
 type objKey struct {
@@ -585,6 +593,9 @@ func (b *blockPlan) route() (*route, string) {
 			whys = append(whys, fmt.Sprintf("%s (%s): %s", how, strings.Join(sortedKeys(ks), ", "), w))
 			return nil
 		}
+		if len(b.trial.mirrored) > 0 {
+			why += "; the same keys set " + strings.Join(b.trial.mirrored, ", ") + " alike, which held the same"
+		}
 		return &route{block: block, how: how, keys: ks, why: why, fields: fields}
 	}
 	// 1. The keys that set the fields now.
@@ -915,6 +926,7 @@ func (t *chartTrial) check(key objKey, before, want any, blocks [][]load.Segment
 	// Nothing else changes, but for a block that held what the fixed one
 	// held and now holds what it holds: the same values key sets both (an
 	// init container sized like its container), so the fix is the same.
+	t.mirrored = nil
 	mirrors := func(k objKey, path []load.Segment) bool {
 		mb := blockOf(path)
 		if len(mb) == 0 || containerOf(mb) == nil {
@@ -929,6 +941,10 @@ func (t *chartTrial) check(key objKey, before, want any, blocks [][]load.Segment
 			was, _ := load.ValueAt(before, b)
 			now, _ := load.ValueAt(want, b)
 			if fix.Equal(bv, was) && fix.Equal(gv, now) {
+				m := k.ref.String() + " " + namedPathIn(t.base[k], pathString(mb))
+				if !containsString(t.mirrored, m) {
+					t.mirrored = append(t.mirrored, m)
+				}
 				return true
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
 
 	"backfire.dev/backfire/internal/finding"
@@ -255,6 +256,20 @@ func planTemplate(o *object.Object, c fix.Change, chosen []finding.Finding, v *v
 	}
 	v.templates[f.Path] = &File{Path: f.Path, Old: f.Old, New: next}
 	v.record(o, c, set, missing, keys, chosen, f.Path, v.reason(why))
+	var rules []string
+	for _, i := range c.Findings {
+		if !slices.Contains(rules, chosen[i].Rule) {
+			rules = append(rules, chosen[i].Rule)
+		}
+	}
+	sort.Strings(rules)
+	var what []string
+	for _, e := range handlers {
+		what = append(what, e.probe+" handler "+e.oldKey+" (now "+e.newKey+")")
+	}
+	what = append(what, edited...)
+	v.routes = append(v.routes, Route{Object: o.Ref, Block: strings.Join(what, ", "), How: "template", Keys: []string{f.Path}, Rules: rules,
+		Why: "the template writes them literally, and no values key reaches them"})
 	p := &v.changes[len(v.changes)-1]
 	p.edited = map[string]any{}
 	for _, e := range scalars {
