@@ -84,8 +84,11 @@ func (p *provenance) tracer(template string, starts []int) load.Tracer {
 }
 
 // keyGen matches the template functions that generate keys or
-// certificates (sprig's crypto functions, as Helm's engine provides them).
-var keyGen = regexp.MustCompile(`\b(genCA|genCAWithKey|genPrivateKey|genSelfSignedCert|genSelfSignedCertWithKey|genSignedCert|genSignedCertWithKey)\b`)
+// certificates, or hash a password with a random salt (sprig's crypto
+// functions, as Helm's engine provides them; bcrypt and htpasswd, called
+// in an action, cost a bcrypt hash each: most of a trial render of
+// Harbor's chart).
+var keyGen = regexp.MustCompile(`\b(genCA|genCAWithKey|genPrivateKey|genSelfSignedCert|genSelfSignedCertWithKey|genSignedCert|genSignedCertWithKey)\b|\{\{[^}]*\b(bcrypt|htpasswd)\s`)
 
 // generatesKeys says whether a template generates keys and defines nothing
 // another template could include.
