@@ -20,8 +20,13 @@ type Range struct {
 	Text string
 }
 
-// rangeText matches "1 to 5", "1-5", "1 – 5", "between 1 and 5".
-var rangeText = regexp.MustCompile(`(?i)(?:between\s+)?\b(\d+(?:\.\d+)?)\s*(?:to|-|–|and)\s*(\d+(?:\.\d+)?)\b`)
+// rangeText matches "1 to 5", "1-5", "1 – 5", "between 1 and 5", and the
+// unit after it.
+var rangeText = regexp.MustCompile(`(?i)(?:between\s+)?\b(\d+(?:\.\d+)?)\s*(?:to|-|–|and)\s*(\d+(?:\.\d+)?)\b\s*([a-z]*)`)
+
+// otherUnits are units a key counted in seconds or in a number of times
+// is not written in: a range in them is not the key's.
+var otherUnits = map[string]bool{"ms": true, "millisecond": true, "milliseconds": true, "m": true, "min": true, "mins": true, "minute": true, "minutes": true, "h": true, "hour": true, "hours": true, "d": true, "day": true, "days": true, "mi": true, "gi": true, "mb": true, "gb": true}
 
 // Find returns the range documented for the dotted key whose last segment
 // is written on line (1-based) of lines: in the comments directly above
@@ -64,7 +69,7 @@ func inComments(lines []string, line int, word string) (Range, bool) {
 		}
 		lo, err1 := strconv.ParseFloat(m[1], 64)
 		hi, err2 := strconv.ParseFloat(m[2], 64)
-		if err1 != nil || err2 != nil || lo >= hi {
+		if err1 != nil || err2 != nil || lo >= hi || otherUnits[strings.ToLower(m[3])] {
 			return Range{}, false
 		}
 		return Range{Low: lo, High: hi, Line: n, Text: strings.TrimSpace(text)}, true

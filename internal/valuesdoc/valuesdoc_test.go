@@ -17,6 +17,8 @@ const harbor = `    # The timeout used in livenessProbe; 1 to 5 seconds
     replicas: 3 # 1-9 pods
     # -- Initial delay in seconds
     periodSeconds: 10
+    # Give it 1-2 minutes to start
+    initialDelaySeconds: 60
 `
 
 func TestFind(t *testing.T) {
@@ -32,6 +34,7 @@ func TestFind(t *testing.T) {
 		{8, "replicas", Range{1, 9, 8, "1-9 pods"}, true},
 		{10, "periodSeconds", Range{}, false},
 		{7, "nodeSelector", Range{}, false},
+		{12, "initialDelaySeconds", Range{}, false}, // minutes, not the key's unit
 	} {
 		got, ok := Find(lines, c.line, c.key)
 		if ok != c.ok || got != c.want {
