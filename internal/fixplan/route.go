@@ -600,7 +600,7 @@ func (b *blockPlan) route() (*route, string) {
 	}
 	// 1. The keys that set the fields now.
 	if ks, fields, ok := b.existingKeys(); ok {
-		if r := tryKeys("keys", ks, fields, "the values keys that set these fields"); r != nil {
+		if r := tryKeys("keys", ks, fields, "these values keys set the fields now"); r != nil {
 			return r, ""
 		}
 	}
