@@ -52,6 +52,7 @@ type PodContainer struct {
 type podSetEntry struct {
 	PodSet
 	ord         Ordinal
+	scope       Scope
 	replicas    int32 // spec.replicas, or 1 when unset
 	replicasSet bool
 	// workloadRef names the Deployment whose template a Rollout runs.
@@ -60,8 +61,8 @@ type podSetEntry struct {
 
 // podSetOf reads the fields of a workload the pod questions need; ok is
 // false for kinds without pods.
-func podSetOf(o *object.Object, ord Ordinal) (podSetEntry, bool) {
-	e := podSetEntry{PodSet: PodSet{Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, Scalable: true}, ord: ord}
+func podSetOf(o *object.Object, ord Ordinal, scope Scope) (podSetEntry, bool) {
+	e := podSetEntry{PodSet: PodSet{Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, Scalable: true}, ord: ord, scope: scope}
 	e.replicas, e.replicasSet = o.Replicas()
 	switch v := o.Typed.(type) {
 	case *rolloutsv1alpha1.Rollout:
@@ -108,7 +109,7 @@ const PodSets = "podSets"
 // pods are the Rollout's, which is returned with the Deployment's labels).
 func (ix *Index) Selected(namespace string, sel labels.Selector) []PodSet {
 	k := key{"", normalNamespace(namespace), sel.String()}
-	out, h := ix.selected(k.namespace, func(ps PodSet) bool { return sel.Matches(labels.Set(ps.Labels)) })
+	out, h := ix.selected(ix.scope, k.namespace, func(ps PodSet) bool { return sel.Matches(labels.Set(ps.Labels)) })
 	ix.note(query{op: opPodSets, key: k}, true, h)
 	return out
 }
@@ -148,42 +149,49 @@ func registeredFilters() []*PodFilter {
 // is judged without its Deployment's template.
 func (ix *Index) PodSetsWhere(f *PodFilter) []PodSet {
 	ix.mu.RLock()
-	out, h := ix.filteredLocked(f)
+	out, h := ix.filteredLocked(ix.scope, f)
 	ix.mu.RUnlock()
 	ix.note(query{op: opPodSets, key: key{"", "", f.Name}, filter: f}, true, h)
 	return out
 }
 
-func (ix *Index) filteredLocked(f *PodFilter) ([]PodSet, Ordinal) {
+func (ix *Index) filteredLocked(scope Scope, f *PodFilter) ([]PodSet, Ordinal) {
 	var out []PodSet
 	var h hash
 	for _, e := range ix.filtered[f] {
+		if !ix.sees(scope, e.scope) {
+			continue
+		}
 		h.add(e.ord)
 		ps := e.PodSet
-		ps.Replicas = ix.replicasLocked(e, &h)
+		ps.Replicas = ix.replicasLocked(scope, e, &h)
 		out = append(out, ps)
 	}
 	return out, Ordinal(h)
 }
 
 // selected lists the matching pod sets of namespace ns (every namespace
-// for ""), and the hash of what the answer was made of.
-func (ix *Index) selected(ns string, match func(PodSet) bool) ([]PodSet, Ordinal) {
+// for "") that an object of scope sees, and the hash of what the answer
+// was made of.
+func (ix *Index) selected(scope Scope, ns string, match func(PodSet) bool) ([]PodSet, Ordinal) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	return ix.selectedLocked(ns, match)
+	return ix.selectedLocked(scope, ns, match)
 }
 
-func (ix *Index) selectedLocked(ns string, match func(PodSet) bool) ([]PodSet, Ordinal) {
+func (ix *Index) selectedLocked(scope Scope, ns string, match func(PodSet) bool) ([]PodSet, Ordinal) {
 	var out []PodSet
 	var h hash
 	for _, e := range ix.podSetsIn(ns) {
-		if e.Kind == "Deployment" && len(ix.workloadRefs[keyOf("Deployment", e.Namespace, e.Name)]) > 0 {
+		if !ix.sees(scope, e.scope) {
+			continue
+		}
+		if e.Kind == "Deployment" && slices.ContainsFunc(ix.workloadRefs[keyOf("Deployment", e.Namespace, e.Name)], func(r entry) bool { return ix.sees(e.scope, r.scope) }) {
 			continue // run by a Rollout
 		}
 		ps := e.PodSet
 		if e.workloadRef != "" {
-			d, ok := ix.podSetNamed(e.Namespace, "Deployment", e.workloadRef)
+			d, ok := ix.podSetNamed(e.scope, e.Namespace, "Deployment", e.workloadRef)
 			if !ok {
 				continue
 			}
@@ -194,7 +202,7 @@ func (ix *Index) selectedLocked(ns string, match func(PodSet) bool) ([]PodSet, O
 			continue
 		}
 		h.add(e.ord)
-		ps.Replicas = ix.replicasLocked(e, &h)
+		ps.Replicas = ix.replicasLocked(scope, e, &h)
 		out = append(out, ps)
 	}
 	return out, Ordinal(h)
@@ -212,24 +220,27 @@ func (ix *Index) podSetsIn(ns string) []podSetEntry {
 	return all
 }
 
-func (ix *Index) podSetNamed(ns, kind, name string) (podSetEntry, bool) {
+// podSetNamed finds the pod set an object of scope sees by kind and name.
+func (ix *Index) podSetNamed(scope Scope, ns, kind, name string) (podSetEntry, bool) {
 	for _, e := range ix.podSets[normalNamespace(ns)] {
-		if e.Kind == kind && e.Name == name {
+		if e.Kind == kind && e.Name == name && ix.sees(scope, e.scope) {
 			return e, true
 		}
 	}
 	return podSetEntry{}, false
 }
 
-// replicasLocked resolves a pod set's count as ReplicasOf does, folding the
-// autoscalers it read into h.
-func (ix *Index) replicasLocked(e podSetEntry, h *hash) Replicas {
+// replicasLocked resolves a pod set's count as ReplicasOf does, with the
+// autoscalers both the asking scope and the pod set see, folding them into
+// h.
+func (ix *Index) replicasLocked(scope Scope, e podSetEntry, h *hash) Replicas {
 	var scalers []scaler
 	if e.Scalable {
 		scalers = append(scalers, ix.scalers[keyOf(e.Kind, e.Namespace, e.Name)]...)
 		if e.workloadRef != "" {
 			scalers = append(scalers, ix.scalers[keyOf("Deployment", e.Namespace, e.workloadRef)]...)
 		}
+		scalers = slices.DeleteFunc(slices.Clone(scalers), func(s scaler) bool { return !ix.sees(scope, s.scope) || !ix.sees(e.scope, s.scope) })
 	}
 	if len(scalers) == 0 {
 		return Replicas{Min: e.replicas, Max: e.replicas, Set: e.replicasSet}
@@ -279,7 +290,7 @@ func (ix *Index) list(kind, ns string, in func(entry) bool) []*object.Object {
 	var found []entry
 	var h hash
 	for _, e := range ix.byKind[kind] {
-		if in(e) {
+		if in(e) && ix.sees(ix.scope, e.scope) {
 			found = append(found, e)
 			h.add(e.ord)
 		}

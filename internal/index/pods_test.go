@@ -81,13 +81,13 @@ spec: {template: {metadata: {labels: {app: b}}, spec: {containers: [{name: c}]}}
 		objs = append(objs, o)
 	}
 	ix := New()
-	ix.Add(objs[0], 0, true)
+	ix.Add(objs[0], 0, Everywhere, true)
 	selA, _ := labels.Parse("app=a")
 	selB, _ := labels.Parse("app=b")
 	onA, onB := &Recorder{}, &Recorder{}
-	ix.Recording(onA).Selected("", selA)
-	ix.Recording(onB).Selected("default", selB)
-	ix.Add(objs[1], 1, true)
+	ix.View(Everywhere, onA).Selected("", selA)
+	ix.View(Everywhere, onB).Selected("default", selB)
+	ix.Add(objs[1], 1, Everywhere, true)
 	ix.Freeze()
 	if onA.Stale(ix) {
 		t.Error("the answer for app=a changed, though no workload with app=a was added")
@@ -97,5 +97,50 @@ spec: {template: {metadata: {labels: {app: b}}, spec: {containers: [{name: c}]}}
 	}
 	if got := onB.Asked(); len(got) != 1 || got[0] != PodSets {
 		t.Errorf("asked %v", got)
+	}
+}
+
+// Pod sets and listed objects answer only the objects of a scope that sees
+// them: a budget rendered with one chart does not count the Deployment of
+// the same labels that another chart renders.
+func TestPodSetsKeepToTheirScope(t *testing.T) {
+	f := load.Parse("scoped.yaml", []byte(`apiVersion: apps/v1
+kind: Deployment
+metadata: {name: a}
+spec: {replicas: 3, template: {metadata: {labels: {app: db}}, spec: {containers: [{name: c}]}}}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: b}
+spec: {replicas: 1, template: {metadata: {labels: {app: db}}, spec: {containers: [{name: c}]}}}
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: a}
+spec: {maxUnavailable: 1, selector: {matchLabels: {app: db}}}
+`))
+	var objs []*object.Object
+	for _, d := range f.Documents {
+		o, err := object.Decode(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs = append(objs, o)
+	}
+	ix := New()
+	chartA, chartB := ix.Apart(), ix.Apart()
+	ix.Add(objs[0], 0, chartA, true)
+	ix.Add(objs[1], 1, chartB, true)
+	ix.Add(objs[2], 2, chartA, true)
+	ix.Freeze()
+	sel, _ := labels.Parse("app=db")
+	if got := ix.View(chartA, nil).Selected("default", sel); len(got) != 1 || got[0].Name != "a" || got[0].Replicas.Min != 3 {
+		t.Errorf("chart A's budget selects %+v, want Deployment a only", got)
+	}
+	if got := ix.View(chartB, nil).InNamespace("PodDisruptionBudget", "default"); len(got) != 0 {
+		t.Errorf("chart B sees chart A's budget: %v", got)
+	}
+	if got := ix.View(Everywhere, nil).Selected("default", sel); len(got) != 2 {
+		t.Errorf("everywhere selects %d pod sets, want both", len(got))
 	}
 }

@@ -103,11 +103,11 @@ func runBF304(p *rules.Pass) {
 		// No workload of the input: the policies that select at least
 		// what this one selects.
 		for _, q := range policies {
-			if q == p.Object || covers(q, np) {
+			if q.Ref == p.Object.Ref || covers(q, np) {
 				applying = append(applying, q)
 			}
 		}
-		if !slices.Contains(applying, p.Object) {
+		if !slices.ContainsFunc(applying, func(q *object.Object) bool { return q.Ref == p.Object.Ref }) {
 			applying = append(applying, p.Object)
 		}
 	}
@@ -115,8 +115,11 @@ func runBF304(p *rules.Pass) {
 	if udp && tcp {
 		return
 	}
-	if applying[0] != p.Object {
-		return // reported once, on the first policy of the input that applies: its fix is enough
+	if applying[0].Ref != p.Object.Ref {
+		// Reported once, on the first policy of the input that applies:
+		// its fix is enough. By name, not by pointer: a streaming scan
+		// hands the rule a copy of the object the index answers with.
+		return
 	}
 	ev := BF304Evidence{Selects: selects, Policies: names(applying), UDP: udp, TCP: tcp, Why: why}
 	who := "the pods labeled " + selectorText(&np.Spec.PodSelector)
