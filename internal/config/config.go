@@ -54,8 +54,9 @@ type Thresholds struct {
 	// RollbackWeight is the backtrack weight from which BF401 reports
 	// (default 50).
 	RollbackWeight int `json:"rollbackWeight,omitempty"`
-	// StartupBudgetSeconds is the startupProbe budget that holds liveness
-	// back long enough for a crash recovery (BF101, default 600).
+	// StartupBudgetSeconds is the crash recovery a startupProbe must allow:
+	// the budget that holds liveness back long enough (BF101), and the one a
+	// startup probe that fails during recovery must reach (BF105); default 600.
 	StartupBudgetSeconds int `json:"startupBudgetSeconds,omitempty"`
 	// FewReplicas is the replica count at or below which one slow answer
 	// can empty the endpoints (BF104, default 3).
@@ -72,7 +73,7 @@ func orDefault(v, d int) int {
 // RollbackWeight returns the BF401 threshold.
 func (c *Config) RollbackWeight() int { return orDefault(c.Thresholds.RollbackWeight, 50) }
 
-// StartupBudgetSeconds returns the BF101 startup budget threshold.
+// StartupBudgetSeconds returns the BF101 and BF105 startup budget threshold.
 func (c *Config) StartupBudgetSeconds() int {
 	return orDefault(c.Thresholds.StartupBudgetSeconds, 600)
 }

@@ -110,7 +110,9 @@ func Describe(p *corev1.Probe) string {
 	case p == nil:
 		return ""
 	case p.Exec != nil:
-		return "exec [" + strings.Join(p.Exec.Command, " ") + "]"
+		// A script's newlines and indentation would break the line it
+		// is quoted in: runs of blanks read as one.
+		return "exec [" + strings.Join(strings.Fields(strings.Join(p.Exec.Command, " ")), " ") + "]"
 	case p.HTTPGet != nil:
 		return fmt.Sprintf("httpGet :%s%s", p.HTTPGet.Port.String(), p.HTTPGet.Path)
 	case p.TCPSocket != nil:

@@ -54,3 +54,17 @@ type BF104Evidence struct {
 	PodsMax          int  `json:"podsMax" doc:"the most pods, for an autoscaled workload"`
 	Canary           bool `json:"canary" doc:"whether pods counts the canary pods of the first traffic-routed step"`
 }
+
+// BF105Evidence: a startup probe that kills a recovery.
+type BF105Evidence struct {
+	StartupBudgetSeconds int    `json:"startupBudgetSeconds" doc:"initialDelaySeconds + failureThreshold x periodSeconds of the startup probe: the longest recovery that can finish"`
+	InitialDelaySeconds  int    `json:"initialDelaySeconds" doc:"the startup probe's initialDelaySeconds (default 0)"`
+	PeriodSeconds        int    `json:"periodSeconds" doc:"the startup probe's periodSeconds (default 10)"`
+	FailureThreshold     int    `json:"failureThreshold" doc:"the startup probe's failureThreshold (default 3)"`
+	TimeoutSeconds       int    `json:"timeoutSeconds" doc:"the startup probe's timeoutSeconds (default 1)"`
+	GracePeriodSeconds   int    `json:"gracePeriodSeconds" doc:"the grace of a startup kill: the probe's terminationGracePeriodSeconds, else the pod's (default 30)"`
+	ThresholdSeconds     int    `json:"thresholdSeconds" doc:"the recovery the budget must allow (thresholds.startupBudgetSeconds, default 600)"`
+	Server               string `json:"server" doc:"the database or server the container was classified as"`
+	Classification       string `json:"classification" doc:"what the classification rests on: image, env, command"`
+	ProbeFails           string `json:"probeFails" doc:"why the startup probe fails while the server recovers"`
+}
