@@ -83,7 +83,7 @@ func bf105Finding(t *object.PodTemplate, at *field.Path, c *corev1.Container, v 
 			formula, run, st.InitialDelay.Phrase("initialDelaySeconds"), st.Failure.Phrase("failureThreshold"), st.Period.Phrase("periodSeconds"), st.Grace.N),
 		fmt.Sprintf("The next container recovers again from scratch%s, and its startup probe counts from zero: a crash recovery longer than %d s never completes.", interrupted, run),
 		backoffLine(run),
-		fmt.Sprintf("How long a recovery takes grows with the log written since the last checkpoint, which the manifest does not fix: %d s is less than the %d s backfire allows a recovery (thresholds.startupBudgetSeconds, the budget BF101's fix gives a startup probe).", run, threshold),
+		fmt.Sprintf("How long a recovery takes grows with what the server must replay or load (the log written since its last checkpoint; a Redis dataset), which the manifest does not fix: %d s is less than the %d s backfire allows a recovery (thresholds.startupBudgetSeconds, the budget BF101's fix gives a startup probe).", run, threshold),
 	}
 	if st.Failure.N == 1 {
 		mech[2] = fmt.Sprintf("It allows D + F x P = %s = %d s (%s, failureThreshold 1: the first failed check after the delay kills), then kills the container (\"failed startup probe\"; SIGKILL at most %d s after SIGTERM).",

@@ -125,10 +125,15 @@ func TestCorpusHarborChart(t *testing.T) {
 		{"BF102", "Deployment", "release-name-harbor-registry", "registryctl"}:  "timeoutSeconds 1",
 		{"BF103", "Deployment", "release-name-harbor-registry", "registryctl"}:  "same /api/health",
 		{"BF102", "StatefulSet", "release-name-harbor-trivy", "trivy"}:          "timeoutSeconds 1 (failureThreshold 10)",
+		// Harbor's Valkey (save points in its redis.conf) is Ready by a
+		// tcpSocket check while it loads its dataset and answers -LOADING.
+		{"BF106", "StatefulSet", "release-name-harbor-redis", "redis"}: "tcpSocket readiness on 6379, one replica: info",
 	})
 	// Absent on purpose: Harbor's Redis is probed with tcpSocket (no BF101
 	// or BF102 although it is database-like); trivy's readiness uses another
-	// path than its liveness (no BF103); no readiness sets failureThreshold 1.
+	// path than its liveness (no BF103); no readiness sets failureThreshold 1;
+	// the database's readiness runs the psql script, which fails while it
+	// recovers (no BF106).
 	db := got[key{"BF101", "StatefulSet", "release-name-harbor-database", "database"}]
 	if db.Severity != finding.Error {
 		t.Errorf("BF101 on the database is %s, want error", db.Severity)
@@ -138,6 +143,10 @@ func TestCorpusHarborChart(t *testing.T) {
 	}
 	if s := got[key{"BF102", "StatefulSet", "release-name-harbor-database", "database"}].Severity; s != finding.Error {
 		t.Errorf("BF102 on the database is %s, want error", s)
+	}
+	redis := got[key{"BF106", "StatefulSet", "release-name-harbor-redis", "redis"}]
+	if redis.Severity != finding.Info || !strings.Contains(string(redis.Fix.Patch), `valkey-cli -p 6379 ping`) {
+		t.Errorf("BF106 on Harbor's Valkey: %s, patch %s; want info, a valkey-cli PONG check", redis.Severity, redis.Fix.Patch)
 	}
 	if s := got[key{"BF102", "StatefulSet", "release-name-harbor-trivy", "trivy"}].Severity; s != finding.Warning {
 		t.Errorf("BF102 on trivy is %s, want warning (not a database)", s)

@@ -68,3 +68,12 @@ type BF105Evidence struct {
 	Classification       string `json:"classification" doc:"what the classification rests on: image, env, command"`
 	ProbeFails           string `json:"probeFails" doc:"why the startup probe fails while the server recovers"`
 }
+
+// BF106Evidence: a readiness probe that passes during recovery.
+type BF106Evidence struct {
+	Handler        string `json:"handler" doc:"the readiness probe's handler: tcpSocket, exec, httpGet or grpc"`
+	Server         string `json:"server" doc:"the database or server the container was classified as"`
+	Classification string `json:"classification" doc:"what the classification rests on: image, env, command"`
+	ProbePasses    string `json:"probePasses" doc:"why the readiness probe passes while the server recovers"`
+	Pods           int    `json:"pods" doc:"the most pods that may serve (spec.replicas, an autoscaler's maximum; 2 for a DaemonSet, meaning several): 1 makes the finding info"`
+}
