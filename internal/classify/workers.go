@@ -1,4 +1,4 @@
-package resources
+package classify
 
 import (
 	"path"
@@ -9,7 +9,8 @@ import (
 )
 
 // Workers is how many worker processes a container runs, as its command or
-// environment says.
+// environment says: a pre-forking server whose workers share one cpu
+// quota (BF202) and queue the probe's request behind their own (BF107).
 type Workers struct {
 	N      int
 	Server string // "gunicorn"; "" when only a generic variable said so
