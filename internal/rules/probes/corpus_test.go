@@ -163,6 +163,9 @@ func TestExamples(t *testing.T) {
 		// Seed 000: readiness failureThreshold 1; KEDA min 8 and
 		// minPodsPerReplicaSet 2 give the first step (setWeight 1) 2 pods.
 		{"BF104", "Rollout", "order-front-api", "api"}: "2 canary pods at the first step",
+		// The same probe at every replica count: 4 sync gunicorn workers
+		// under 900m, timeout 1 s, failureThreshold 1.
+		{"BF107", "Rollout", "order-front-api", "api"}: "a probe queued behind 4 workers, stretched 4.4x",
 	})
 	// Absent on purpose: healthy-web (liveness /healthz with timeoutSeconds
 	// 3, readiness /ready, 6 replicas) and order-front-api's liveness
@@ -194,5 +197,9 @@ func TestExamples(t *testing.T) {
 	}
 	if p := string(db.Fix.Patch); !strings.Contains(p, `"exec":null`) || !strings.Contains(p, `"tcpSocket":{"port":5432}`) {
 		t.Errorf("BF101 fix does not replace exec with tcpSocket 5432: %s", p)
+	}
+	flap := got[key{"BF107", "Rollout", "order-front-api", "api"}]
+	if flap.Evidence["missCpuMs"] != 225.0 || flap.Evidence["stretch"] != 4.4 {
+		t.Errorf("BF107 evidence %v, want a probe missed behind 225 ms of CPU, stretched 4.4x (90 ms / 4 workers per 100 ms)", flap.Evidence)
 	}
 }

@@ -77,3 +77,21 @@ type BF106Evidence struct {
 	ProbePasses    string `json:"probePasses" doc:"why the readiness probe passes while the server recovers"`
 	Pods           int    `json:"pods" doc:"the most pods that may serve (spec.replicas, an autoscaler's maximum; 2 for a DaemonSet, meaning several): 1 makes the finding info"`
 }
+
+// BF107Evidence: readiness that flaps under load at any replica count.
+type BF107Evidence struct {
+	TimeoutSeconds   int      `json:"timeoutSeconds" doc:"the readiness probe's timeoutSeconds (1 or unset)"`
+	TimeoutSet       bool     `json:"timeoutSet" doc:"whether timeoutSeconds is written in the manifest"`
+	FailureThreshold int      `json:"failureThreshold" doc:"the readiness probe's failureThreshold (1)"`
+	SuccessThreshold int      `json:"successThreshold" doc:"the readiness probe's successThreshold"`
+	PeriodSeconds    int      `json:"periodSeconds" doc:"the readiness probe's periodSeconds"`
+	ReturnSeconds    int      `json:"returnSeconds" doc:"successThreshold x periodSeconds: seconds out of the endpoints for one slow answer"`
+	Workers          int      `json:"workers" doc:"worker processes of the server"`
+	WorkersSource    string   `json:"workersSource" doc:"where the worker count was read (a flag, a variable, the server's default)"`
+	WorkerServer     string   `json:"workerServer,omitempty" doc:"the server whose workers they are"`
+	WorkersQueue     bool     `json:"workersQueue" doc:"whether each worker serves one request at a time, so a probe waits behind busy workers"`
+	CPULimitMilli    *int64   `json:"cpuLimitMilli,omitempty" doc:"limits.cpu in millicores, when below one CPU with several workers"`
+	CPUPerWorkerMs   *float64 `json:"cpuPerWorkerMs,omitempty" doc:"quota per worker per 100 ms period when all are busy"`
+	Stretch          *float64 `json:"stretch,omitempty" doc:"wall time over CPU time of a request while all workers are busy"`
+	MissCPUMs        *float64 `json:"missCpuMs,omitempty" doc:"milliseconds of CPU above which one request outlasts the probe's timeout"`
+}
