@@ -107,7 +107,8 @@ const (
 // its default values. Lines are lines of each template's rendered output.
 // What is not here must not fire, and why:
 //   - redis: no BF101/BF102/BF103: both probes are tcpSocket :6379, which
-//     the kernel answers (it is BestEffort, so BF201 fires);
+//     the kernel answers (it is BestEffort, so BF201 fires; the readiness
+//     probe passes while it loads, so BF106 fires);
 //   - trivy: no BF201 (values request cpu 200m, memory 512Mi), no BF103
 //     (liveness /probe/healthy, readiness /probe/ready: different checks),
 //     no BF202 (its cpu limit is 1 CPU and it is not database-like);
@@ -125,6 +126,8 @@ var harborFindings = []expect{
 		"database.internal.resources is commented out in values.yaml: PostgreSQL runs BestEffort"},
 	{"BF201", "error", "StatefulSet release-name-harbor-redis", "redis", redisSS, 47, resources,
 		"redis.internal.resources is commented out: Redis runs BestEffort"},
+	{"BF106", "info", "StatefulSet release-name-harbor-redis", "redis", redisSS, 67, "spec.template.spec.containers[0].readinessProbe",
+		"a tcpSocket readiness probe on 6379 passes while Valkey loads its dataset and answers -LOADING; one replica, so info"},
 	{"BF201", "warning", "Deployment release-name-harbor-jobservice", "jobservice", jobserviceDpl, 54, resources,
 		"jobservice mounts a PersistentVolumeClaim (stateful) and sets no resources"},
 	{"BF201", "warning", "Deployment release-name-harbor-registry", "registry", registryDpl, 55, resources,
