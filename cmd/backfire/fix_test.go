@@ -36,7 +36,7 @@ func TestFixDiffWritesNothing(t *testing.T) {
 	for _, want := range []string{
 		"+          tcpSocket:\n+            port: 5432\n",
 		"-      - setWeight: 100\n",
-		"8 would be fixed, 1 left\n",
+		"10 would be fixed, 1 left\n",
 		"  left BF402 ",
 		"placeholder " + filepath.Join(dir, "registry-database.yaml") + " spec.template.spec.containers[database].resources.requests.cpu = 500m",
 	} {
@@ -56,7 +56,7 @@ func TestFixWritesThenNothingLeftToChange(t *testing.T) {
 	if code != exitFindings || stderr != "" {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
-	if !strings.Contains(out, "fixed "+filepath.Join(dir, "registry-database.yaml")+" (BF101, BF102, BF103, BF201, BF301)") {
+	if !strings.Contains(out, "fixed "+filepath.Join(dir, "registry-database.yaml")+" (BF101, BF102, BF103, BF201, BF301, BF601)") {
 		t.Errorf("output:\n%s", out)
 	}
 	out, _, code = execute(t, "", "fix", dir)
@@ -106,7 +106,7 @@ func TestFixHarborValuesOut(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "backfire-values.yaml")
 	stdout, stderr, code := execute(t, "", "fix", "--values-out", out, chart)
 	template := filepath.Join(chart, "templates", "database", "database-ss.yaml")
-	if code != exitFindings || !strings.Contains(stdout, "14 fixed, 4 left\n") || !strings.Contains(stdout, "fixed "+out) || !strings.Contains(stdout, "fixed "+template) {
+	if code != exitFindings || !strings.Contains(stdout, "15 fixed, 5 left\n") || !strings.Contains(stdout, "fixed "+out) || !strings.Contains(stdout, "fixed "+template) {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	data, err := os.ReadFile(out)
@@ -118,7 +118,7 @@ func TestFixHarborValuesOut(t *testing.T) {
 	}
 	// scan with the values agrees that only what values cannot reach is left.
 	stdout, _, _ = execute(t, "", "scan", "--values", out, "--format", "json", chart)
-	if n := strings.Count(stdout, `"rule": "BF`); n != 4 {
-		t.Errorf("scan with the new values reports %d findings, want the 4 left", n)
+	if n := strings.Count(stdout, `"rule": "BF`); n != 5 {
+		t.Errorf("scan with the new values reports %d findings, want the 5 left", n)
 	}
 }

@@ -61,6 +61,9 @@ type Thresholds struct {
 	// FewReplicas is the replica count at or below which one slow answer
 	// can empty the endpoints (BF104, default 3).
 	FewReplicas int `json:"fewReplicas,omitempty"`
+	// StopWriteMiBPerSecond is the disk write rate assumed for what a
+	// database writes as it stops (BF601, default 100).
+	StopWriteMiBPerSecond int `json:"stopWriteMiBPerSecond,omitempty"`
 }
 
 func orDefault(v, d int) int {
@@ -91,6 +94,11 @@ func (c *Config) SeverityOf(id string) (string, bool) {
 
 // FewReplicas returns the BF104 replica threshold.
 func (c *Config) FewReplicas() int { return orDefault(c.Thresholds.FewReplicas, 3) }
+
+// StopWriteMiBPerSecond returns the BF601 write rate.
+func (c *Config) StopWriteMiBPerSecond() int {
+	return orDefault(c.Thresholds.StopWriteMiBPerSecond, 100)
+}
 
 // Load reads a configuration file. Unknown keys and bad values are errors
 // with the file, line and column, so a typo does not silently leave a rule
@@ -196,12 +204,13 @@ func (p *parser) top(n *yaml.Node) {
 		case "thresholds":
 			p.mapping(v, "thresholds", func(name string, k, v *yaml.Node) {
 				dst := map[string]*int{
-					"rollbackWeight":       &p.c.Thresholds.RollbackWeight,
-					"startupBudgetSeconds": &p.c.Thresholds.StartupBudgetSeconds,
-					"fewReplicas":          &p.c.Thresholds.FewReplicas,
+					"rollbackWeight":        &p.c.Thresholds.RollbackWeight,
+					"startupBudgetSeconds":  &p.c.Thresholds.StartupBudgetSeconds,
+					"fewReplicas":           &p.c.Thresholds.FewReplicas,
+					"stopWriteMiBPerSecond": &p.c.Thresholds.StopWriteMiBPerSecond,
 				}[name]
 				if dst == nil {
-					p.fail(k, "unknown threshold %q (want rollbackWeight, startupBudgetSeconds or fewReplicas)", name)
+					p.fail(k, "unknown threshold %q (want rollbackWeight, startupBudgetSeconds, fewReplicas or stopWriteMiBPerSecond)", name)
 					return
 				}
 				var n int

@@ -135,8 +135,8 @@ func TestExamples(t *testing.T) {
 	copyFiles(t, dir, files)
 	t.Chdir(dir)
 	p := fixTwice(t, filepath.Join(root, "internal", "fix", "apply", "testdata", "examples.diff"), map[string]bool{"BF402": true}, options("."))
-	if len(p.Fixed) != 9 || len(p.Left) != 1 {
-		t.Errorf("%d fixed, %d left; want 9 fixed, 1 left (BF402)", len(p.Fixed), len(p.Left))
+	if len(p.Fixed) != 10 || len(p.Left) != 1 {
+		t.Errorf("%d fixed, %d left; want 10 fixed, 1 left (BF402)", len(p.Fixed), len(p.Left))
 	}
 	if len(p.Placeholders) != 3 {
 		t.Errorf("placeholders %v, want BF201's three request sizes", p.Placeholders)
@@ -528,8 +528,8 @@ func TestKustomizeOverlay(t *testing.T) {
 	o := options(filepath.Join("overlays", "prod"))
 	o.Scan.Kustomize = kustomize.New()
 	p := fixTwice(t, filepath.Join(root, "internal", "fix", "apply", "testdata", "overlay.diff"), nil, o)
-	if len(p.Fixed) != 5 || len(p.Files) != 2 {
-		t.Errorf("%d fixed in %d files, want 5 in the patch file and the kustomization", len(p.Fixed), len(p.Files))
+	if len(p.Fixed) != 6 || len(p.Files) != 2 {
+		t.Errorf("%d fixed in %d files, want 6 in the patch file and the kustomization", len(p.Fixed), len(p.Files))
 	}
 	if now, _ := os.ReadFile(filepath.Join(dir, "base", "db.yaml")); !bytes.Equal(now, base) {
 		t.Error("the base was changed")
