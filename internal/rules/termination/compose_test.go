@@ -53,8 +53,8 @@ func TestStopFixComposesWithBF101AndBF201(t *testing.T) {
 	out := string(p.Files[0].New)
 	for _, want := range []string{
 		"tcpSocket:\n            port: 5432", // BF101: liveness only checks that it runs
-		"- kill -INT 1",                       // BF601: a fast shutdown before the SIGTERM
-		"requests:\n            cpu: 500m",    // BF201: the container is no longer BestEffort
+		"- kill -INT 1",                      // BF601: a fast shutdown before the SIGTERM
+		"requests:\n            cpu: 500m",   // BF201: the container is no longer BestEffort
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the fixed file lacks %q:\n%s", want, out)
