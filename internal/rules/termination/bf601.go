@@ -74,8 +74,10 @@ func runBF601(p *rules.Pass) {
 		if b.pid1.Keeps {
 			b.causes = append(b.causes, causeShell)
 		}
-		if v.Server.Name == "PostgreSQL" && b.signal.Signal == "SIGTERM" && !stopsFast(c) {
-			b.causes = append(b.causes, causeSmart)
+		if v.Server.Name == "PostgreSQL" && b.signal.Signal == "SIGTERM" {
+			if fast, known := preStopStopsFast(c, podfacts.Files(p, t, c)); known && !fast {
+				b.causes = append(b.causes, causeSmart)
+			}
 		}
 		if b.cleanKnown && b.window < b.clean.Seconds {
 			b.causes = append(b.causes, causeShort)
@@ -88,19 +90,72 @@ func runBF601(p *rules.Pass) {
 	}
 }
 
-// stopsFast: the preStop hook stops PostgreSQL in a fast or immediate
-// shutdown itself: pg_ctl stop (fast by default since PostgreSQL 9.5)
-// other than -m smart, or SIGINT or SIGQUIT to PID 1.
-func stopsFast(c *corev1.Container) bool {
-	if c.Lifecycle == nil || c.Lifecycle.PreStop == nil || c.Lifecycle.PreStop.Exec == nil {
-		return false
+// preStopStopsFast says whether the preStop hook stops PostgreSQL in a
+// fast or immediate shutdown itself: pg_ctl stop (fast by default since
+// PostgreSQL 9.5) other than -m smart, SIGINT or SIGQUIT to PID 1, or
+// Bitnami's postgresql_stop, which runs pg_ctl stop -m
+// $POSTGRESQL_SHUTDOWN_MODE, fast unless the container sets it
+// (bitnami/containers libpostgresql.sh; the image's README, "Stopping
+// settings"). A hook that runs a script the input does not hold, or an
+// httpGet, is not known: known is false, and nothing is assumed.
+func preStopStopsFast(c *corev1.Container, files classify.Files) (fast, known bool) {
+	if c.Lifecycle == nil || c.Lifecycle.PreStop == nil {
+		return false, true
 	}
-	cmd := " " + strings.Join(c.Lifecycle.PreStop.Exec.Command, " ") + " "
-	if strings.Contains(cmd, "pg_ctl") && strings.Contains(cmd, " stop") {
-		return !strings.Contains(cmd, "-m smart") && !strings.Contains(cmd, "-ms ") && !strings.Contains(cmd, "--mode=smart")
+	h := c.Lifecycle.PreStop
+	if h.Exec == nil {
+		return false, h.Sleep != nil // a sleep stops nothing; an httpGet may
+	}
+	text := " " + strings.Join(h.Exec.Command, " ") + " "
+	if fastStopIn(text, c) {
+		return true, true
+	}
+	// A script file the hook runs, by path or as sh -c's command.
+	argv := h.Exec.Command
+	if len(argv) >= 3 && isShell(argv[0]) && strings.HasPrefix(argv[1], "-") && strings.Contains(argv[1], "c") {
+		argv = strings.Fields(argv[2])
+	} else if len(argv) >= 2 && isShell(argv[0]) && !strings.HasPrefix(argv[1], "-") {
+		argv = argv[1:] // bash /pre-stop.sh
+	}
+	if len(argv) == 0 || !strings.HasPrefix(argv[0], "/") {
+		return false, true // an inline command, read above
+	}
+	if _, ok, _ := stop.PreStopSeconds(c); ok {
+		return false, true // sleep N
+	}
+	if files == nil {
+		return false, false
+	}
+	f, ok := files(argv[0])
+	if !ok {
+		return false, false
+	}
+	return fastStopIn(" "+f.Text+" ", c), true
+}
+
+func isShell(p string) bool {
+	switch p[strings.LastIndexByte(p, '/')+1:] {
+	case "sh", "bash", "ash", "dash":
+		return true
+	}
+	return false
+}
+
+// fastStopIn reads a command line or script for a fast shutdown.
+func fastStopIn(text string, c *corev1.Container) bool {
+	if strings.Contains(text, "pg_ctl") && strings.Contains(text, " stop") {
+		return !strings.Contains(text, "-m smart") && !strings.Contains(text, "-ms ") && !strings.Contains(text, "--mode=smart")
+	}
+	if strings.Contains(text, "postgresql_stop") {
+		for _, e := range c.Env {
+			if e.Name == "POSTGRESQL_SHUTDOWN_MODE" && e.Value == "smart" {
+				return false
+			}
+		}
+		return true
 	}
 	for _, k := range []string{"kill -INT 1", "kill -s INT 1", "kill -2 1", "kill -SIGINT 1", "kill -QUIT 1", "kill -s QUIT 1", "kill -3 1"} {
-		if strings.Contains(cmd, " "+k+" ") || strings.Contains(cmd, " "+k+";") {
+		if strings.Contains(text, " "+k+" ") || strings.Contains(text, " "+k+";") || strings.Contains(text, " "+k+"\n") {
 			return true
 		}
 	}
