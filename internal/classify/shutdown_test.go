@@ -59,3 +59,34 @@ func TestStopSignalOf(t *testing.T) {
 		}
 	}
 }
+
+// The stop reading parses shell scripts and server flags from manifests:
+// whatever they hold, it must not panic.
+func FuzzStopReading(f *testing.F) {
+	for _, s := range []string{
+		"chown -R 999 /data && postgres -D /data",
+		"postgres & wait",
+		"trap 'kill -INT $pid' TERM; postgres & pid=$!; wait",
+		"if [ -f x ]; then\n  redis-server --save '' --maxmemory 4gb\nfi",
+		"exec gosu postgres postgres -c shared_buffers=4GB",
+		"'unterminated \"quote \\",
+		"a |",
+		"; ; && ||",
+	} {
+		f.Add("postgres:16", s, "--maxmemory 4gb")
+	}
+	f.Fuzz(func(t *testing.T, image, script, args string) {
+		for i := range Servers {
+			v := Verdict{DatabaseLike: true, Server: &Servers[i]}
+			for _, c := range []corev1.Container{
+				{Image: image, Command: []string{"sh", "-c", script}, Args: []string{args}},
+				{Image: image, Command: []string{"bash", "-ec"}, Args: []string{script}},
+				{Image: image, Args: []string{script, args}},
+			} {
+				PID1Of(&c, v)
+				StopSignalOf(&c)
+				CleanStopOf(&c, v, 100)
+			}
+		}
+	})
+}
