@@ -18,6 +18,9 @@ export KUBEBUILDER_ASSETS
 # Those tests, and the page tests, run only with this switch on: a plain
 # `go test ./...` skips them and takes a couple of minutes.
 export BACKFIRE_HEAVY_TESTS=1
+# Every package's tests, the hostile-input suite among them (cmd/backfire,
+# TestHostile*: inputs made to break a scan, tried from the command line in
+# every format, each case bounded to a minute).
 go test ./...
 # A benchmark smoke run: every benchmark of the scan once, so that they
 # keep compiling and running (about 15 s; timings are not asserted).

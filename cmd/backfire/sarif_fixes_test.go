@@ -13,7 +13,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"backfire.dev/backfire/internal/fix/textchange"
+	"backfire.dev/backfire/internal/fixplan/textchange"
 	"backfire.dev/backfire/internal/result"
 	"backfire.dev/backfire/internal/testutil"
 )
@@ -279,7 +279,7 @@ func TestSARIFFixesAreTheTextChangesOfFix(t *testing.T) {
 // give the files fix writes.
 func TestSARIFFixesOfAnOverlayCreateThePatchFile(t *testing.T) {
 	root := testutil.RepoRoot(t)
-	src := filepath.Join(root, "internal", "fix", "apply", "testdata", "overlay")
+	src := filepath.Join(root, "internal", "fixplan", "testdata", "overlay")
 	fixed := fixedCopy(t, src, ".", filepath.Join("overlays", "prod"))
 	work := t.TempDir()
 	if err := os.CopyFS(work, os.DirFS(src)); err != nil {

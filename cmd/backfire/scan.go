@@ -11,8 +11,8 @@ import (
 	"golang.org/x/term"
 
 	"backfire.dev/backfire/internal/finding"
-	"backfire.dev/backfire/internal/fix/apply"
-	"backfire.dev/backfire/internal/fix/textchange"
+	"backfire.dev/backfire/internal/fixplan"
+	"backfire.dev/backfire/internal/fixplan/textchange"
 	"backfire.dev/backfire/internal/gitbase"
 	"backfire.dev/backfire/internal/helm"
 	"backfire.dev/backfire/internal/kustomize"
@@ -36,6 +36,7 @@ type scanFlags struct {
 	showSuppressed  bool
 	diffBase        string
 	sarifFixes      bool
+	allowRemote     bool
 	helm            helm.Options
 	cluster         clusterFlags
 }
@@ -76,6 +77,7 @@ everything else is still scanned).`,
 	f.BoolVar(&fl.showSuppressed, "show-suppressed", false, "list the findings an ignore annotation silenced, with its reason (text, json and sarif)")
 	f.StringVar(&fl.diffBase, "diff", "", "report only findings introduced since git revision `BASE` (matched by fingerprint)")
 	f.BoolVar(&fl.sarifFixes, "sarif-fixes", false, "with --format sarif, give each result the text changes \"backfire fix\" would write as SARIF fixes (plans and proves the fixes: a second scan and a rescan)")
+	f.BoolVar(&fl.allowRemote, "allow-remote-resources", false, "let Kustomize fetch the remote resources and bases a kustomization names (an HTTP GET, a git clone), as kubectl kustomize does; refused by default")
 	fl.cluster.register(cmd)
 	return cmd
 }
@@ -108,9 +110,14 @@ func runScan(cmd *cobra.Command, args []string, fl *scanFlags) error {
 		return usageError(cmd, "%v", err)
 	}
 
+	fl.helm.MaxOutput = fl.maxFileSize
 	charts, err := helm.New(fl.helm)
 	if err != nil {
 		return usageError(cmd, "%v", err)
+	}
+	kust := kustomize.New()
+	if fl.allowRemote {
+		kust = kust.AllowRemote()
 	}
 
 	// A bar on stderr while the work is long, when stderr is a terminal.
@@ -141,7 +148,7 @@ func runScan(cmd *cobra.Command, args []string, fl *scanFlags) error {
 		Stdin:       cmd.InOrStdin(),
 		MaxFileSize: fl.maxFileSize,
 		Charts:      charts,
-		Kustomize:   kustomize.New(),
+		Kustomize:   kust,
 		Rules:       rules.Options{Config: cfg, RolloutsVersion: rv},
 		// The JSON report can be written from findings kept on disk, so
 		// that a scan's memory does not grow with its findings; the other
@@ -210,7 +217,7 @@ func textFixes(cmd *cobra.Command, opts scan.Options, fl *scanFlags) map[string]
 	opts.Extra = nil                   // a live cluster has no files to edit
 	opts.Stdin = strings.NewReader("") // standard input was read by the scan
 	opts.Charts = nil
-	plan, err := apply.Plan(apply.Options{Scan: opts, Helm: &fl.helm})
+	plan, err := fixplan.Plan(fixplan.Options{Scan: opts, Helm: &fl.helm})
 	if err != nil {
 		fmt.Fprintf(cmd.ErrOrStderr(), "backfire: --sarif-fixes: %v\n", err)
 		return nil

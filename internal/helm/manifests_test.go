@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode"
@@ -142,4 +143,27 @@ func FuzzSplitManifests(f *testing.F) {
 	f.Fuzz(func(t *testing.T, out string) {
 		checkSplit(t, "fuzz", out)
 	})
+}
+
+// BenchmarkSplitManyManifests splits one template's output of n documents:
+// the time per document stays the same as n grows (it grew with n when
+// each document's line was counted from the start of the output).
+//
+//	go test ./internal/helm -run '^$' -bench SplitManyManifests
+func BenchmarkSplitManyManifests(b *testing.B) {
+	for _, n := range []int{1000, 10000, 40000} {
+		var sb strings.Builder
+		for i := range n {
+			sb.WriteString("---\n# a comment\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c" + strings.Repeat("x", i%7) + "\ndata:\n  k: v\n")
+		}
+		out := sb.String()
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			for b.Loop() {
+				if docs := splitManifests(out); len(docs) != n {
+					b.Fatalf("%d documents", len(docs))
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/doc")
+		})
+	}
 }

@@ -42,8 +42,9 @@ type Ordinal uint64
 
 // entry is one object as the index remembers it.
 type entry struct {
-	ord Ordinal
-	obj *object.Object // nil when the object was not retained
+	ord   Ordinal
+	scope Scope
+	obj   *object.Object // nil when the object was not retained
 	// name is kept for the questions that only need names (Names).
 	name, namespace string
 }
@@ -69,6 +70,9 @@ type Index struct {
 	*state
 	// rec, when set, records the answers given to one rule pass.
 	rec *Recorder
+	// scope is the scope of the object whose questions this view
+	// answers (see View).
+	scope Scope
 }
 
 type state struct {
@@ -86,6 +90,10 @@ type state struct {
 	workloadRefs map[key][]entry
 	// load reads a dropped object again, for a frozen index.
 	load func(Ordinal) *object.Object
+	// scopes are the scopes handed out, by number (0 is Everywhere);
+	// trees finds a directory's.
+	scopes []scopeDef
+	trees  map[string]Scope
 }
 
 type ordered struct {
@@ -95,7 +103,8 @@ type ordered struct {
 
 type scaler struct {
 	Scaler
-	ord Ordinal
+	ord   Ordinal
+	scope Scope
 }
 
 // listedKinds are the kinds some question lists (see Names, Named).
@@ -117,23 +126,27 @@ func New() *Index {
 		byKind:       map[string][]entry{},
 		scalers:      map[key][]scaler{},
 		workloadRefs: map[key][]entry{},
+		scopes:       []scopeDef{{}},
+		trees:        map[string]Scope{},
 	}}
 }
 
-// Build indexes the objects of one scan, keeping all of them.
+// Build indexes objects that all belong together (scope Everywhere),
+// keeping all of them.
 func Build(objs []*object.Object) *Index {
 	ix := New()
 	for i, o := range objs {
-		ix.Add(o, Ordinal(i), true)
+		ix.Add(o, Ordinal(i), Everywhere, true)
 	}
 	ix.Freeze()
 	return ix
 }
 
-// Add registers o at its place in the input; it may be called from several
-// goroutines. keep retains the whole object whatever its kind.
-func (ix *Index) Add(o *object.Object, ord Ordinal, keep bool) {
-	e := entry{ord: ord, name: o.Name, namespace: o.Namespace}
+// Add registers o at its place in the input, in scope; it may be called
+// from several goroutines. keep retains the whole object whatever its
+// kind.
+func (ix *Index) Add(o *object.Object, ord Ordinal, scope Scope, keep bool) {
+	e := entry{ord: ord, scope: scope, name: o.Name, namespace: o.Namespace}
 	if keep || Retained(o.Kind) {
 		e.obj = o
 	}
@@ -154,7 +167,7 @@ func (ix *Index) Add(o *object.Object, ord Ordinal, keep bool) {
 			min = *v.Spec.MinReplicas
 		}
 		t := keyOf(v.Spec.ScaleTargetRef.Kind, o.Namespace, v.Spec.ScaleTargetRef.Name)
-		ix.scalers[t] = insertScaler(ix.scalers[t], scaler{Scaler{Object: o, Min: min, Max: v.Spec.MaxReplicas}, ord})
+		ix.scalers[t] = insertScaler(ix.scalers[t], scaler{Scaler{Object: o, Min: min, Max: v.Spec.MaxReplicas}, ord, scope})
 	case *object.ScaledObject:
 		if v.Spec.ScaleTargetRef == nil {
 			return
@@ -171,7 +184,7 @@ func (ix *Index) Add(o *object.Object, ord Ordinal, keep bool) {
 			s.Max = *v.Spec.MaxReplicaCount
 		}
 		t := keyOf(kind, o.Namespace, v.Spec.ScaleTargetRef.Name)
-		ix.scalers[t] = insertScaler(ix.scalers[t], scaler{s, ord})
+		ix.scalers[t] = insertScaler(ix.scalers[t], scaler{s, ord, scope})
 	case *rolloutsv1alpha1.Rollout:
 		if ref := v.Spec.WorkloadRef; ref != nil && ref.Kind == "Deployment" {
 			t := keyOf("Deployment", o.Namespace, ref.Name)
@@ -202,9 +215,15 @@ func (ix *Index) Freeze() {
 // when a rule needs its contents.
 func (ix *Index) SetLoader(load func(Ordinal) *object.Object) { ix.load = load }
 
-// Recording returns a view of the index that records every answer it
-// gives into rec.
-func (ix *Index) Recording(rec *Recorder) *Index { return &Index{state: ix.state, rec: rec} }
+// View returns the index as an object of scope sees it: every answer
+// is made of objects that scope sees (see Scope). With rec, the view
+// records every answer it gives into rec.
+func (ix *Index) View(scope Scope, rec *Recorder) *Index {
+	if rec != nil {
+		rec.scope = scope
+	}
+	return &Index{state: ix.state, rec: rec, scope: scope}
+}
 
 // Objects returns the retained objects (every object, for Build), in
 // input order once the index is frozen.
@@ -222,17 +241,23 @@ func (ix *Index) Objects() []*object.Object {
 func (ix *Index) Get(kind, namespace, name string) *object.Object {
 	k := keyOf(kind, namespace, name)
 	ix.mu.RLock()
-	list := ix.byKey[k]
-	var e entry
-	if len(list) > 0 {
-		e = list[0]
-	}
+	e, found := ix.first(ix.scope, ix.byKey[k])
 	ix.mu.RUnlock()
-	ix.note(query{op: opGet, key: k}, len(list) > 0, e.ord)
-	if len(list) == 0 {
+	ix.note(query{op: opGet, key: k}, found, e.ord)
+	if !found {
 		return nil
 	}
 	return ix.contents(e)
+}
+
+// first returns the first entry of list that scope sees; ix.mu is held.
+func (ix *Index) first(scope Scope, list []entry) (entry, bool) {
+	for _, e := range list {
+		if ix.sees(scope, e.scope) {
+			return e, true
+		}
+	}
+	return entry{}, false
 }
 
 // contents returns an entry's object, reading a dropped one again when
@@ -264,7 +289,7 @@ func (ix *Index) Names(kind, namespace string) []string {
 	var out []string
 	var h hash
 	for _, e := range ix.byKind[kind] {
-		if e.namespace == namespace {
+		if e.namespace == namespace && ix.sees(ix.scope, e.scope) {
 			out = append(out, e.name)
 			h.add(e.ord)
 		}
@@ -281,7 +306,7 @@ func (ix *Index) Named(kind, name string) []*object.Object {
 	var found []entry
 	var h hash
 	for _, e := range ix.byKind[kind] {
-		if e.name == name {
+		if e.name == name && ix.sees(ix.scope, e.scope) {
 			found = append(found, e)
 			h.add(e.ord)
 		}
@@ -316,8 +341,10 @@ func (ix *Index) scalersAt(k key) []Scaler {
 	var out []Scaler
 	var h hash
 	for _, s := range list {
-		out = append(out, s.Scaler)
-		h.add(s.ord)
+		if ix.sees(ix.scope, s.scope) {
+			out = append(out, s.Scaler)
+			h.add(s.ord)
+		}
 	}
 	ix.mu.RUnlock()
 	ix.note(query{op: opScalers, key: k}, true, Ordinal(h))
@@ -384,12 +411,15 @@ func (ix *Index) RunBy(o *object.Object) int {
 	}
 	k := keyOf("Deployment", o.Namespace, o.Name)
 	ix.mu.RLock()
-	list := ix.workloadRefs[k]
+	n := 0
 	var h hash
-	for _, e := range list {
-		h.add(e.ord)
+	for _, e := range ix.workloadRefs[k] {
+		if ix.sees(ix.scope, e.scope) {
+			h.add(e.ord)
+			n++
+		}
 	}
 	ix.mu.RUnlock()
 	ix.note(query{op: opRunBy, key: k}, true, Ordinal(h))
-	return len(list)
+	return n
 }

@@ -97,3 +97,28 @@ spec: {template: {spec: {containers: [{name: c}]}}}
 		t.Errorf("unset replicas %+v, want the default 1", rep)
 	}
 }
+
+// Scopes: a tree sees the trees above and below it, not beside it; an
+// apart scope sees only itself; Everywhere sees and is seen by all.
+func TestScopes(t *testing.T) {
+	ix := New()
+	web, webBase, api, root := ix.Tree("/r/apps/web"), ix.Tree("/r/apps/web/base"), ix.Tree("/r/apps/api"), ix.Tree("/r")
+	webby := ix.Tree("/r/apps/webby")
+	chart, other := ix.Apart(), ix.Apart()
+	if ix.Tree("/r/apps/web") != web {
+		t.Error("one directory, two scopes")
+	}
+	for _, c := range []struct {
+		a, b Scope
+		want bool
+	}{
+		{web, webBase, true}, {webBase, web, true}, {web, root, true}, {root, api, true},
+		{web, api, false}, {webBase, api, false}, {web, webby, false},
+		{chart, chart, true}, {chart, other, false}, {chart, web, false}, {web, chart, false},
+		{Everywhere, chart, true}, {chart, Everywhere, true}, {api, Everywhere, true},
+	} {
+		if got := ix.sees(c.a, c.b); got != c.want {
+			t.Errorf("%v (%+v) sees %v (%+v): %v, want %v", c.a, ix.scopes[c.a], c.b, ix.scopes[c.b], got, c.want)
+		}
+	}
+}

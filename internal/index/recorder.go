@@ -16,6 +16,8 @@ type Recorder struct {
 	// index does not keep (a Deployment run by a Rollout's workloadRef):
 	// the pass is checked again once the index can read it.
 	Incomplete bool
+	// scope is the scope of the view that asked (see View).
+	scope Scope
 }
 
 type op uint8
@@ -88,7 +90,7 @@ func (r *Recorder) Stale(ix *Index) bool {
 		return true
 	}
 	for _, q := range r.queries {
-		found, answer := ix.answer(q)
+		found, answer := ix.answer(r.scope, q)
 		if found != q.found || answer != q.answer {
 			return true
 		}
@@ -103,36 +105,38 @@ func (r *Recorder) Compact() bool {
 	return r.Incomplete || len(r.queries) > 0
 }
 
-// answer asks q again, without recording.
-func (ix *Index) answer(q query) (bool, Ordinal) {
+// answer asks q again as an object of scope, without recording.
+func (ix *Index) answer(scope Scope, q query) (bool, Ordinal) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	var h hash
 	switch q.op {
 	case opGet:
-		if list := ix.byKey[q.key]; len(list) > 0 {
-			return true, list[0].ord
-		}
-		return false, 0
+		e, found := ix.first(scope, ix.byKey[q.key])
+		return found, e.ord
 	case opNames:
 		for _, e := range ix.byKind[q.key.kind] {
-			if e.namespace == q.key.namespace {
+			if e.namespace == q.key.namespace && ix.sees(scope, e.scope) {
 				h.add(e.ord)
 			}
 		}
 	case opNamed:
 		for _, e := range ix.byKind[q.key.kind] {
-			if e.name == q.key.name {
+			if e.name == q.key.name && ix.sees(scope, e.scope) {
 				h.add(e.ord)
 			}
 		}
 	case opScalers:
 		for _, s := range ix.scalers[q.key] {
-			h.add(s.ord)
+			if ix.sees(scope, s.scope) {
+				h.add(s.ord)
+			}
 		}
 	case opRunBy:
 		for _, e := range ix.workloadRefs[q.key] {
-			h.add(e.ord)
+			if ix.sees(scope, e.scope) {
+				h.add(e.ord)
+			}
 		}
 	}
 	return true, Ordinal(h)

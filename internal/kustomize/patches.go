@@ -16,6 +16,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"backfire.dev/backfire/internal/load"
+	"backfire.dev/backfire/internal/source"
 )
 
 // A field an overlay's patch set is edited in the patch, not in the base
@@ -69,7 +70,7 @@ func kustomizationPatches(dir string) []patch {
 		}
 		seen[abs] = true
 		kfile := kustomizationFile(dir)
-		data, err := os.ReadFile(kfile)
+		data, err := source.ReadRegular(kfile, maxFile)
 		if err != nil {
 			return
 		}
@@ -133,7 +134,7 @@ func readPatch(dir, kfile string, data []byte, n *yaml.Node) []patch {
 }
 
 func readPatchFile(file string, target *selector) []patch {
-	data, err := os.ReadFile(file)
+	data, err := source.ReadRegular(file, maxFile)
 	if err != nil {
 		return nil
 	}

@@ -66,7 +66,7 @@ spec:
 func builtRollout(t testing.TB, dir string) (source.Stream, *load.Document) {
 	t.Helper()
 	for _, s := range build(t, dir) {
-		f := load.Parse(s.Name, s.Data)
+		f := load.ParseFrom(s.Name, s.Data, s.Line)
 		if len(f.Documents) == 1 && f.Documents[0].Kind == "Rollout" {
 			return s, f.Documents[0]
 		}

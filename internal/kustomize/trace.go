@@ -3,13 +3,13 @@ package kustomize
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"reflect"
 	"regexp"
 	"slices"
 	"strings"
 
 	"backfire.dev/backfire/internal/load"
+	"backfire.dev/backfire/internal/source"
 )
 
 // sourceFiles reads and parses each resource file of a build once, and
@@ -31,7 +31,7 @@ func (s *sourceFiles) byKind(file string) map[string][]sourceDoc {
 		return kinds
 	}
 	kinds = map[string][]sourceDoc{}
-	if data, err := os.ReadFile(file); err == nil {
+	if data, err := source.ReadRegular(file, maxFile); err == nil {
 		for _, d := range load.Parse(file, data).Documents {
 			name, ns := identity(d)
 			kinds[d.Kind] = append(kinds[d.Kind], sourceDoc{d, name, ns})

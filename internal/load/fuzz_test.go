@@ -48,3 +48,30 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// FuzzListSplit: a document read item by item (a List) or value by value
+// (JSON objects one after another) gives exactly the documents, lines and
+// columns of parsing each document whole, whenever that parse succeeds.
+//
+//	go test ./internal/load -run '^$' -fuzz FuzzListSplit -fuzztime 5m
+func FuzzListSplit(f *testing.F) {
+	for _, s := range []string{
+		"apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Pod\n  metadata: {name: a}\n- apiVersion: v1\n  kind: Pod\n  metadata:\n    name: b\nmetadata:\n  resourceVersion: \"\"\n",
+		"apiVersion: v1\nitems:\n  - apiVersion: v1\n    kind: ConfigMap\n    data: {q: \"x\n  - y\"}\n  - apiVersion: v1\n    kind: ConfigMap\nkind: List\n",
+		"apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  data:\n    script: |\n      - no\n    s: 'a\nkind: b'\n- apiVersion: v1\n  kind: ConfigMap\n",
+		"{\"apiVersion\": \"v1\", \"kind\": \"List\", \"items\": [{\"apiVersion\": \"v1\", \"kind\": \"Pod\"}, {\"apiVersion\": \"v1\", \"kind\": \"Pod\"}]}\n{\"a\": 1}",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		want := parseUnsplit("f.yaml", data)
+		if len(want.Errors) > 0 {
+			return
+		}
+		got := Parse("f.yaml", data)
+		if len(got.Errors) > 0 {
+			t.Fatalf("errors %v where the whole parse has none", got.Errors)
+		}
+		sameDocuments(t, string(data), got, want)
+	})
+}

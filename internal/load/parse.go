@@ -5,8 +5,12 @@ package load
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -50,6 +54,8 @@ type File struct {
 	each func(d *Document, read int)
 	// read is that number for the chunk being converted.
 	read int
+	// first is the line of the stream's first byte; 0 means 1.
+	first int
 }
 
 // Stream parses data like Parse but hands each document to each as soon
@@ -73,6 +79,15 @@ func Parse(name string, data []byte) File {
 	return f
 }
 
+// ParseFrom parses data like Parse, with data's first line counted as
+// line first: a piece of a larger output (one object of a Kustomize
+// build) keeps the lines of the whole.
+func ParseFrom(name string, data []byte, first int) File {
+	f := File{Name: name, first: first}
+	f.parse(data)
+	return f
+}
+
 func (f *File) parse(data []byte) {
 	if bytes.IndexByte(data[:min(len(data), 8000)], 0) >= 0 {
 		f.Errors = append(f.Errors, Error{File: f.Name, Message: "binary file (contains NUL bytes); not a YAML or JSON manifest"})
@@ -83,16 +98,47 @@ func (f *File) parse(data []byte) {
 	index := 0
 	f.Empty = true
 	for _, ch := range splitDocuments(data) {
-		// Chunks are slices of data: where one ends in whole follows
+		// Chunks are slices of data: where one starts in whole follows
 		// from the capacities.
-		f.read = cap(whole) - cap(ch.data) + len(ch.data)
-		if f.parseChunk(ch, index) {
-			index++
+		ch.off = cap(whole) - cap(ch.data)
+		if f.first > 1 {
+			ch.line += f.first - 1
+		}
+		for _, piece := range splitJSONStream(ch) {
+			f.read = piece.off + len(piece.data)
+			if f.parseChunk(piece, index) {
+				index++
+			}
 		}
 	}
 	if len(f.Errors) > 0 {
 		f.Empty = false
 	}
+}
+
+// splitJSONStream splits a chunk that holds JSON values one after another
+// into one chunk per value; any other chunk is returned as it is.
+func splitJSONStream(ch chunk) []chunk {
+	i := 0
+	for i < len(ch.data) && (ch.data[i] == ' ' || ch.data[i] == '\t' || ch.data[i] == '\r' || ch.data[i] == '\n') {
+		i++
+	}
+	if i == len(ch.data) || (ch.data[i] != '{' && ch.data[i] != '[') {
+		return []chunk{ch}
+	}
+	spans, ok := jsonValues(ch.data, ch.line)
+	if !ok {
+		return []chunk{ch}
+	}
+	pieces := make([]chunk, 0, len(spans))
+	for _, sp := range spans {
+		d := ch.data[sp.from:sp.to:sp.to]
+		if !json.Valid(d) {
+			return []chunk{ch} // not JSON after all: the parser says what it is
+		}
+		pieces = append(pieces, chunk{data: d, line: sp.line, col: sp.col, off: ch.off + sp.from})
+	}
+	return pieces
 }
 
 // ParseDocuments converts documents that a producer has already split, each
@@ -122,8 +168,11 @@ func (f *File) parseChunk(ch chunk, index int) bool {
 		f.Errors = append(f.Errors, Error{File: f.Name, Line: line, Message: "invalid UTF-8"})
 		return true
 	}
-	var root yaml.Node
-	if err := yaml.Unmarshal(ch.data, &root); err != nil {
+	if f.parseList(ch, index) {
+		return true
+	}
+	root, err := decodeOne(ch.data)
+	if err != nil {
 		f.Errors = append(f.Errors, yamlError(f.Name, ch.line, err))
 		return true
 	}
@@ -131,14 +180,38 @@ func (f *File) parseChunk(ch chunk, index int) bool {
 		return false // only comments or an empty document
 	}
 	f.Empty = false
-	shiftLines(&root, ch.line-1)
-	f.addDocument(&root, index)
+	shift(&root, ch.line-1, max(ch.col-1, 0))
+	f.addDocument(&root, index, 0)
 	return true
+}
+
+// decodeOne parses the one YAML document of data. yaml.Unmarshal stops
+// after the first node and ignores whatever follows it ("{...} garbage",
+// a second JSON object): here that is an error, as it is for kubectl.
+func decodeOne(data []byte) (yaml.Node, error) {
+	var root yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&root); err != nil {
+		if err == io.EOF {
+			return yaml.Node{}, nil
+		}
+		return yaml.Node{}, err
+	}
+	var more yaml.Node
+	if err := dec.Decode(&more); err != io.EOF {
+		if err == nil {
+			err = errors.New("yaml: more than one document without a \"---\" between them")
+		}
+		return yaml.Node{}, err
+	}
+	return root, nil
 }
 
 func isNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" }
 
-func (f *File) addDocument(root *yaml.Node, index int) {
+// addDocument converts a parsed document, or the items of a List from
+// the skip-th on.
+func (f *File) addDocument(root *yaml.Node, index, skip int) {
 	top := root
 	if top.Kind == yaml.DocumentNode {
 		top = top.Content[0]
@@ -151,18 +224,134 @@ func (f *File) addDocument(root *yaml.Node, index int) {
 	nodes := countNodes(top)
 	budget := aliasBudget(nodes)
 	if items := field(top, "items"); strings.HasSuffix(kind, "List") && items != nil && deref(items).Kind == yaml.SequenceNode {
-		for _, item := range deref(items).Content {
-			item = deref(item)
-			iv, ik := scalarField(item, "apiVersion"), scalarField(item, "kind")
-			if iv == "" || ik == "" {
-				f.Skipped++
-				continue
-			}
-			f.convert(item, index, iv, ik, &budget, countNodes(item))
+		for _, item := range deref(items).Content[min(skip, len(deref(items).Content)):] {
+			f.addItem(deref(item), index, &budget)
 		}
 		return
 	}
 	f.convert(top, index, apiVersion, kind, &budget, nodes)
+}
+
+// addItem converts one item of a List; an item that is not an object is
+// skipped.
+func (f *File) addItem(item *yaml.Node, index int, budget *int) {
+	iv, ik := scalarField(item, "apiVersion"), scalarField(item, "kind")
+	if iv == "" || ik == "" {
+		f.Skipped++
+		return
+	}
+	f.convert(item, index, iv, ik, budget, countNodes(item))
+}
+
+// parseList converts a List whose items can be found without parsing the
+// whole document (see yamlList and jsonList) one item at a time: the
+// skeleton (the List without its items) is parsed first, to see that it
+// is a List, then each item on its own. It reports false, having done
+// nothing, when the document is not such a List. Should an item not
+// parse on its own (the line scanner was wrong about it), the whole
+// document is parsed and its items from that one on are converted.
+func (f *File) parseList(ch chunk, index int) bool {
+	items, skeleton, isJSON, ok := listItems(ch)
+	if !ok {
+		return false
+	}
+	skel, err := decodeOne(skeleton)
+	if err != nil || skel.Kind != yaml.DocumentNode || len(skel.Content) == 0 {
+		return false
+	}
+	top := skel.Content[0]
+	kind := scalarField(top, "kind")
+	if scalarField(top, "apiVersion") == "" || !strings.HasSuffix(kind, "List") {
+		return false
+	}
+	f.Empty = false
+	done := 0
+	for _, it := range items {
+		data := ch.data[it.from:it.to:it.to]
+		if !isJSON {
+			// The item without its "- ", in place: its lines and
+			// columns stay those of the stream.
+			data = bytes.Clone(data)
+			data[it.col-1] = ' '
+		}
+		root, err := decodeOne(data)
+		if err != nil {
+			f.parseWhole(ch, index, done)
+			return true
+		}
+		f.read = ch.off + it.to
+		done++
+		if root.Kind != yaml.DocumentNode || len(root.Content) == 0 {
+			f.Skipped++
+			continue
+		}
+		col := 0
+		if isJSON {
+			col = it.col - 1
+		}
+		shift(&root, it.line-1, col)
+		budget := aliasBudget(countNodes(&root))
+		f.addItem(root.Content[0], index, &budget)
+	}
+	f.read = ch.off + len(ch.data)
+	return true
+}
+
+// parseWhole converts a List document parsed whole, from its skip-th item.
+func (f *File) parseWhole(ch chunk, index, skip int) {
+	root, err := decodeOne(ch.data)
+	if err != nil {
+		f.Errors = append(f.Errors, yamlError(f.Name, ch.line, err))
+		return
+	}
+	if root.Kind != yaml.DocumentNode || len(root.Content) == 0 {
+		return
+	}
+	shift(&root, ch.line-1, max(ch.col-1, 0))
+	f.addDocument(&root, index, skip)
+}
+
+// listItems finds a List's items in a chunk: for JSON (valid as a whole),
+// the elements of the top-level "items" array; for YAML, the entries of a
+// block sequence under a top-level "items:" (see yamlList). skeleton is
+// the document without them. The items' columns are those of the stream
+// for YAML (col is the column of the "- " to blank out); for JSON, col is
+// the column of the item's first byte.
+func listItems(ch chunk) (items []span, skeleton []byte, isJSON, ok bool) {
+	d := ch.data
+	i := 0
+	for i < len(d) && (d[i] == ' ' || d[i] == '\t' || d[i] == '\r' || d[i] == '\n') {
+		i++
+	}
+	if i < len(d) && d[i] == '{' {
+		if !bytes.Contains(d, []byte(`"items"`)) || !json.Valid(d) {
+			return nil, nil, false, false
+		}
+		items, from, to, ok := jsonList(d, ch.line)
+		if !ok {
+			return nil, nil, false, false
+		}
+		if ch.col > 1 {
+			for k := range items {
+				if items[k].line == ch.line {
+					items[k].col += ch.col - 1
+				}
+			}
+		}
+		return items, slices.Concat(d[:from], []byte("[]"), d[to:]), true, true
+	}
+	if !bytes.HasPrefix(d[i:], []byte("items:")) && !bytes.Contains(d, []byte("\nitems:")) {
+		return nil, nil, false, false
+	}
+	items, from, to, ok := yamlList(d, ch.line)
+	if !ok {
+		return nil, nil, false, false
+	}
+	for k := range items {
+		ind, _ := indentation(d[items[k].from:])
+		items[k].col = ind + 1
+	}
+	return items, slices.Concat(d[:from], d[to:]), false, true
 }
 
 // convert emits one document; nodes sizes its buffers (every node is a mark
@@ -215,19 +404,29 @@ func scalarField(m *yaml.Node, key string) string {
 	return v.Value
 }
 
-func shiftLines(n *yaml.Node, by int) {
-	if by == 0 || n == nil {
+// shift moves a document parsed on its own to where it sits in the
+// stream: lines down by lines, and the nodes of its first line right by
+// cols (a piece that starts in the middle of a line).
+func shift(n *yaml.Node, lines, cols int) {
+	if (lines == 0 && cols == 0) || n == nil {
 		return
 	}
-	n.Line += by
+	if n.Line == 1 {
+		n.Column += cols
+	}
+	n.Line += lines
 	for _, c := range n.Content {
-		shiftLines(c, by)
+		shift(c, lines, cols)
 	}
 }
 
 type chunk struct {
 	data []byte
 	line int // line of the chunk's first byte
+	// col is the column of the chunk's first byte (a JSON value that
+	// follows another on its line); 0 or 1 for the start of a line.
+	col int
+	off int // offset of data in the stream
 }
 
 // splitDocuments cuts a stream at lines that start with "---" or "..."
@@ -306,4 +505,34 @@ func yamlError(file string, chunkLine int, err error) Error {
 		msg = strings.TrimPrefix(strings.TrimSpace(msg), ": ")
 	}
 	return Error{File: file, Line: line, Message: "invalid YAML: " + msg}
+}
+
+// ParseJSON converts one JSON object that a program wrote (the object of
+// an admission request) as Parse would, but without positions: every
+// field is at line 1. Parsing it as YAML, for positions nobody reads,
+// would cost about 30 bytes of memory per byte (a 3 MB object, 90 MB).
+func ParseJSON(name string, data []byte) File {
+	f := File{Name: name}
+	var buf bytes.Buffer
+	buf.Grow(len(data))
+	if err := json.Compact(&buf, data); err != nil {
+		f.Errors = append(f.Errors, Error{File: name, Line: 1, Message: "invalid JSON: " + err.Error()})
+		return f
+	}
+	var head struct {
+		APIVersion any `json:"apiVersion"`
+		Kind       any `json:"kind"`
+	}
+	if json.Unmarshal(buf.Bytes(), &head) != nil {
+		f.Skipped++ // not an object
+		return f
+	}
+	apiVersion, _ := head.APIVersion.(string)
+	kind, _ := head.Kind.(string)
+	if apiVersion == "" || kind == "" {
+		f.Skipped++
+		return f
+	}
+	f.Documents = append(f.Documents, &Document{File: name, Line: 1, JSON: buf.Bytes(), APIVersion: apiVersion, Kind: kind})
+	return f
 }

@@ -136,6 +136,58 @@ spec:
           exec: {command: [cat, /tmp/ready]}
           tcpSocket: {port: 8080}
 `, 11, `Deployment "web" is invalid: spec.template.spec.containers[0].readinessProbe.tcpSocket: Forbidden: may not specify more than 1 handler type`},
+		// Negative numbers: the API server refuses them; they used to
+		// reach the arithmetic ("a recovery longer than -4 s").
+		{"negative periodSeconds", `apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db}
+spec:
+  template:
+    spec:
+      containers:
+      - name: postgres
+        livenessProbe:
+          tcpSocket: {port: 5432}
+          initialDelaySeconds: 10
+          periodSeconds: -4
+          failureThreshold: -1
+`, 12, `StatefulSet "db" is invalid: spec.template.spec.containers[0].livenessProbe.periodSeconds: Invalid value: -4: must be greater than or equal to 0 (and 1 more)`},
+		{"negative timeout and threshold on readiness", `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  template:
+    spec:
+      containers:
+      - name: app
+        readinessProbe:
+          httpGet: {path: /, port: 80}
+          timeoutSeconds: -1
+`, 11, `Deployment "web" is invalid: spec.template.spec.containers[0].readinessProbe.timeoutSeconds: Invalid value: -1: must be greater than or equal to 0`},
+		{"probe grace period not positive", `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  template:
+    spec:
+      containers:
+      - name: app
+        livenessProbe:
+          httpGet: {path: /, port: 80}
+          terminationGracePeriodSeconds: 0
+`, 11, `Deployment "web" is invalid: spec.template.spec.containers[0].livenessProbe.terminationGracePeriodSeconds: Invalid value: 0: must be greater than 0`},
+		{"grace period on a readiness probe", `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  template:
+    spec:
+      containers:
+      - name: app
+        readinessProbe:
+          httpGet: {path: /, port: 80}
+          terminationGracePeriodSeconds: 30
+`, 11, `Deployment "web" is invalid: spec.template.spec.containers[0].readinessProbe.terminationGracePeriodSeconds: Invalid value: 30: must not be set for readinessProbes`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			o, err := decodeOne(t, tt.src)

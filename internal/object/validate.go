@@ -4,17 +4,29 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"backfire.dev/backfire/internal/load"
 )
 
 // validateProbes rejects the probes the API server rejects, with the
-// messages kubectl prints (k8s.io/kubernetes pkg/apis/core/validation,
-// validation.go: validateContainers requires successThreshold 1 of liveness
-// and startup probes, "must be 1"; validateHandler forbids a second handler,
-// "may not specify more than 1 handler type"). Such an object never runs,
-// so scanning it as if valid would report on a pod that does not exist.
+// messages kubectl prints, in the order it prints them (k8s.io/kubernetes
+// v1.37.2 pkg/apis/core/validation/validation.go: validateProbe forbids a
+// second handler, "may not specify more than 1 handler type", requires
+// initialDelaySeconds, timeoutSeconds, periodSeconds, successThreshold
+// and failureThreshold to be non-negative, "must be greater than or equal
+// to 0" (ValidateNonnegativeField, k8s.io/apimachinery
+// pkg/api/validation/generic.go), and a probe's
+// terminationGracePeriodSeconds positive, "must be greater than 0";
+// validateLivenessProbe and validateStartupProbe then require
+// successThreshold 1, "must be 1", and validateReadinessProbe forbids
+// terminationGracePeriodSeconds, "must not be set for readinessProbes").
+// Zeros are defaults, not errors: SetDefaults_Probe (pkg/apis/core/v1/
+// defaults.go) sets them before validation. Such an object never runs,
+// so scanning it as if valid would report on a pod that does not exist,
+// with arithmetic on numbers that mean nothing ("a recovery longer than
+// -4 s").
 func validateProbes(t *PodTemplate) field.ErrorList {
 	var errs field.ErrorList
 	for _, c := range t.Containers() {
@@ -27,10 +39,6 @@ func validateProbes(t *PodTemplate) field.ErrorList {
 				continue
 			}
 			path := func() *field.Path { return c.Path().Child(p.name) }
-			// An unset successThreshold is defaulted to 1 before validation.
-			if p.successIsOne && p.probe.SuccessThreshold != 0 && p.probe.SuccessThreshold != 1 {
-				errs = append(errs, field.Invalid(path().Child("successThreshold"), p.probe.SuccessThreshold, "must be 1"))
-			}
 			n := 0
 			for _, h := range []struct {
 				name string
@@ -43,6 +51,25 @@ func validateProbes(t *PodTemplate) field.ErrorList {
 					errs = append(errs, field.Forbidden(path().Child(h.name), "may not specify more than 1 handler type"))
 				}
 				n++
+			}
+			for _, f := range []struct {
+				name string
+				v    int32
+			}{{"initialDelaySeconds", p.probe.InitialDelaySeconds}, {"timeoutSeconds", p.probe.TimeoutSeconds}, {"periodSeconds", p.probe.PeriodSeconds},
+				{"successThreshold", p.probe.SuccessThreshold}, {"failureThreshold", p.probe.FailureThreshold}} {
+				if f.v < 0 {
+					errs = append(errs, apivalidation.ValidateNonnegativeField(int64(f.v), path().Child(f.name))...)
+				}
+			}
+			if g := p.probe.TerminationGracePeriodSeconds; g != nil && *g <= 0 {
+				errs = append(errs, field.Invalid(path().Child("terminationGracePeriodSeconds"), *g, "must be greater than 0"))
+			}
+			switch {
+			// An unset successThreshold is defaulted to 1 before validation.
+			case p.successIsOne && p.probe.SuccessThreshold != 0 && p.probe.SuccessThreshold != 1:
+				errs = append(errs, field.Invalid(path().Child("successThreshold"), p.probe.SuccessThreshold, "must be 1"))
+			case !p.successIsOne && p.probe.TerminationGracePeriodSeconds != nil:
+				errs = append(errs, field.Invalid(path().Child("terminationGracePeriodSeconds"), p.probe.TerminationGracePeriodSeconds, "must not be set for readinessProbes"))
 			}
 		}
 	}

@@ -19,24 +19,24 @@ func GitHub(w io.Writer, r *result.Result) error {
 	b := bufio.NewWriter(w)
 	for _, f := range r.Findings {
 		at := EditAt(f)
-		msg := f.Message
+		msg := printableLines(f.Message)
 		if f.Fix != nil {
-			msg += "\nfix: " + f.Fix.Description
+			msg += "\nfix: " + printableLines(f.Fix.Description)
 		}
 		workflowCommand(b, githubLevel(f.Severity), []string{
-			"file", at.File, "line", fmt.Sprint(at.Line), "col", fmt.Sprint(at.Column),
-			"title", f.Rule + " " + f.Slug + " (" + f.Object.String() + ")",
+			"file", printable(at.File), "line", fmt.Sprint(at.Line), "col", fmt.Sprint(at.Column),
+			"title", f.Rule + " " + f.Slug + " (" + printable(f.Object.String()) + ")",
 		}, msg)
 	}
 	for _, e := range r.Errors {
-		props := []string{"file", e.File}
+		props := []string{"file", printable(e.File)}
 		if e.Line > 0 {
 			props = append(props, "line", fmt.Sprint(e.Line))
 		}
 		if e.Column > 0 {
 			props = append(props, "col", fmt.Sprint(e.Column))
 		}
-		workflowCommand(b, "error", append(props, "title", "backfire: input error"), e.Message)
+		workflowCommand(b, "error", append(props, "title", "backfire: input error"), printableLines(e.Message))
 	}
 	return b.Flush()
 }
@@ -52,8 +52,9 @@ func githubLevel(s finding.Severity) string {
 	return "notice"
 }
 
-// workflowCommand writes "::level k=v,k=v::message". The escaping is the
-// runner's own (actions/toolkit, packages/core/src/command.ts, escapeData
+// workflowCommand writes "::level k=v,k=v::message", of texts whose
+// control characters are escaped already (see printable). The escaping is
+// the runner's own (actions/toolkit, packages/core/src/command.ts, escapeData
 // and escapeProperty): '%', CR and LF everywhere, and ':' and ',' in
 // property values, which would otherwise end the value.
 func workflowCommand(w io.Writer, level string, props []string, msg string) {

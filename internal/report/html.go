@@ -15,6 +15,7 @@ import (
 
 	"backfire.dev/backfire/internal/chart"
 	"backfire.dev/backfire/internal/finding"
+	"backfire.dev/backfire/internal/redact"
 	"backfire.dev/backfire/internal/result"
 )
 
@@ -243,6 +244,15 @@ func excerpt(lines []string, line, context int) []excerptLine {
 	var out []excerptLine
 	for n := max(1, line-context); n <= min(len(lines), line+context); n++ {
 		out = append(out, excerptLine{N: n, Text: lines[n-1], Hit: n == line})
+	}
+	// The manifest's lines may carry a probe's password, as its
+	// findings' texts did before the scan masked them.
+	texts := make([]string, len(out))
+	for i, l := range out {
+		texts[i] = l.Text
+	}
+	for i, t := range redact.Lines(texts) {
+		out[i].Text = t
 	}
 	return out
 }

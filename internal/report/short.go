@@ -14,7 +14,7 @@ func Short(w io.Writer, r *result.Result) error {
 	b := bufio.NewWriter(w)
 	for _, f := range r.Findings {
 		at := EditAt(f)
-		fmt.Fprintf(b, "%s:%d:%d: %s %s %s\n", at.File, at.Line, at.Column, f.Severity, f.Rule, f.Message)
+		fmt.Fprintf(b, "%s:%d:%d: %s %s %s\n", printable(at.File), at.Line, at.Column, f.Severity, f.Rule, printable(f.Message))
 	}
 	return b.Flush()
 }

@@ -47,32 +47,32 @@ func Text(w io.Writer, r *result.Result, opts TextOptions) error {
 			if last != "" {
 				b.WriteString("\n")
 			}
-			fmt.Fprintf(b, "%s%s%s  %s%s%s\n", p.bold, f.Object, p.reset, p.dim, f.File, p.reset)
+			fmt.Fprintf(b, "%s%s%s  %s%s%s\n", p.bold, printable(f.Object.String()), p.reset, p.dim, printable(f.File), p.reset)
 			if f.Origin != "" {
-				fmt.Fprintf(b, "  %s(%s)%s\n", p.dim, f.Origin, p.reset)
+				fmt.Fprintf(b, "  %s(%s)%s\n", p.dim, printable(f.Origin), p.reset)
 			}
 			last = group
 		}
 		where := fmt.Sprintf("%d:%d", f.Line, f.Column)
 		fmt.Fprintf(b, "  %-7s %s%-7s%s %s %s", where, p.severity(f.Severity), f.Severity, p.reset, f.Rule, f.Slug)
 		if f.Container != "" {
-			fmt.Fprintf(b, "  %scontainer %s%s", p.dim, f.Container, p.reset)
+			fmt.Fprintf(b, "  %scontainer %s%s", p.dim, printable(f.Container), p.reset)
 		}
 		b.WriteString("\n")
-		fmt.Fprintf(b, "          %s\n", f.Message)
+		fmt.Fprintf(b, "          %s\n", printable(f.Message))
 		if f.ValuesSource != "" {
-			fmt.Fprintf(b, "          %svalue set at:%s %s\n", p.dim, p.reset, f.ValuesSource)
+			fmt.Fprintf(b, "          %svalue set at:%s %s\n", p.dim, p.reset, printable(f.ValuesSource))
 		}
 		for i, m := range f.Mechanism {
-			fmt.Fprintf(b, "          %s%d.%s %s\n", p.dim, i+1, p.reset, m)
+			fmt.Fprintf(b, "          %s%d.%s %s\n", p.dim, i+1, p.reset, printable(m))
 		}
 		for _, a := range f.Assumptions {
-			fmt.Fprintf(b, "          %sassumed:%s %s\n", p.dim, p.reset, a)
+			fmt.Fprintf(b, "          %sassumed:%s %s\n", p.dim, p.reset, printable(a))
 		}
 		if f.Fix != nil {
-			fmt.Fprintf(b, "          %sfix:%s %s\n", p.bold, p.reset, f.Fix.Description)
+			fmt.Fprintf(b, "          %sfix:%s %s\n", p.bold, p.reset, printable(f.Fix.Description))
 			if len(f.Fix.Patch) > 0 {
-				fmt.Fprintf(b, "          %s\n", patchCommand(f))
+				fmt.Fprintf(b, "          %s\n", printable(patchCommand(f)))
 			}
 		}
 	}
@@ -86,7 +86,7 @@ func Text(w io.Writer, r *result.Result, opts TextOptions) error {
 			if reason == "" {
 				reason = "no reason given"
 			}
-			fmt.Fprintf(b, "  %s:%d:%d  %s %s  %s: %s\n", f.File, f.Line, f.Column, f.Rule, f.Slug, f.Object, reason)
+			fmt.Fprintf(b, "  %s:%d:%d  %s %s  %s: %s\n", printable(f.File), f.Line, f.Column, f.Rule, f.Slug, printable(f.Object.String()), printable(reason))
 		}
 		b.WriteString("\n")
 	}
@@ -130,6 +130,6 @@ func patchCommand(f finding.Finding) string {
 // Errors writes input errors one per line, "file:line:col: message".
 func Errors(w io.Writer, errs []load.Error) {
 	for _, e := range errs {
-		fmt.Fprintf(w, "backfire: %s\n", e.Error())
+		fmt.Fprintf(w, "backfire: %s\n", printable(e.Error()))
 	}
 }

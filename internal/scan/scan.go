@@ -12,6 +12,7 @@ package scan
 import (
 	"errors"
 	"io"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"sync"
@@ -25,6 +26,7 @@ import (
 	"backfire.dev/backfire/internal/index"
 	"backfire.dev/backfire/internal/load"
 	"backfire.dev/backfire/internal/object"
+	"backfire.dev/backfire/internal/redact"
 	"backfire.dev/backfire/internal/result"
 	"backfire.dev/backfire/internal/rules"
 	"backfire.dev/backfire/internal/source"
@@ -80,6 +82,9 @@ type tuning struct {
 	noRecheck bool // skip recheck, to show a test needs it
 	// beforeRecheck runs once every input is read.
 	beforeRecheck func()
+	// mapped runs once a plain file's data is read or mapped, before it
+	// is parsed.
+	mapped func(path string)
 }
 
 func run(opts Options, tune tuning) (*Result, *scanner, error) {
@@ -182,6 +187,9 @@ type scanner struct {
 
 // inputResult is what one input yielded.
 type inputResult struct {
+	// scope is where the input's objects look for the objects their
+	// rules ask about (see index.Scope).
+	scope                              index.Scope
 	files, documents, skipped, decoded int
 	errors                             []load.Error // load errors, then decoding errors, per file
 	checked                            []checked
@@ -246,9 +254,20 @@ func (s *scanner) readAll() {
 	wg.Wait()
 }
 
+// scopeOf is where the objects of an input find the objects their rules
+// ask about: a render's and standard input's among themselves, a plain
+// file's in its directory's tree (see index.Scope).
+func (s *scanner) scopeOf(in source.Input) index.Scope {
+	if in.Kind == source.File {
+		return s.ix.Tree(filepath.Dir(in.Path))
+	}
+	return s.ix.Apart()
+}
+
 func (s *scanner) readInput(i int) {
 	in := s.inputs[i]
 	r := &s.results[i]
+	r.scope = s.scopeOf(in)
 	if in.Kind == source.Chart || in.Kind == source.Kustomization {
 		// Rendered documents are kept: they are read again only by
 		// rendering again, and locating their findings traces them back
@@ -275,14 +294,22 @@ func (s *scanner) readInput(i int) {
 		batch, size = batch[:0], 0
 		release(read)
 	}
-	f := load.Stream(in.Path, data, func(d *load.Document, upTo int) {
-		batch = append(batch, d)
-		n++
-		read = upTo
-		if size += len(d.JSON); size >= s.tune.window {
-			flush()
-		}
-	})
+	if s.tune.mapped != nil {
+		s.tune.mapped(in.Path)
+	}
+	var f load.File
+	if err := source.Guard(func() {
+		f = load.Stream(in.Path, data, func(d *load.Document, upTo int) {
+			batch = append(batch, d)
+			n++
+			read = upTo
+			if size += len(d.JSON); size >= s.tune.window {
+				flush()
+			}
+		})
+	}); err != nil {
+		f.Errors = append(f.Errors, load.Error{File: in.Path, Message: err.Error()})
+	}
 	flush()
 	release(len(data))
 	if f.Empty && in.Explicit {
@@ -304,8 +331,10 @@ func (s *scanner) file(r *inputResult, input, j int, f load.File, keep bool) {
 	r.errors = append(r.errors, s.check(r, input, j, 0, f.Documents, keep)...)
 }
 
+// extra checks objects of a live cluster: they are where the files are
+// applied, so every object sees them and they see every object.
 func (s *scanner) extra(input int, f load.File) {
-	s.results = append(s.results, inputResult{})
+	s.results = append(s.results, inputResult{scope: index.Everywhere})
 	s.file(&s.results[len(s.results)-1], input, 0, f, true)
 }
 
@@ -325,13 +354,13 @@ func (s *scanner) check(r *inputResult, input, file, first int, docs []*load.Doc
 			continue
 		}
 		ord := ordinal(input, file, first+k)
-		s.ix.Add(o, ord, keep)
+		s.ix.Add(o, ord, r.scope, keep)
 		objs = append(objs, added{o, ord})
 	}
 	r.decoded += len(objs)
 	for _, a := range objs {
 		rec := &index.Recorder{}
-		c := checked{ord: a.ord, obj: a.obj, out: fixcompose.RunObject(a.obj, s.ix.Recording(rec), s.rules, &s.opts.Rules)}
+		c := checked{ord: a.ord, obj: a.obj, out: fixcompose.RunObject(a.obj, s.ix.View(r.scope, rec), s.rules, &s.opts.Rules)}
 		if rec.Compact() {
 			c.rec = rec
 		}
@@ -351,9 +380,9 @@ func (s *scanner) check(r *inputResult, input, file, first int, docs []*load.Doc
 }
 
 // settle places the findings of a check (see locate.go; files is needed
-// only for traced documents) and composes the fixes they propose for the
-// object: each finding's fix is its part of one change. With a spill, the
-// findings go there.
+// only for traced documents), composes the fixes they propose for the
+// object (each finding's fix is its part of one change) and masks the
+// secrets they quote. With a spill, the findings go there.
 func (s *scanner) settle(c *checked, files sourceLines) {
 	if c.located {
 		return
@@ -362,12 +391,19 @@ func (s *scanner) settle(c *checked, files sourceLines) {
 		c.findings = append(c.findings, locate(f, files))
 	}
 	fix.Agree(c.findings)
+	// Secrets a probe command carries are masked before any report sees
+	// the findings (the JSON report's spill included).
+	for i := range c.findings {
+		redact.Finding(&c.findings[i])
+	}
 	if s.spill != nil {
 		c.spilled = s.spill.Add(uint64(c.ord), c.findings)
 		c.findings = nil
 	}
 	for _, sp := range c.out.Suppressed {
-		c.suppressed = append(c.suppressed, result.Suppressed{Finding: locate(sp.Reported, files), Reason: sp.Reason})
+		f := locate(sp.Reported, files)
+		redact.Finding(&f)
+		c.suppressed = append(c.suppressed, result.Suppressed{Finding: f, Reason: sp.Reason})
 	}
 	c.ruleErrors = c.out.Errors
 	c.out = rules.Result{}
@@ -415,7 +451,7 @@ func (s *scanner) recheck() {
 				s.spill.Drop(c.spilled)
 			}
 			s.rechecked++
-			*c = checked{ord: c.ord, obj: c.obj, out: fixcompose.RunObject(o, s.ix, s.rules, &s.opts.Rules)}
+			*c = checked{ord: c.ord, obj: c.obj, out: fixcompose.RunObject(o, s.ix.View(r.scope, nil), s.rules, &s.opts.Rules)}
 			if o.Doc.Trace == nil {
 				s.settle(c, nil)
 			}
@@ -460,13 +496,17 @@ func (s *scanner) reload(ords map[index.Ordinal]bool) {
 	}
 	defer release(len(data))
 	n := 0
-	load.Stream(in.Path, data, func(d *load.Document, _ int) {
-		if ord := ordinal(input, 0, n); ords[ord] {
-			if o, err := object.Decode(d); err == nil {
-				s.loaded[ord] = o
+	// A file that shrank since it was read loses the objects past its
+	// new end: they are reported as changed (see recheck).
+	_ = source.Guard(func() {
+		load.Stream(in.Path, data, func(d *load.Document, _ int) {
+			if ord := ordinal(input, 0, n); ords[ord] {
+				if o, err := object.Decode(d); err == nil {
+					s.loaded[ord] = o
+				}
 			}
-		}
-		n++
+			n++
+		})
 	})
 }
 
@@ -506,7 +546,7 @@ func (s *scanner) render(in source.Input) []load.File {
 		if st.Documents != nil {
 			f = load.ParseDocuments(st.Name, st.Documents)
 		} else {
-			f = load.Parse(st.Name, st.Data)
+			f = load.ParseFrom(st.Name, st.Data, st.Line)
 		}
 		for _, d := range f.Documents {
 			d.Origin = st.Origin

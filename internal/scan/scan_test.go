@@ -165,3 +165,40 @@ func TestCorpusReads(t *testing.T) {
 		t.Errorf("%d of the %d known corpus errors reported", seen, len(expected))
 	}
 }
+
+// A large file (mapped, not read) that is truncated while it is scanned
+// is an error at the file; it used to crash the process (SIGBUS).
+func TestFileTruncatedWhileScannedIsAnError(t *testing.T) {
+	dir := t.TempDir()
+	big := write(t, dir, "big.yaml", strings.Repeat(podYAML("p")+"---\n", (17<<20)/len(podYAML("p"))))
+	res, _, err := run(Options{Paths: []string{big}}, tuning{window: window, mapped: func(path string) {
+		if err := os.Truncate(path, 0); err != nil {
+			t.Fatal(err)
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Errors) != 1 || res.Errors[0].File != big || !strings.Contains(res.Errors[0].Message, "the file shrank while it was being read") {
+		t.Errorf("errors %v", res.Errors)
+	}
+}
+
+// A password written literally in a probe command is masked in the
+// findings before any report sees them, spilled (JSON) or kept.
+func TestLiteralPasswordsAreMasked(t *testing.T) {
+	data := mustRead(t, "../rules/probes/testdata/BF101/positive/mysqladmin-liveness.yaml")
+	data = strings.Replace(data, `-p"$MYSQL_ROOT_PASSWORD"`, `-phunter2`, 1)
+	file := write(t, t.TempDir(), "db.yaml", data)
+	for _, spill := range []bool{false, true} {
+		res, err := Run(Options{Paths: []string{file}, Spill: spill})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := jsonOf(t, res)
+		res.Spill.Close()
+		if strings.Contains(out, "hunter2") || !strings.Contains(out, "mysqladmin ping -uroot -p****") {
+			t.Errorf("spill %v: %s", spill, out)
+		}
+	}
+}

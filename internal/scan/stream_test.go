@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -16,6 +17,7 @@ import (
 	"backfire.dev/backfire/internal/index"
 	"backfire.dev/backfire/internal/load"
 	"backfire.dev/backfire/internal/object"
+	"backfire.dev/backfire/internal/redact"
 	"backfire.dev/backfire/internal/report"
 	"backfire.dev/backfire/internal/result"
 	"backfire.dev/backfire/internal/rules"
@@ -29,7 +31,8 @@ import (
 // objects a rule looks up come after, before, or in the same file as the
 // object it checks.
 
-// oracle scans paths the simple way, keeping everything.
+// oracle scans paths the simple way, keeping everything: one index of
+// every object, each in the scope of its file's directory.
 func oracle(t *testing.T, paths []string) *Result {
 	t.Helper()
 	cfg := &rules.Options{Config: &config.Config{}}
@@ -39,7 +42,9 @@ func oracle(t *testing.T, paths []string) *Result {
 	}
 	inputs, errs := source.Discover(paths)
 	res := &Result{Errors: errs}
+	ix := index.New()
 	var objs []*object.Object
+	var scopes []index.Scope
 	for _, in := range inputs {
 		data, err := os.ReadFile(in.Path)
 		if err != nil {
@@ -50,26 +55,41 @@ func oracle(t *testing.T, paths []string) *Result {
 		res.Summary.Documents += len(f.Documents)
 		res.Summary.Skipped += f.Skipped
 		res.Errors = append(res.Errors, f.Errors...)
+		scope := ix.Tree(filepath.Dir(in.Path))
 		for _, d := range f.Documents {
 			o, err := object.Decode(d)
 			if err != nil {
 				res.Errors = append(res.Errors, *err)
 				continue
 			}
+			ix.Add(o, index.Ordinal(len(objs)), scope, true)
 			objs = append(objs, o)
+			scopes = append(scopes, scope)
 		}
 	}
+	ix.Freeze()
 	res.Summary.Objects = len(objs)
-	out := rules.Run(index.Build(objs), enabled, cfg)
+	var out rules.Result
+	for i, o := range objs {
+		r := rules.RunObject(o, ix.View(scopes[i], nil), enabled, cfg)
+		out.Findings = append(out.Findings, r.Findings...)
+		out.Suppressed = append(out.Suppressed, r.Suppressed...)
+		out.Errors = append(out.Errors, r.Errors...)
+	}
 	res.Errors = append(res.Errors, out.Errors...)
 	files := sourceLines{}
 	for _, r := range out.Findings {
 		res.Findings = append(res.Findings, locate(r, files))
 	}
 	fix.Agree(res.Findings)
+	for i := range res.Findings {
+		redact.Finding(&res.Findings[i])
+	}
 	rules.Sort(res.Findings)
 	for _, s := range out.Suppressed {
-		res.Suppressed = append(res.Suppressed, result.Suppressed{Finding: locate(s.Reported, files), Reason: s.Reason})
+		f := locate(s.Reported, files)
+		redact.Finding(&f)
+		res.Suppressed = append(res.Suppressed, result.Suppressed{Finding: f, Reason: s.Reason})
 	}
 	res.Count()
 	return res
@@ -84,10 +104,12 @@ func jsonOf(t *testing.T, r *Result) string {
 	return b.String()
 }
 
-// layouts writes the documents of one fixture file into dir in three ways:
-// one file as written; one document per file, in order; and one per file
-// in reverse order (so that what an object refers to is read first, or
-// last, whichever it was not before).
+// layouts writes the documents of one fixture file into dir in five ways:
+// one file as written; one document per file, in order; one per file in
+// reverse order (so that what an object refers to is read first, or last,
+// whichever it was not before); one per directory, each below the one
+// before (nested: the documents still answer each other); and one per
+// directory, side by side (apart: they do not).
 func layouts(t *testing.T, fixture string) map[string]string {
 	data, err := os.ReadFile(fixture)
 	if err != nil {
@@ -95,7 +117,7 @@ func layouts(t *testing.T, fixture string) map[string]string {
 	}
 	docs := splitDocs(string(data))
 	out := map[string]string{}
-	for _, name := range []string{"together", "forward", "reverse"} {
+	for _, name := range []string{"together", "forward", "reverse", "nested", "apart"} {
 		dir := filepath.Join(t.TempDir(), name)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
@@ -103,13 +125,25 @@ func layouts(t *testing.T, fixture string) map[string]string {
 		if name == "together" {
 			writeFile(t, filepath.Join(dir, "all.yaml"), string(data))
 		}
+		sub := dir
 		for i, d := range docs {
 			n := i
 			if name == "reverse" {
 				n = len(docs) - 1 - i
 			}
-			if name != "together" {
+			switch name {
+			case "forward", "reverse":
 				writeFile(t, filepath.Join(dir, fmt.Sprintf("doc-%03d.yaml", n)), d)
+			case "nested", "apart":
+				if name == "nested" {
+					sub = filepath.Join(sub, fmt.Sprintf("d%03d", n))
+				} else {
+					sub = filepath.Join(dir, fmt.Sprintf("d%03d", n))
+				}
+				if err := os.MkdirAll(sub, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				writeFile(t, filepath.Join(sub, "doc.yaml"), d)
 			}
 		}
 		out[name] = dir
@@ -143,10 +177,18 @@ func ruleFixtures(t *testing.T) []string {
 }
 
 func TestStreamingScanEqualsCheckingAgainstTheCompleteIndex(t *testing.T) {
-	rechecked, multi := 0, 0
+	rechecked, multi, scoped := 0, 0, 0
 	for _, fixture := range ruleFixtures(t) {
+		oracles := map[string]string{}
 		for name, dir := range layouts(t, fixture) {
-			want := jsonOf(t, oracle(t, []string{dir}))
+			o := oracle(t, []string{dir})
+			want := jsonOf(t, o)
+			var said []string
+			for _, f := range o.Findings {
+				said = append(said, f.Rule+" "+f.Object.String()+" "+f.Message)
+			}
+			slices.Sort(said)
+			oracles[name] = strings.Join(said, "\n")
 			for _, tune := range []tuning{{window: window}, {window: 1}} {
 				for _, spill := range []bool{false, true} {
 					res, s, err := run(Options{Paths: []string{dir}, Spill: spill}, tune)
@@ -165,11 +207,15 @@ func TestStreamingScanEqualsCheckingAgainstTheCompleteIndex(t *testing.T) {
 				multi++
 			}
 		}
+		if oracles["apart"] != oracles["nested"] {
+			scoped++
+		}
 	}
 	// The layouts must exercise checking again: objects whose autoscaler,
-	// ConfigMap, template or Deployment comes later.
-	if rechecked == 0 || multi == 0 {
-		t.Errorf("rechecked %d objects over %d multi-document layouts: the test does not exercise the recheck", rechecked, multi)
+	// ConfigMap, template or Deployment comes later; and scopes: objects
+	// side by side that no longer answer each other.
+	if rechecked == 0 || multi == 0 || scoped == 0 {
+		t.Errorf("rechecked %d objects over %d multi-document layouts, %d fixtures depend on the scope: the test does not exercise the recheck and the scopes", rechecked, multi, scoped)
 	}
 }
 

@@ -8,11 +8,11 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/strategicpatch"
 
 	"backfire.dev/backfire/internal/catalog"
 	"backfire.dev/backfire/internal/classify"
 	"backfire.dev/backfire/internal/finding"
+	"backfire.dev/backfire/internal/fix"
 	"backfire.dev/backfire/internal/load"
 	"backfire.dev/backfire/internal/model/probe"
 	"backfire.dev/backfire/internal/model/probesim"
@@ -172,13 +172,13 @@ type fixedContainer struct {
 }
 
 // applyFix applies a finding's strategic merge patch to the object it
-// targets, with the upstream patch code, and returns the patched container.
+// targets, with the shared applier (fix.Apply), and returns the patched container.
 func applyFix(o *object.Object, f *finding.Finding, container string) (*fixedContainer, error) {
 	target := o
 	if f.Fix.Target != nil && *f.Fix.Target != o.Ref {
 		return nil, fmt.Errorf("the fix targets %s, not in this simulation", f.Fix.Target)
 	}
-	out, err := strategicpatch.StrategicMergePatch(target.Doc.JSON, f.Fix.Patch, target.Typed)
+	out, err := fix.Apply(target.Doc.JSON, f.Fix.Patch, target.Typed)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 
 	"backfire.dev/backfire/internal/load"
@@ -37,6 +38,20 @@ type Input struct {
 	// directory that contains it: an explicit empty file is an error, an
 	// empty file met on a walk is not.
 	Explicit bool
+	// Root is the path the user named that led to this input (Path
+	// itself when named, or the directory walked): a chart's symbolic
+	// links may lead anywhere inside it, and nowhere else. Empty means
+	// Path.
+	Root string
+}
+
+// Boundary returns the path whose contents the input may read: Root, or
+// Path when Root is not set.
+func (in Input) Boundary() string {
+	if in.Root != "" {
+		return in.Root
+	}
+	return in.Path
 }
 
 // StdinName is how standard input is named in findings and errors.
@@ -65,6 +80,13 @@ func IsManifestFile(name string) bool {
 // Discover expands the paths given on the command line into inputs. A
 // directory that is a Helm chart or a Kustomize directory is one input and
 // is not walked further: its files are not manifests on their own.
+//
+// Symbolic links are followed, the named path itself included, as long
+// as they lead to somewhere inside the path named: a link that leads out
+// of it is not read, and is an error that names the link and its target
+// (a scan reads what it is given, and only that). A directory reached
+// twice (a link loop, or two links to one place) is walked once, and a
+// file reached by two names is read once, under the first name met.
 func Discover(paths []string) ([]Input, []load.Error) {
 	var ins []Input
 	var errs []load.Error
@@ -79,47 +101,120 @@ func Discover(paths []string) ([]Input, []load.Error) {
 			continue
 		}
 		if !st.IsDir() {
+			// A named file is read whatever it is (a pipe from <(...)
+			// included): the user named it.
 			kind := File
 			if strings.HasSuffix(p, ".tgz") || strings.HasSuffix(p, ".tar.gz") {
 				kind = Chart
 			}
-			ins = append(ins, Input{Path: p, Kind: kind, Explicit: true})
+			ins = append(ins, Input{Path: p, Kind: kind, Explicit: true, Root: p})
 			continue
 		}
 		if k, ok := dirKind(p); ok {
-			ins = append(ins, Input{Path: p, Kind: k, Explicit: true})
+			ins = append(ins, Input{Path: p, Kind: k, Explicit: true, Root: p})
 			continue
 		}
-		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				errs = append(errs, load.Error{File: path, Message: describe(err)})
-				if d != nil && d.IsDir() {
-					return fs.SkipDir
-				}
-				return nil
-			}
-			if d.IsDir() {
-				if path != p && skipDirs[d.Name()] {
-					return fs.SkipDir
-				}
-				if path != p {
-					if k, ok := dirKind(path); ok {
-						ins = append(ins, Input{Path: path, Kind: k})
-						return fs.SkipDir
-					}
-				}
-				return nil
-			}
-			if d.Type().IsRegular() && IsManifestFile(d.Name()) {
-				ins = append(ins, Input{Path: path, Kind: File})
-			}
-			return nil
-		})
+		real, err := RealPath(p)
 		if err != nil {
 			errs = append(errs, load.Error{File: p, Message: describe(err)})
+			continue
 		}
+		w := walker{root: p, realRoot: real, dirs: map[string]bool{real: true}, files: map[string]bool{}}
+		w.walk(p, real)
+		ins = append(ins, w.inputs...)
+		errs = append(errs, w.errs...)
 	}
 	return ins, errs
+}
+
+// walker walks one directory named on the command line.
+type walker struct {
+	root, realRoot string
+	// dirs and files are the real paths already walked or read.
+	dirs, files map[string]bool
+	inputs      []Input
+	errs        []load.Error
+}
+
+// walk reads dir, whose real path (links resolved) is real.
+func (w *walker) walk(dir, real string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		w.errs = append(w.errs, load.Error{File: dir, Message: describe(err)})
+		return
+	}
+	for _, e := range entries {
+		path, realPath := filepath.Join(dir, e.Name()), filepath.Join(real, e.Name())
+		typ := e.Type()
+		if typ&fs.ModeSymlink != 0 {
+			target, err := RealPath(path)
+			if err != nil {
+				if IsManifestFile(e.Name()) {
+					w.errs = append(w.errs, load.Error{File: path, Message: "symbolic link to a file that does not exist; not read"})
+				}
+				continue
+			}
+			st, err := os.Stat(target)
+			if err != nil {
+				w.errs = append(w.errs, load.Error{File: path, Message: describe(err)})
+				continue
+			}
+			if !st.IsDir() && !IsManifestFile(e.Name()) {
+				continue
+			}
+			if !Within(target, w.realRoot) {
+				w.errs = append(w.errs, load.Error{File: path, Message: fmt.Sprintf("symbolic link to %s, which is outside %s; not read (name it on the command line to scan it)", target, w.root)})
+				continue
+			}
+			realPath, typ = target, st.Mode().Type()
+		}
+		switch {
+		case typ.IsDir():
+			if skipDirs[e.Name()] || w.dirs[realPath] {
+				continue
+			}
+			w.dirs[realPath] = true
+			if k, ok := dirKind(path); ok {
+				w.inputs = append(w.inputs, Input{Path: path, Kind: k, Root: w.root})
+				continue
+			}
+			w.walk(path, realPath)
+		case !IsManifestFile(e.Name()):
+		case !typ.IsRegular():
+			w.errs = append(w.errs, load.Error{File: path, Message: "not a regular file (" + describeType(typ) + "); not read (name it on the command line to read it)"})
+		case !w.files[realPath]:
+			w.files[realPath] = true
+			w.inputs = append(w.inputs, Input{Path: path, Kind: File, Root: w.root})
+		}
+	}
+}
+
+// RealPath is the absolute path of p with every symbolic link resolved.
+func RealPath(p string) (string, error) {
+	r, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Abs(r)
+}
+
+// Within reports whether path is dir or inside it; both are absolute
+// real paths (see RealPath).
+func Within(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+func describeType(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "mode " + m.String()
 }
 
 func dirKind(dir string) (Kind, bool) {
@@ -159,6 +254,24 @@ func ReadFile(path string, max int64) ([]byte, error) {
 		f.Seek(0, io.SeekStart)
 	}
 	return readLimited(f, max)
+}
+
+// ReadRegular reads a file that must be a regular file of at most max
+// bytes: for files a tool reads because another file names them (a
+// kustomization's resources), where a named pipe would block the scan
+// forever and a device would never end.
+func ReadRegular(path string, max int64) ([]byte, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, errors.New(describe(err))
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("not a regular file (%s); not read", describeType(st.Mode().Type()))
+	}
+	if st.Size() > max {
+		return nil, tooLarge(max)
+	}
+	return ReadFile(path, max)
 }
 
 // mapAbove is the size from which MapFile maps a file instead of reading
@@ -230,7 +343,10 @@ type Stream struct {
 	// (a rendered chart's documents, as `helm template` prints each one
 	// under its own "# Source:" header).
 	Documents [][]byte
-	Origin    string // how it was produced, when not read from a file as is
+	// Line is the line of Data's first byte in what its producer printed
+	// (an object's place in a Kustomize build's output); 0 means 1.
+	Line   int
+	Origin load.Origin // how it was produced; zero for a file read as is
 	// Trace, when set, follows fields of the stream's documents back to
 	// the files they were written in (see load.Tracer).
 	Trace load.Tracer
@@ -240,4 +356,28 @@ type Stream struct {
 // the file and line of the template or kustomization at fault.
 type Renderer interface {
 	Render(in Input) ([]Stream, []load.Error)
+}
+
+// ErrShrank is what reading a mapped file that was truncated meanwhile
+// gives (see Guard).
+var ErrShrank = errors.New("the file shrank while it was being read (truncated or rewritten in place); not scanned further")
+
+// Guard runs read, which reads the bytes of a mapped file (MapFile), and
+// turns the fault that touching a page past the file's new end raises
+// (SIGBUS: the file was truncated while mapped) into ErrShrank instead
+// of a crash. Any other panic goes on.
+func Guard(read func()) (err error) {
+	old := debug.SetPanicOnFault(true)
+	defer debug.SetPanicOnFault(old)
+	defer func() {
+		if p := recover(); p != nil {
+			if _, fault := p.(interface{ Addr() uintptr }); fault {
+				err = ErrShrank
+				return
+			}
+			panic(p)
+		}
+	}()
+	read()
+	return nil
 }

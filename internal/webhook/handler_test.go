@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -124,10 +125,11 @@ func TestHandlerRejectsBadBodies(t *testing.T) {
 	}
 }
 
-// A client that sends its headers and then stalls loses its connection at
-// the deadline rather than holding a slot.
+// A client that sends its headers and then stalls is cut off at the read
+// deadline with a review that says so (code 408), rather than holding
+// memory or a slot.
 func TestSlowClientIsCutOff(t *testing.T) {
-	srv, _ := testHandler(t, HandlerOptions{Timeout: 300 * time.Millisecond})
+	srv, m := testHandler(t, HandlerOptions{Timeout: 300 * time.Millisecond})
 	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
 	if err != nil {
 		t.Fatal(err)
@@ -139,33 +141,218 @@ func TestSlowClientIsCutOff(t *testing.T) {
 	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 	if err == nil {
 		body, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode == http.StatusOK && !strings.Contains(string(body), `"code":400`) {
+		if resp.StatusCode == http.StatusOK && !strings.Contains(string(body), `"code":408`) {
 			t.Fatalf("stalled body answered %d: %s", resp.StatusCode, body)
 		}
 	}
 	if d := time.Since(start); d > 5*time.Second {
 		t.Fatalf("stalled client held the request for %v", d)
 	}
+	if got := testutil.ToFloat64(m.errors.WithLabelValues(reasonSlowClient)); got != 1 {
+		t.Errorf("errors{slow_client} = %v", got)
+	}
 }
 
-// A burst beyond the in-flight limit is refused with 429 (failurePolicy
-// Ignore then admits the object) instead of queueing without bound.
-func TestBurstBeyondTheLimitGets429(t *testing.T) {
-	srv, m := testHandler(t, HandlerOptions{MaxInFlight: 1, QueueWait: 50 * time.Millisecond, Timeout: 2 * time.Second})
-	// Hold the only slot with a body that never finishes.
-	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
-	if err != nil {
-		t.Fatal(err)
+// trickle opens n connections that send their headers and part of a body,
+// then stall.
+func trickle(t *testing.T, addr string, n int) {
+	t.Helper()
+	for range n {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		fmt.Fprintf(conn, "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n1\r\n{\r\n")
 	}
-	defer conn.Close()
-	fmt.Fprintf(conn, "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{")
+}
+
+// Slow clients hold no judging slot: the body is read before a slot is
+// taken. Eight clients trickling their bodies used to hold the slots for
+// the whole timeout, and the legitimate reviews got 429 (which
+// failurePolicy Ignore admits unjudged); here, with a single slot, every
+// legitimate review is judged.
+func TestSlowClientsDoNotHoldSlots(t *testing.T) {
+	srv, m := testHandler(t, HandlerOptions{MaxInFlight: 1, QueueWait: 200 * time.Millisecond, Timeout: 5 * time.Second})
+	trickle(t, srv.Listener.Addr().String(), 8)
 	time.Sleep(100 * time.Millisecond)
-	resp, _ := post(t, srv.URL, reviewBody(t, request(t, admissionv1.Create, fixture(t, "healthy-deployment.yaml"), nil)))
-	if resp.StatusCode != http.StatusTooManyRequests {
-		t.Fatalf("status %d, want 429", resp.StatusCode)
+	body := reviewBody(t, request(t, admissionv1.Create, fixture(t, "bad-statefulset.yaml"), nil))
+	for i := range 30 {
+		resp, ar := post(t, srv.URL, body)
+		if resp.StatusCode != http.StatusOK || ar.Response == nil || ar.Response.Allowed {
+			t.Fatalf("review %d: status %d, response %+v", i, resp.StatusCode, ar.Response)
+		}
 	}
-	if got := testutil.ToFloat64(m.errors.WithLabelValues("overloaded")); got != 1 {
+	if got := testutil.ToFloat64(m.requests.WithLabelValues("CREATE", "denied")); got != 30 {
+		t.Errorf("requests{CREATE,denied} = %v, want 30 judged", got)
+	}
+}
+
+// slowHandler is a handler whose judging takes d.
+func slowHandler(t *testing.T, o HandlerOptions, d time.Duration) (*httptest.Server, *Metrics) {
+	t.Helper()
+	if o.Judge == nil {
+		o.Judge = newJudge(t, nil, staticContext{})
+	}
+	if o.Metrics == nil {
+		o.Metrics = NewMetrics()
+	}
+	h := newHandler(o)
+	judge := h.judge
+	h.judge = func(req *admissionv1.AdmissionRequest) Verdict {
+		time.Sleep(d)
+		return judge(req)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv, o.Metrics
+}
+
+// A request that finds no free slot in time, or whose judging does not end
+// before the API server's timeout, is answered in time without a verdict:
+// admitted with a warning that says so, or refused in deny mode. (A 429,
+// or no answer, would let failurePolicy Ignore admit it unseen.)
+func TestUnjudgedRequestsAreAnsweredByThePolicy(t *testing.T) {
+	body := reviewBody(t, request(t, admissionv1.Create, fixture(t, "bad-statefulset.yaml"), nil))
+	for _, mode := range []Mode{Warn, Deny} {
+		// The API server waits 2 s: the answer must come within it.
+		srv, m := slowHandler(t, HandlerOptions{MaxInFlight: 1, QueueWait: 100 * time.Millisecond, Policy: Policy{Mode: mode, FailOn: deny.FailOn}}, 3*time.Second)
+		url := srv.URL + "?timeout=2s"
+		var wg sync.WaitGroup
+		answers := make([]*admissionv1.AdmissionReview, 2)
+		took := make([]time.Duration, 2)
+		for i := range 2 {
+			wg.Go(func() {
+				time.Sleep(time.Duration(i) * 50 * time.Millisecond) // the second finds the slot taken
+				start := time.Now()
+				resp, ar := post(t, url, body)
+				took[i] = time.Since(start)
+				if resp.StatusCode != http.StatusOK {
+					t.Errorf("%s %d: status %d", mode, i, resp.StatusCode)
+				}
+				answers[i] = ar
+			})
+		}
+		wg.Wait()
+		for i, ar := range answers {
+			if ar == nil || ar.Response == nil || ar.Response.UID != "uid-registry-database" || ar.APIVersion != "admission.k8s.io/v1" {
+				t.Fatalf("%s %d: %+v", mode, i, ar)
+			}
+			if took[i] > 1800*time.Millisecond {
+				t.Errorf("%s %d: answered after %v, past the API server's 2 s", mode, i, took[i])
+			}
+			r := ar.Response
+			switch mode {
+			case Warn:
+				if !r.Allowed || len(r.Warnings) != 1 || !strings.Contains(r.Warnings[0], "backfire could not judge StatefulSet registry/registry-database") {
+					t.Errorf("warn %d: %+v", i, r)
+				}
+			case Deny:
+				if r.Allowed || !strings.Contains(r.Result.Message, "in deny mode an object that was not judged is refused") {
+					t.Errorf("deny %d: %+v", i, r)
+				}
+			}
+		}
+		if !strings.Contains(answers[0].Response.Result.Message+strings.Join(answers[0].Response.Warnings, ""), "took longer than the API server waits") ||
+			!strings.Contains(answers[1].Response.Result.Message+strings.Join(answers[1].Response.Warnings, ""), "too many admission requests at once") {
+			t.Errorf("%s: reasons %+v / %+v", mode, answers[0].Response, answers[1].Response)
+		}
+		if testutil.ToFloat64(m.errors.WithLabelValues(reasonTimeout)) != 1 || testutil.ToFloat64(m.errors.WithLabelValues(reasonOverloaded)) != 1 ||
+			testutil.ToFloat64(m.requests.WithLabelValues("CREATE", "unjudged")) != 2 {
+			t.Errorf("%s: errors{timeout} %v, errors{overloaded} %v, requests{unjudged} %v", mode,
+				testutil.ToFloat64(m.errors.WithLabelValues(reasonTimeout)), testutil.ToFloat64(m.errors.WithLabelValues(reasonOverloaded)),
+				testutil.ToFloat64(m.requests.WithLabelValues("CREATE", "unjudged")))
+		}
+	}
+}
+
+// Bodies held at once are bounded: past the budget a request is refused
+// with 429 before its body is read, and the budget is whole again once
+// the requests are answered.
+func TestBodyBudgetBoundsMemory(t *testing.T) {
+	body := reviewBody(t, request(t, admissionv1.Create, fixture(t, "bad-statefulset.yaml"), nil))
+	o := HandlerOptions{Judge: newJudge(t, nil, staticContext{}), Policy: deny, Metrics: NewMetrics(), MaxBodyBytes: int64(len(body)) + 1, QueueWait: 50 * time.Millisecond}
+	h := newHandler(o)
+	judge := h.judge
+	h.judge = func(req *admissionv1.AdmissionRequest) Verdict {
+		time.Sleep(300 * time.Millisecond)
+		return judge(req)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	codes := make([]int, 3)
+	var wg sync.WaitGroup
+	for i := range 3 {
+		wg.Go(func() {
+			time.Sleep(time.Duration(i) * 50 * time.Millisecond)
+			resp, _ := post(t, srv.URL, body)
+			codes[i] = resp.StatusCode
+		})
+	}
+	wg.Wait()
+	if codes[0] != http.StatusOK || codes[1] != http.StatusTooManyRequests || codes[2] != http.StatusTooManyRequests {
+		t.Errorf("status codes %v, want the first judged and the others refused", codes)
+	}
+	if got := testutil.ToFloat64(o.Metrics.errors.WithLabelValues(reasonOverloaded)); got != 2 {
 		t.Errorf("errors{overloaded} = %v", got)
+	}
+	// The handler gives the bytes back after its answer is written, so the
+	// client may read the answer a moment before.
+	free := func() int64 { h.budget.mu.Lock(); defer h.budget.mu.Unlock(); return h.budget.free }
+	for end := time.Now().Add(5 * time.Second); free() != o.MaxBodyBytes && time.Now().Before(end); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := free(); got != o.MaxBodyBytes {
+		t.Errorf("budget %d after the answers, want %d", got, o.MaxBodyBytes)
+	}
+}
+
+// A body over the limit, announced or not, is answered with a proper
+// AdmissionReview (apiVersion, kind, code 413) and counted; so is every
+// body that cannot be decoded.
+func TestTooLargeAndUndecodableAreReviewsAndCounted(t *testing.T) {
+	srv, m := testHandler(t, HandlerOptions{})
+	huge := append([]byte(`{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"x","object":{"a":"`),
+		bytes.Repeat([]byte("a"), MaxRequestBytes)...)
+	for _, chunked := range []bool{false, true} {
+		var r io.Reader = bytes.NewReader(huge)
+		if chunked {
+			r = io.MultiReader(r) // no length: sent chunked
+		}
+		resp, err := http.Post(srv.URL, "application/json", r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		var ar admissionv1.AdmissionReview
+		if err := json.Unmarshal(data, &ar); err != nil || ar.APIVersion != "admission.k8s.io/v1" || ar.Kind != "AdmissionReview" ||
+			ar.Response == nil || ar.Response.Result == nil || ar.Response.Result.Code != http.StatusRequestEntityTooLarge {
+			t.Errorf("chunked %v: status %d, %s", chunked, resp.StatusCode, data)
+		}
+	}
+	if got := testutil.ToFloat64(m.errors.WithLabelValues(reasonTooLarge)); got != 2 {
+		t.Errorf("errors{too_large} = %v", got)
+	}
+	for _, body := range []string{"<xml/>", `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":7}}`, `{"kind":`} {
+		resp, ar := post(t, srv.URL, []byte(body))
+		if resp.StatusCode != http.StatusOK || ar.APIVersion != "admission.k8s.io/v1" || ar.Response == nil || ar.Response.Result.Code != http.StatusBadRequest {
+			t.Errorf("%s: status %d, %+v", body, resp.StatusCode, ar)
+		}
+	}
+	if got := testutil.ToFloat64(m.errors.WithLabelValues(reasonBadRequest)); got != 3 {
+		t.Errorf("errors{bad_request} = %v", got)
+	}
+}
+
+// The API server's timeout, from the URL, sets the deadline: a second
+// less, half of it when it is short, never more than Timeout.
+func TestDeadlineFollowsTheAPIServersTimeout(t *testing.T) {
+	h := newHandler(HandlerOptions{Timeout: 10 * time.Second})
+	for q, want := range map[string]time.Duration{"": 10 * time.Second, "?timeout=5s": 4 * time.Second, "?timeout=1s": 500 * time.Millisecond, "?timeout=30s": 10 * time.Second, "?timeout=x": 10 * time.Second} {
+		if got := h.timeout(httptest.NewRequest(http.MethodPost, "/validate"+q, nil)); got != want {
+			t.Errorf("%q: %v, want %v", q, got, want)
+		}
 	}
 }
 

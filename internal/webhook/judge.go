@@ -17,6 +17,7 @@ import (
 	"backfire.dev/backfire/internal/index"
 	"backfire.dev/backfire/internal/load"
 	"backfire.dev/backfire/internal/object"
+	"backfire.dev/backfire/internal/redact"
 	"backfire.dev/backfire/internal/rules"
 )
 
@@ -108,12 +109,12 @@ func (j *Judge) Judge(req *admissionv1.AdmissionRequest) Verdict {
 	found := j.run(o)
 	v.RuleErrors = found.Errors
 
-	var before map[string]bool
+	var before map[finding.Identity]bool
 	if req.Operation == admissionv1.Update && len(req.OldObject.Raw) > 0 {
 		if old, _ := decode(name+" (before the update)", req.OldObject.Raw, req.Namespace); old != nil && old.Typed != nil {
-			before = map[string]bool{}
+			before = map[finding.Identity]bool{}
 			for _, r := range j.run(old).Findings {
-				before[sameFinding(r.Finding)] = true
+				before[r.Finding.Identity()] = true
 			}
 		}
 	}
@@ -128,10 +129,13 @@ func (j *Judge) Judge(req *admissionv1.AdmissionRequest) Verdict {
 	}
 	for _, r := range found.Findings {
 		f := r.Finding
+		// Warnings reach the client, its terminal and the audit log:
+		// no password a probe command carries goes with them.
+		redact.Finding(&f)
 		if len(gaps) > 0 {
 			f.Assumptions = append(f.Assumptions, gaps...)
 		}
-		v.Findings = append(v.Findings, Judged{Finding: f, Preexisting: before[sameFinding(f)]})
+		v.Findings = append(v.Findings, Judged{Finding: f, Preexisting: before[f.Identity()]})
 	}
 	return v
 }
@@ -153,15 +157,12 @@ func (j *Judge) run(o *object.Object) rules.Result {
 	return fixcompose.RunObject(o, index.Build(objs), j.rules, &j.opts)
 }
 
-// sameFinding identifies a finding across two versions of an object.
-func sameFinding(f finding.Finding) string {
-	return f.Rule + "\x00" + f.Container + "\x00" + f.Path
-}
-
 // decode parses the raw object of a request. The API server sends JSON,
-// which is YAML; positions are those of the JSON, which only tests read.
+// and nothing the webhook answers names a line: the object is read as
+// JSON, without the positions a YAML parse would record at about 30 times
+// its size in memory (load.ParseJSON).
 func decode(name string, raw []byte, namespace string) (*object.Object, []load.Error) {
-	f := load.Parse(name, raw)
+	f := load.ParseJSON(name, raw)
 	errs := f.Errors
 	if len(f.Documents) != 1 {
 		if len(errs) == 0 {

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"backfire.dev/backfire/internal/config"
-	"backfire.dev/backfire/internal/fix/apply"
+	"backfire.dev/backfire/internal/fixplan"
 	"backfire.dev/backfire/internal/model/rollout"
 	"backfire.dev/backfire/internal/rules"
 	"backfire.dev/backfire/internal/scan"
@@ -30,9 +30,9 @@ func TestStartupFixComposesWithBF101AndBF201(t *testing.T) {
 	if err := os.WriteFile(file, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	opts := apply.Options{Scan: scan.Options{Paths: []string{file},
+	opts := fixplan.Options{Scan: scan.Options{Paths: []string{file},
 		Rules: rules.Options{Config: &config.Config{}, RolloutsVersion: rollout.DefaultVersion}}}
-	p, err := apply.Plan(opts)
+	p, err := fixplan.Plan(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func TestStartupFixComposesWithBF101AndBF201(t *testing.T) {
 	if errs := p.Write(); len(errs) > 0 {
 		t.Fatal(errs)
 	}
-	again, err := apply.Plan(opts)
+	again, err := fixplan.Plan(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

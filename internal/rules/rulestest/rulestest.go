@@ -95,7 +95,7 @@ func ReadProblems(r *rules.Rule, cases []Case) []string {
 			opts := &rules.Options{Config: &config.Config{}}
 			for _, o := range res.Objects {
 				rec := &index.Recorder{}
-				rules.RunObject(o, ix.Recording(rec), []*rules.Rule{r}, opts)
+				rules.RunObject(o, ix.View(index.Everywhere, rec), []*rules.Rule{r}, opts)
 				for _, a := range rec.Asked() {
 					asked[a] = true
 				}

@@ -1,0 +1,91 @@
+package helm_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"backfire.dev/backfire/internal/helm"
+	"backfire.dev/backfire/internal/source"
+)
+
+func writeChart(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, data := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+const tinyChart = "apiVersion: v2\nname: c\nversion: 0.1.0\n"
+
+// A template linked to a file outside the path the user named is not
+// rendered: Helm's loader follows the link (and only logs it), so the
+// file, whatever it is, would end up in the objects and the reports.
+// Inside the named path, links are followed as Helm follows them.
+func TestChartLinksLeavingTheNamedPathAreRefused(t *testing.T) {
+	dir := t.TempDir()
+	secret := filepath.Join(dir, "secret.txt")
+	writeChart(t, dir, map[string]string{
+		"secret.txt":                  "password: hunter2\n",
+		"repo/shared/cm.yaml":         "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: shared}\n",
+		"repo/chart/Chart.yaml":       tinyChart,
+		"repo/chart/templates/a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
+	})
+	chart := filepath.Join(dir, "repo", "chart")
+	if err := os.Symlink("../../shared/cm.yaml", filepath.Join(chart, "templates", "shared.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	r, err := helm.New(helm.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Named through the repository, the link stays inside what was named.
+	if streams, errs := r.Render(source.Input{Path: chart, Kind: source.Chart, Root: filepath.Join(dir, "repo")}); len(errs) > 0 || len(streams) != 2 {
+		t.Fatalf("inside the repository: %d streams, errors %v", len(streams), errs)
+	}
+	// Named alone, it leaves the chart.
+	_, errs := r.Render(source.Input{Path: chart, Kind: source.Chart})
+	if len(errs) != 1 || !strings.Contains(errs[0].Message, "templates/shared.yaml is a symbolic link to "+filepath.Join(dir, "repo", "shared", "cm.yaml")+", outside "+chart) {
+		t.Errorf("chart alone: %v", errs)
+	}
+	if err := os.Symlink(secret, filepath.Join(chart, "templates", "env.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	streams, errs := r.Render(source.Input{Path: chart, Kind: source.Chart, Root: filepath.Join(dir, "repo")})
+	if len(streams) != 0 || len(errs) != 1 || !strings.Contains(errs[0].Message, "templates/env.yaml is a symbolic link to "+secret) {
+		t.Errorf("link to a secret: %d streams, errors %v", len(streams), errs)
+	}
+	// A file .helmignore leaves out is not loaded, so not looked at.
+	writeChart(t, chart, map[string]string{".helmignore": "templates/env.yaml\n"})
+	if streams, errs := r.Render(source.Input{Path: chart, Kind: source.Chart, Root: filepath.Join(dir, "repo")}); len(errs) > 0 || len(streams) != 2 {
+		t.Errorf("ignored link: %d streams, errors %v", len(streams), errs)
+	}
+}
+
+// A chart whose output is larger than the bound is an error at the chart.
+func TestChartOutputIsBounded(t *testing.T) {
+	chart := t.TempDir()
+	writeChart(t, chart, map[string]string{
+		"Chart.yaml":          tinyChart,
+		"templates/many.yaml": "{{- range until 2000 }}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c{{ . }}}\n{{- end }}\n",
+	})
+	r, err := helm.New(helm.Options{MaxOutput: 64 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	streams, errs := r.Render(source.Input{Path: chart, Kind: source.Chart})
+	if len(streams) != 0 || len(errs) != 1 || !strings.Contains(errs[0].Message, "more than the 64 KiB a scan reads from one input; not scanned (raise --max-file-size)") {
+		t.Errorf("%d streams, errors %v", len(streams), errs)
+	}
+	big, _ := helm.New(helm.Options{})
+	if streams, errs := big.Render(source.Input{Path: chart, Kind: source.Chart}); len(errs) > 0 || len(streams) != 1 {
+		t.Errorf("default bound: %d streams, errors %v", len(streams), errs)
+	}
+}

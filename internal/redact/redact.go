@@ -1,0 +1,237 @@
+// Package redact masks secrets written literally in the text a finding
+// quotes from a manifest: a probe command that carries its password
+// (mysqladmin ping -psecret, redis-cli -a secret, PGPASSWORD=secret psql,
+// curl -u user:secret) would otherwise be printed verbatim in every
+// report, CI log and admission warning. A value that is a reference
+// ($PASSWORD, ${PASSWORD}, $(PASSWORD)) reveals nothing and is kept: it
+// says where the secret comes from.
+package redact
+
+import (
+	"regexp"
+	"strings"
+
+	"backfire.dev/backfire/internal/finding"
+)
+
+// Mask replaces a secret's characters.
+const Mask = "****"
+
+// value is what follows a secret's option: a quoted string or a word.
+const value = `("[^"]*"|'[^']*'|[^\s"']+)`
+
+// longNames are the long options that take a credential.
+const longNames = `(?:password|passwd|pass|pwd|token|secret|auth|api-?key|access-?key|secret-?key|client-?secret|requirepass)`
+
+var (
+	// --password=x, --password x (and the other long options that take
+	// a credential).
+	longOption = regexp.MustCompile(`(?i)(--` + longNames + `(?:=|[ \t]+))` + value)
+	// NAME=x for environment variables that hold credentials
+	// (PGPASSWORD, MYSQL_PWD, REDISCLI_AUTH, MONGO_INITDB_ROOT_PASSWORD).
+	envAssignment = regexp.MustCompile(`(?i)(\b[a-z_]*(?:password|passwd|pwd|secret|token|apikey|api_key|auth)[a-z0-9_]*=)` + value)
+	// scheme://user:x@host
+	urlCredentials = regexp.MustCompile(`(://[^/\s:@]+:)([^/\s@]+)(@)`)
+	// curl -u user:x, -fsu user:x, --user user:x
+	userPassword = regexp.MustCompile(`((?:^|\s)(?:-[a-zA-Z]*u|--user)[ \t]+["']?[^\s:"']+:)([^\s"']+)`)
+	// Authorization: Bearer x / Basic x
+	authorization = regexp.MustCompile(`(?i)(authorization:\s*(?:bearer|basic|token)\s+)([^\s"']+)`)
+	// mysql -px (attached: "-p x" asks for the password and takes x as
+	// the database), mongo/mongosh -p x, redis-cli -a x (its -p is the
+	// port).
+	mysqlShort = regexp.MustCompile(`((?:^|\s)-p)([^\s"'-][^\s"']*|"[^"]*"|'[^']*')`)
+	mongoShort = regexp.MustCompile(`((?:^|\s)-p[ \t]+)` + value)
+	redisShort = regexp.MustCompile(`((?:^|\s)-a[ \t]+)` + value)
+	mysqlish   = regexp.MustCompile(`\b(?:mysql|mysqladmin|mariadb|mariadb-admin|mysqlshow|mysqldump)\b`)
+	mongoish   = regexp.MustCompile(`\b(?:mongo|mongosh)\b`)
+)
+
+// clients says which command-line clients a text runs, for their short
+// options.
+type clients struct{ mysql, mongo, redis bool }
+
+func clientsOf(s string) clients {
+	return clients{
+		mysql: (strings.Contains(s, "mysql") || strings.Contains(s, "mariadb")) && mysqlish.MatchString(s),
+		mongo: strings.Contains(s, "mongo") && mongoish.MatchString(s),
+		redis: strings.Contains(s, "redis-cli"),
+	}
+}
+
+func containsAny(s string, subs ...string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// Text masks the literal secrets of s.
+func Text(s string) string {
+	if s == "" {
+		return s
+	}
+	return mask(s, clientsOf(s))
+}
+
+// mask masks s, knowing which clients the command it is part of runs: a
+// MySQL client (-px is a password), a MongoDB one (-p x), redis-cli (-a
+// x).
+func mask(s string, c clients) string {
+	// Each pattern runs only where its literal part is: most texts hold
+	// none of them, and every finding's texts pass here.
+	lower := strings.ToLower(s)
+	if strings.Contains(s, "--") {
+		s = maskAfter(longOption, s)
+	}
+	if strings.Contains(s, "=") && strings.ContainsAny(lower, "pstak") && containsAny(lower, "pass", "pwd", "secret", "token", "apikey", "api_key", "auth") {
+		s = maskAfter(envAssignment, s)
+	}
+	if strings.Contains(s, "://") && strings.Contains(s, "@") {
+		s = maskAfter(urlCredentials, s)
+	}
+	if (strings.Contains(s, "u ") || strings.Contains(s, "--user")) && strings.Contains(s, ":") {
+		s = maskAfter(userPassword, s)
+	}
+	if strings.Contains(lower, "authorization") {
+		s = maskAfter(authorization, s)
+	}
+	if c.mysql {
+		s = maskAfter(mysqlShort, s)
+	}
+	if c.mongo {
+		s = maskAfter(mongoShort, s)
+	}
+	if c.redis {
+		s = maskAfter(redisShort, s)
+	}
+	return s
+}
+
+var (
+	// listItem is a line of a YAML list: "- value".
+	listItem     = regexp.MustCompile(`^(\s*-\s+)(.*?)\s*$`)
+	secretOption = regexp.MustCompile(`(?i)^["']?(--` + longNames + `|-[pa])["']?$`)
+)
+
+// Lines masks lines of a manifest (an excerpt around a finding) as Text
+// masks a command, the command's program read from all of them; and
+// where a command is written one argument per line ("- --password",
+// "- secret"), the item after an option that takes a credential.
+func Lines(lines []string) []string {
+	c := clientsOf(strings.Join(lines, "\n"))
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = mask(l, c)
+		if i == 0 {
+			continue
+		}
+		prev, cur := listItem.FindStringSubmatch(lines[i-1]), listItem.FindStringSubmatch(l)
+		if prev == nil || cur == nil || !secretOption.MatchString(prev[2]) {
+			continue
+		}
+		if opt := strings.Trim(prev[2], `"'`); (opt == "-p" && !c.mongo) || (opt == "-a" && !c.redis) {
+			continue // mysql's "-p" alone asks for the password; redis-cli's is the port
+		}
+		if literal(cur[2]) != "" {
+			out[i] = cur[1] + Mask
+		}
+	}
+	return out
+}
+
+// maskAfter masks the second group of every match of re, unless it is a
+// reference to a variable; what closes the quoted text around it (a "]"
+// of "exec [...]", a quote, a ";") stays.
+func maskAfter(re *regexp.Regexp, s string) string {
+	return re.ReplaceAllStringFunc(s, func(m string) string {
+		g := re.FindStringSubmatchIndex(m)
+		if g == nil || g[4] < 0 {
+			return m
+		}
+		v := m[g[4]:g[5]]
+		if literal(v) == "" {
+			return m
+		}
+		quote := ""
+		if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
+			quote = v[:1]
+		}
+		tail := ""
+		if quote == "" {
+			trimmed := strings.TrimRight(v, "]);,`")
+			tail, v = v[len(trimmed):], trimmed
+			if v == "" {
+				return m
+			}
+		}
+		return m[:g[4]] + quote + Mask + quote + tail + m[g[5]:]
+	})
+}
+
+// literal returns v without quotes, or "" when v is empty, a reference
+// to a variable, or already masked.
+func literal(v string) string {
+	v = strings.Trim(v, `"'`)
+	if v == "" || v == Mask || strings.HasPrefix(v, "$") || strings.HasPrefix(v, "%") {
+		return ""
+	}
+	return v
+}
+
+// Finding masks every text of a finding that may quote the manifest:
+// the message, the mechanism, the assumptions, the evidence's strings and
+// the fix's description. The fix's patch is left alone: it is what fix
+// writes, and it never carries a command.
+func Finding(f *finding.Finding) {
+	f.Message = Text(f.Message)
+	f.Mechanism = texts(f.Mechanism)
+	f.Assumptions = texts(f.Assumptions)
+	if f.Evidence != nil {
+		f.Evidence = evidence(f.Evidence).(map[string]any)
+	}
+	if f.Fix != nil && Text(f.Fix.Description) != f.Fix.Description {
+		fix := *f.Fix // may be shared with the object's other findings
+		fix.Description = Text(fix.Description)
+		f.Fix = &fix
+	}
+}
+
+// texts masks a list into a new one: the list may be shared.
+func texts(list []string) []string {
+	if list == nil {
+		return nil
+	}
+	out := make([]string, len(list))
+	for i, s := range list {
+		out[i] = Text(s)
+	}
+	return out
+}
+
+func evidence(v any) any {
+	switch x := v.(type) {
+	case string:
+		return Text(x)
+	case []string:
+		out := make([]string, len(x))
+		for i, s := range x {
+			out[i] = Text(s)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = evidence(e)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = evidence(e)
+		}
+		return out
+	}
+	return v
+}

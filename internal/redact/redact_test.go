@@ -1,0 +1,80 @@
+package redact
+
+import (
+	"slices"
+	"testing"
+
+	"backfire.dev/backfire/internal/finding"
+)
+
+func TestText(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"exec [mysqladmin ping -h 127.0.0.1 -uroot -phunter2]", "exec [mysqladmin ping -h 127.0.0.1 -uroot -p****]"},
+		{"exec [sh -c mysql -uroot -p'hunter 2' -e 'SELECT 1']", "exec [sh -c mysql -uroot -p'****' -e 'SELECT 1']"},
+		{"exec [mysqladmin ping -p]", "exec [mysqladmin ping -p]"},
+		{"exec [mysqladmin ping -p$MYSQL_ROOT_PASSWORD]", "exec [mysqladmin ping -p$MYSQL_ROOT_PASSWORD]"},
+		{"exec [redis-cli -a s3cret ping]", "exec [redis-cli -a **** ping]"},
+		{"exec [mongosh -u admin -p s3cret --eval db.adminCommand('ping')]", "exec [mongosh -u admin -p **** --eval db.adminCommand('ping')]"},
+		{"exec [sh -c PGPASSWORD=s3cret psql -h localhost -c 'SELECT 1']", "exec [sh -c PGPASSWORD=**** psql -h localhost -c 'SELECT 1']"},
+		{"exec [sh -c MYSQL_PWD=\"a b\" mysqladmin ping]", "exec [sh -c MYSQL_PWD=\"****\" mysqladmin ping]"},
+		{"exec [pg_isready --password=s3cret]", "exec [pg_isready --password=****]"},
+		{"exec [cli --token abc123; echo ok]", "exec [cli --token ****; echo ok]"},
+		{"exec [curl -fsu elastic:changeme http://localhost:9200]", "exec [curl -fsu elastic:**** http://localhost:9200]"},
+		{"exec [curl -u elastic:changeme http://localhost:9200]", "exec [curl -u elastic:**** http://localhost:9200]"},
+		{"exec [curl http://elastic:changeme@localhost:9200/_cluster/health]", "exec [curl http://elastic:****@localhost:9200/_cluster/health]"},
+		{"exec [curl -H 'Authorization: Bearer eyJhbGciOi' http://x]", "exec [curl -H 'Authorization: Bearer ****' http://x]"},
+		{"exec [sh -c redis-cli -a \"$REDIS_PASSWORD\" ping]", "exec [sh -c redis-cli -a \"$REDIS_PASSWORD\" ping]"},
+		{"exec [pg_isready -p 5432]", "exec [pg_isready -p 5432]"},
+		{"exec [sh -c redis-cli -p 26379 -e ping]", "exec [sh -c redis-cli -p 26379 -e ping]"},
+		{"liveness probe httpGet :8080/healthz takes 3 s", "liveness probe httpGet :8080/healthz takes 3 s"},
+	} {
+		if got := Text(c.in); got != c.want {
+			t.Errorf("Text(%q)\n got %q\nwant %q", c.in, got, c.want)
+		}
+		if got := Text(Text(c.in)); got != c.want {
+			t.Errorf("Text twice (%q): %q", c.in, got)
+		}
+	}
+}
+
+func TestLines(t *testing.T) {
+	in := []string{
+		"        livenessProbe:",
+		"          exec:",
+		"            command:",
+		"            - mysqladmin",
+		"            - ping",
+		"            - -phunter2",
+		"            - --password",
+		"            - hunter2",
+		"            - --user",
+		"            - root",
+	}
+	want := slices.Clone(in)
+	want[5] = "            - -p****"
+	want[7] = "            - ****"
+	if got := Lines(in); !slices.Equal(got, want) {
+		t.Errorf("Lines:\n%q\nwant\n%q", got, want)
+	}
+}
+
+// Every text of a finding that may quote the manifest is masked, and the
+// lists and the fix, which other findings may share, are not written to.
+func TestFinding(t *testing.T) {
+	mech := []string{"exec [redis-cli -a s3cret ping] needs Redis to answer"}
+	fix := &finding.Fix{Description: "replace exec [redis-cli -a s3cret ping] with tcpSocket", Patch: []byte(`{"a":1}`)}
+	f := finding.Finding{
+		Message:   "liveness probe exec [redis-cli -a s3cret ping] fails",
+		Mechanism: mech,
+		Evidence:  map[string]any{"probe": "exec [redis-cli -a s3cret ping]", "n": 3},
+		Fix:       fix,
+	}
+	Finding(&f)
+	if f.Message != "liveness probe exec [redis-cli -a **** ping] fails" || f.Mechanism[0] != "exec [redis-cli -a **** ping] needs Redis to answer" ||
+		f.Evidence["probe"] != "exec [redis-cli -a **** ping]" || f.Evidence["n"] != 3 || f.Fix.Description != "replace exec [redis-cli -a **** ping] with tcpSocket" {
+		t.Errorf("%+v", f)
+	}
+	if mech[0] != "exec [redis-cli -a s3cret ping] needs Redis to answer" || fix.Description != "replace exec [redis-cli -a s3cret ping] with tcpSocket" {
+		t.Error("shared lists written to")
+	}
+}
