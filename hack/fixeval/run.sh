@@ -18,6 +18,8 @@ out="${2:?usage: run.sh CHECKOUTS OUT}"
 cd "$(dirname "$0")/../.."
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"
+# The dry runs use the test kube-apiserver, which only heavy tests start.
+export BACKFIRE_HEAVY_TESTS=1
 export KUBEBUILDER_ASSETS="${KUBEBUILDER_ASSETS:-$(hack/test-assets.sh)}"
 go test -tags fixeval -count=1 -timeout 3h -run TestFixEvaluation ./hack/fixeval \
 	-args -checkouts "$checkouts" -out "$out" -only "${ONLY:-}"

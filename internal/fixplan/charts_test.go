@@ -139,7 +139,12 @@ func assertFixed(t *testing.T, p *Result, rules ...string) {
 func TestChartCustomProbeAndPreset(t *testing.T) {
 	chart := copyChart(t, "bitnami-postgresql", "postgresql")
 	p := fixChart(t, chartOptions(chart, ""), "postgresql-in-place.diff")
-	assertFixed(t, p, "BF101", "BF202")
+	assertFixed(t, p, "BF101", "BF202", "BF601")
+	// The image stops PostgreSQL with SIGTERM (BF601): the preStop hook
+	// goes to primary.lifecycleHooks, which the template prints whole.
+	if r := routeOf(p, "release-name-postgresql", "containers[postgresql].lifecycle"); r == nil || r.How != "whole" || !slices.Equal(r.Keys, []string{"primary.lifecycleHooks"}) {
+		t.Errorf("lifecycle route %+v, want primary.lifecycleHooks whole", r)
+	}
 	if r := routeOf(p, "release-name-postgresql", "containers[postgresql].livenessProbe"); r == nil || r.How != "whole" || !slices.Equal(r.Keys, []string{"primary.customLivenessProbe"}) {
 		t.Errorf("liveness route %+v, want primary.customLivenessProbe whole", r)
 	}

@@ -839,6 +839,28 @@ func (b *blockPlan) wholeCandidates(maps []string) []string {
 			add(m)
 		}
 	}
+	// A container's lifecycle block is printed whole from a key named
+	// lifecycleHooks in Bitnami's charts (primary.lifecycleHooks), beside
+	// the container's other keys; the render proves which, as for any
+	// candidate.
+	if b.name() == "lifecycle" {
+		var hooks []string
+		walkValues(b.trial.values, "", 8, func(k string, v any) {
+			if k[strings.LastIndexByte(k, '.')+1:] != "lifecycleHooks" {
+				return
+			}
+			switch v.(type) {
+			case map[string]any, nil:
+				hooks = append(hooks, k)
+			}
+		})
+		sort.SliceStable(hooks, func(i, j int) bool {
+			return sharedPrefix(hooks[i], maps) > sharedPrefix(hooks[j], maps)
+		})
+		for _, k := range hooks {
+			add(k)
+		}
+	}
 	// custom<Block> elsewhere in the values tree (statefulset.customLivenessProbe
 	// beside no livenessProbe map), nearest the maps first.
 	var customs []string

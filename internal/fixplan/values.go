@@ -607,9 +607,39 @@ func (v *valuesPlan) record(o *object.Object, c fix.Change, set map[string]any, 
 		}
 	}
 	sort.Strings(rs)
+	// The comment names the rules of the object's change, less those
+	// whose patch changes no block these keys set: a rule left for a
+	// block no key reaches (BF601's lifecycle on a chart without a
+	// lifecycle value) is not written beside a probe's keys. Fields are
+	// named by container name or index, so a block is matched by its own
+	// name (livenessProbe, resources).
+	reaches := func(i int) bool {
+		for b := range blocksOf(o, chosen[i]) {
+			name := b[strings.LastIndexAny(b, "].")+1:]
+			for field := range keys {
+				if strings.Contains("."+strings.ReplaceAll(field, "].", "]..")+".", "."+name+".") {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	who := rs
+	if len(keys) > 0 {
+		who = nil
+		for _, i := range c.Findings {
+			if reaches(i) && !slices.Contains(who, chosen[i].Rule) {
+				who = append(who, chosen[i].Rule)
+			}
+		}
+		sort.Strings(who)
+		if len(who) == 0 {
+			who = rs
+		}
+	}
 	for k := range set {
 		if v.comments[k] == "" {
-			v.comments[k] = "backfire fix: " + strings.Join(rs, ", ")
+			v.comments[k] = "backfire fix: " + strings.Join(who, ", ")
 		}
 	}
 	v.changes = append(v.changes, planned{change: c, obj: o, values: set, missing: missing, rules: rs, template: template, why: why})
