@@ -12,10 +12,14 @@ import (
 
 	"backfire.dev/backfire/internal/rules"
 	// The families: importing one registers its rules.
+	_ "backfire.dev/backfire/internal/rules/controllers"
+	_ "backfire.dev/backfire/internal/rules/disruption"
+	_ "backfire.dev/backfire/internal/rules/network"
 	_ "backfire.dev/backfire/internal/rules/probes"
 	_ "backfire.dev/backfire/internal/rules/resources"
 	_ "backfire.dev/backfire/internal/rules/restarts"
 	_ "backfire.dev/backfire/internal/rules/rollouts"
+	_ "backfire.dev/backfire/internal/rules/supply"
 	_ "backfire.dev/backfire/internal/rules/suppression"
 	_ "backfire.dev/backfire/internal/rules/termination"
 )

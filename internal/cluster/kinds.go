@@ -35,7 +35,10 @@ func (k Kind) custom() bool {
 }
 
 // DefaultKinds are the kinds the rules read: workloads, what scales them,
-// the Services in front of them, and the Argo Rollouts analysis templates.
+// the Services and Ingresses in front of them, the Argo Rollouts analysis
+// templates, and what selects their pods: disruption budgets, network
+// policies, Istio DestinationRules; the Namespaces (their labels, which
+// network policies select), and Argo CD Applications (what a sync ignores).
 var DefaultKinds = []Kind{
 	{GroupVersionResource: gvr("", "v1", "pods"), Kind: "Pod", Namespaced: true, ScannedWithOwner: []string{"*"}},
 	{GroupVersionResource: gvr("apps", "v1", "deployments"), Kind: "Deployment", Namespaced: true},
@@ -52,6 +55,14 @@ var DefaultKinds = []Kind{
 	{GroupVersionResource: gvr("argoproj.io", "v1alpha1", "analysistemplates"), Kind: "AnalysisTemplate", Namespaced: true},
 	{GroupVersionResource: gvr("argoproj.io", "v1alpha1", "clusteranalysistemplates"), Kind: "ClusterAnalysisTemplate"},
 	{GroupVersionResource: gvr("keda.sh", "v1alpha1", "scaledobjects"), Kind: "ScaledObject", Namespaced: true},
+	{GroupVersionResource: gvr("policy", "v1", "poddisruptionbudgets"), Kind: "PodDisruptionBudget", Namespaced: true},
+	{GroupVersionResource: gvr("networking.k8s.io", "v1", "networkpolicies"), Kind: "NetworkPolicy", Namespaced: true},
+	{GroupVersionResource: gvr("networking.k8s.io", "v1", "ingresses"), Kind: "Ingress", Namespaced: true},
+	{GroupVersionResource: gvr("", "v1", "namespaces"), Kind: "Namespace"},
+	// v1beta1 is served by every Istio from 1.5 on, beside v1alpha3 and
+	// (from 1.22) v1.
+	{GroupVersionResource: gvr("networking.istio.io", "v1beta1", "destinationrules"), Kind: "DestinationRule", Namespaced: true},
+	{GroupVersionResource: gvr("argoproj.io", "v1alpha1", "applications"), Kind: "Application", Namespaced: true},
 }
 
 func gvr(group, version, resource string) schema.GroupVersionResource {

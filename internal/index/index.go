@@ -58,7 +58,8 @@ type entry struct {
 func Retained(kind string) bool {
 	switch kind {
 	case "ConfigMap", "Secret", "AnalysisTemplate", "ClusterAnalysisTemplate",
-		"HorizontalPodAutoscaler", "ScaledObject":
+		"HorizontalPodAutoscaler", "ScaledObject",
+		"PodDisruptionBudget", "NetworkPolicy", "Ingress", "DestinationRule", "Application":
 		return true
 	}
 	return false
@@ -88,6 +89,11 @@ type state struct {
 	scalers map[key][]scaler
 	// workloadRefs maps a Deployment to the Rollouts that run its template.
 	workloadRefs map[key][]entry
+	// podSets holds every workload's labels and counts, by namespace
+	// (see PodSet).
+	podSets map[string][]podSetEntry
+	// filtered holds the pod sets each registered PodFilter matches.
+	filtered map[*PodFilter][]podSetEntry
 	// load reads a dropped object again, for a frozen index.
 	load func(Ordinal) *object.Object
 	// scopes are the scopes handed out, by number (0 is Everywhere);
@@ -107,9 +113,14 @@ type scaler struct {
 	scope Scope
 }
 
-// listedKinds are the kinds some question lists (see Names, Named).
+// listed reports whether some question lists the kind (see Names, Named,
+// InNamespace, OfKind).
 func listed(kind string) bool {
-	return kind == "Service" || kind == "AnalysisTemplate"
+	switch kind {
+	case "Service", "AnalysisTemplate", "PodDisruptionBudget", "NetworkPolicy", "Ingress", "Application":
+		return true
+	}
+	return false
 }
 
 // Scaler is an autoscaler that owns a workload's replica count.
@@ -126,6 +137,8 @@ func New() *Index {
 		byKind:       map[string][]entry{},
 		scalers:      map[key][]scaler{},
 		workloadRefs: map[key][]entry{},
+		podSets:      map[string][]podSetEntry{},
+		filtered:     map[*PodFilter][]podSetEntry{},
 		scopes:       []scopeDef{{}},
 		trees:        map[string]Scope{},
 	}}
@@ -159,6 +172,19 @@ func (ix *Index) Add(o *object.Object, ord Ordinal, scope Scope, keep bool) {
 	ix.byKey[k] = insert(ix.byKey[k], e)
 	if listed(o.Kind) {
 		ix.byKind[o.Kind] = insert(ix.byKind[o.Kind], e)
+	}
+	if ps, ok := podSetOf(o, ord, scope); ok {
+		ns := normalNamespace(o.Namespace)
+		list := ix.podSets[ns]
+		i, _ := slices.BinarySearchFunc(list, ord, func(x podSetEntry, o Ordinal) int { return cmp.Compare(x.ord, o) })
+		ix.podSets[ns] = slices.Insert(list, i, ps)
+		for _, f := range registeredFilters() {
+			if f.Match(ps.PodSet) {
+				l := ix.filtered[f]
+				i, _ := slices.BinarySearchFunc(l, ord, func(x podSetEntry, o Ordinal) int { return cmp.Compare(x.ord, o) })
+				ix.filtered[f] = slices.Insert(l, i, ps)
+			}
+		}
 	}
 	switch v := o.Typed.(type) {
 	case *autoscalingv2.HorizontalPodAutoscaler:

@@ -1,6 +1,10 @@
 package index
 
-import "slices"
+import (
+	"slices"
+
+	"k8s.io/apimachinery/pkg/labels"
+)
 
 // A Recorder remembers what the index answered to one rule pass made
 // before the index was complete, so that the pass can be judged afterwards:
@@ -28,11 +32,15 @@ const (
 	opNamed
 	opScalers
 	opRunBy
+	opList
+	opPodSets
 )
 
 type query struct {
-	op     op
-	key    key
+	op  op
+	key key
+	// filter is the question of PodSetsWhere.
+	filter *PodFilter
 	found  bool
 	answer Ordinal
 }
@@ -60,6 +68,8 @@ func (r *Recorder) Asked() []string {
 			a = Autoscalers
 		case opRunBy:
 			a = WorkloadRefs
+		case opPodSets:
+			a = PodSets
 		}
 		if !slices.Contains(out, a) {
 			out = append(out, a)
@@ -138,6 +148,23 @@ func (ix *Index) answer(scope Scope, q query) (bool, Ordinal) {
 				h.add(e.ord)
 			}
 		}
+	case opList:
+		for _, e := range ix.byKind[q.key.kind] {
+			if (q.key.namespace == "" || normalNamespace(e.namespace) == q.key.namespace) && ix.sees(scope, e.scope) {
+				h.add(e.ord)
+			}
+		}
+	case opPodSets:
+		if q.filter != nil {
+			_, a := ix.filteredLocked(scope, q.filter)
+			return true, a
+		}
+		match := func(PodSet) bool { return true }
+		if sel, err := labels.Parse(q.key.name); err == nil {
+			match = func(ps PodSet) bool { return sel.Matches(labels.Set(ps.Labels)) }
+		}
+		_, a := ix.selectedLocked(scope, q.key.namespace, match)
+		return true, a
 	}
 	return true, Ordinal(h)
 }

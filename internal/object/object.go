@@ -15,6 +15,8 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"backfire.dev/backfire/internal/load"
@@ -84,6 +86,13 @@ var decoders = map[string]func() any{
 	"argoproj.io/AnalysisTemplate":        func() any { return &rolloutsv1alpha1.AnalysisTemplate{} },
 	"argoproj.io/ClusterAnalysisTemplate": func() any { return &rolloutsv1alpha1.ClusterAnalysisTemplate{} },
 	"keda.sh/ScaledObject":                func() any { return &ScaledObject{} },
+	// policy/v1beta1 shares v1's fields, but an empty selector there
+	// selects no pod: the rules read the version from the Ref.
+	"policy/PodDisruptionBudget":          func() any { return &policyv1.PodDisruptionBudget{} },
+	"networking.k8s.io/NetworkPolicy":     func() any { return &networkingv1.NetworkPolicy{} },
+	"networking.k8s.io/Ingress":           func() any { return &networkingv1.Ingress{} },
+	"networking.istio.io/DestinationRule": func() any { return &DestinationRule{} },
+	"argoproj.io/Application":             func() any { return &Application{} },
 }
 
 // Modelled reports whether backfire decodes this kind into a typed value.

@@ -114,9 +114,10 @@ func patchCommand(f finding.Finding) string {
 	if f.Fix.Target != nil {
 		target = *f.Fix.Target
 	}
-	if strings.Contains(target.APIVersion, ".") {
+	if group, _, _ := strings.Cut(target.APIVersion, "/"); strings.Contains(target.APIVersion, "/") && strings.Contains(group, ".") && !strings.HasSuffix(group, ".k8s.io") {
 		// The API server takes strategic merge patches for built-in kinds
-		// only; a custom resource's fix goes into its manifest.
+		// only (core, apps, ..., and the *.k8s.io groups such as
+		// networking.k8s.io); a custom resource's fix goes into its manifest.
 		return fmt.Sprintf("strategic merge patch for %s (a custom resource: merge it into the manifest): %s", target, f.Fix.Patch)
 	}
 	ns := ""

@@ -134,6 +134,7 @@ var (
 	statefulSets = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "statefulsets"}
 	deployments  = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
 	rollouts     = schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "rollouts"}
+	budgets      = schema.GroupVersionResource{Group: "policy", Version: "v1", Resource: "poddisruptionbudgets"}
 )
 
 func hasPrefix(ws []string, prefix string) bool {
@@ -216,6 +217,20 @@ func TestAdmissionThroughTheAPIServer(t *testing.T) {
 		// runs one pod and no rollback jumps.
 		if !hasPrefix(ws, "BF401 error") || !hasSubstring(ws, "2 pods sized for 8 to 200 replicas") || !hasPrefix(ws, "BF402 warning") {
 			t.Errorf("the Rollout was not judged with its ScaledObject and AnalysisTemplate from the cluster: %q", ws)
+		}
+	})
+
+	t.Run("a budget is judged against the cluster's Deployment", func(t *testing.T) {
+		// The healthy Deployment (6 replicas) was created above; a fresh
+		// cache holds it once synced.
+		w := startWebhook(t, env, wh, Policy{Mode: Warn, FailOn: finding.Error})
+		defer w.stop()
+		pdb := objectFrom(t, fixture(t, "budget.yaml"), ns)
+		if _, err := dyn.Resource(budgets).Namespace(ns).Create(ctx, pdb, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("budget refused in warn mode: %v", err)
+		}
+		if ws := warnings.take(); !hasPrefix(ws, "BF303 warning") || !hasSubstring(ws, "minAvailable 6 of") {
+			t.Errorf("the budget was not judged with the Deployment from the cluster: %q", ws)
 		}
 	})
 

@@ -23,11 +23,15 @@ import (
 
 // ContextKinds are the kinds the rules consult about another object: the
 // analysis templates of a Rollout, the autoscalers that own a workload's
-// replicas, the Services in front of it, the Deployment behind a Rollout's
-// workloadRef, and the Rollouts that run a Deployment's template.
+// replicas, the Services and Ingresses in front of it, the Deployment
+// behind a Rollout's workloadRef, and the Rollouts that run a Deployment's
+// template; the workloads whose pods a disruption budget, a network policy
+// or a DestinationRule selects, the other budgets and policies beside it,
+// and the Namespaces whose labels a policy selects.
 var ContextKinds = []string{
-	"Deployment", "Service", "HorizontalPodAutoscaler", "Rollout",
-	"AnalysisTemplate", "ClusterAnalysisTemplate", "ScaledObject",
+	"Deployment", "StatefulSet", "DaemonSet", "CronJob", "Service", "Ingress",
+	"HorizontalPodAutoscaler", "Rollout", "AnalysisTemplate", "ClusterAnalysisTemplate", "ScaledObject",
+	"PodDisruptionBudget", "NetworkPolicy", "DestinationRule", "Namespace",
 }
 
 // ClusterContext keeps the context kinds of a cluster in informer caches,

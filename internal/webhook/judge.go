@@ -142,7 +142,7 @@ func (j *Judge) Judge(req *admissionv1.AdmissionRequest) Verdict {
 
 // NoClusterGap is the assumption findings carry when the webhook runs
 // without cluster access.
-const NoClusterGap = "the webhook has no cluster access: the object was judged alone, without the AnalysisTemplates, autoscalers, Services and workloadRef Deployments of the cluster"
+const NoClusterGap = "the webhook has no cluster access: the object was judged alone, without the AnalysisTemplates, autoscalers, Services and workloadRef Deployments of the cluster, nor the workloads a budget, policy or DestinationRule selects"
 
 func (j *Judge) run(o *object.Object) rules.Result {
 	objs := []*object.Object{o}

@@ -138,7 +138,8 @@ func assetsDir(root string) (string, error) {
 }
 
 // crdPaths are the Argo Rollouts CRDs of the module version whose Go types
-// backfire decodes, and a minimal KEDA ScaledObject CRD.
+// backfire decodes, and minimal CRDs for KEDA's ScaledObject, Istio's
+// DestinationRule and Argo CD's Application.
 func crdPaths(root string) ([]string, error) {
 	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/argoproj/argo-rollouts")
 	cmd.Dir = root
@@ -152,6 +153,8 @@ func crdPaths(root string) ([]string, error) {
 		filepath.Join(argo, "analysis-template-crd.yaml"),
 		filepath.Join(argo, "cluster-analysis-template-crd.yaml"),
 		filepath.Join(root, "internal", "cluster", "clustertest", "testdata", "crds", "keda-scaledobjects.yaml"),
+		filepath.Join(root, "internal", "cluster", "clustertest", "testdata", "crds", "istio-destinationrules.yaml"),
+		filepath.Join(root, "internal", "cluster", "clustertest", "testdata", "crds", "argocd-applications.yaml"),
 	}, nil
 }
 

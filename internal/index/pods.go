@@ -1,0 +1,307 @@
+package index
+
+import (
+	"slices"
+	"sync"
+
+	rolloutsv1alpha1 "github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"backfire.dev/backfire/internal/object"
+)
+
+// PodSet is a workload as the questions about pods see it: the labels its
+// pods carry, how many it runs and what they run. A PodDisruptionBudget,
+// a NetworkPolicy or a Service selects pods by label; the index keeps
+// these few fields of every workload so that a rule on the selecting
+// object can tell which workloads it selects without the workloads being
+// retained.
+type PodSet struct {
+	Kind, Namespace, Name string
+	// Labels are the pod template's labels (a Rollout with workloadRef:
+	// its Deployment's).
+	Labels map[string]string
+	// Replicas is how many pods run: spec.replicas or the autoscalers'
+	// range (see ReplicasOf); a Job's parallelism; 1 for a Pod. A
+	// DaemonSet runs one pod per node: PerNode, and Replicas is zero.
+	Replicas Replicas
+	PerNode  bool
+	// Containers are the long-running containers (native sidecars too).
+	Containers []PodContainer
+	// HostNetwork pods use the node's network: network policies do not
+	// select them.
+	HostNetwork bool
+	// ServiceName is a StatefulSet's governing Service (spec.serviceName).
+	ServiceName string
+	// Scalable: the pods' controller has a scale subresource (Deployment,
+	// StatefulSet, ReplicaSet, ReplicationController, Rollout), which the
+	// disruption controller asks how many pods to expect. Jobs, CronJobs,
+	// DaemonSets and bare Pods have none.
+	Scalable bool
+}
+
+// PodContainer is one container of a pod set.
+type PodContainer struct {
+	Name, Image string
+	PullPolicy  corev1.PullPolicy // as written; "" when unset
+}
+
+type podSetEntry struct {
+	PodSet
+	ord         Ordinal
+	scope       Scope
+	replicas    int32 // spec.replicas, or 1 when unset
+	replicasSet bool
+	// workloadRef names the Deployment whose template a Rollout runs.
+	workloadRef string
+}
+
+// podSetOf reads the fields of a workload the pod questions need; ok is
+// false for kinds without pods.
+func podSetOf(o *object.Object, ord Ordinal, scope Scope) (podSetEntry, bool) {
+	e := podSetEntry{PodSet: PodSet{Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, Scalable: true}, ord: ord, scope: scope}
+	e.replicas, e.replicasSet = o.Replicas()
+	switch v := o.Typed.(type) {
+	case *rolloutsv1alpha1.Rollout:
+		if v.Spec.WorkloadRef != nil && v.Spec.WorkloadRef.Kind == "Deployment" {
+			e.workloadRef = v.Spec.WorkloadRef.Name
+			return e, true
+		}
+	case *appsv1.DaemonSet:
+		e.PerNode, e.Scalable = true, false
+	case *appsv1.StatefulSet:
+		e.ServiceName = v.Spec.ServiceName
+	case *batchv1.Job:
+		e.replicas, e.Scalable = parallelism(v.Spec.Parallelism), false
+	case *batchv1.CronJob:
+		e.replicas, e.Scalable = parallelism(v.Spec.JobTemplate.Spec.Parallelism), false
+	case *corev1.Pod:
+		e.Scalable = false
+	}
+	t := o.PodTemplate()
+	if t == nil {
+		return e, e.workloadRef != ""
+	}
+	e.Labels = t.Meta.Labels
+	e.HostNetwork = t.Spec.HostNetwork
+	for _, c := range t.Containers() {
+		e.Containers = append(e.Containers, PodContainer{Name: c.Name, Image: c.Image, PullPolicy: c.ImagePullPolicy})
+	}
+	return e, true
+}
+
+func parallelism(p *int32) int32 {
+	if p == nil {
+		return 1 // the Job API's default
+	}
+	return *p
+}
+
+// PodSets names what a rule asks with Selected or PodSetsWhere, as Asked
+// reports it.
+const PodSets = "podSets"
+
+// Selected returns the workloads of a namespace whose pods sel selects, in
+// input order. A Deployment whose template a Rollout runs is left out (its
+// pods are the Rollout's, which is returned with the Deployment's labels).
+func (ix *Index) Selected(namespace string, sel labels.Selector) []PodSet {
+	k := key{"", normalNamespace(namespace), sel.String()}
+	out, h := ix.selected(ix.scope, k.namespace, func(ps PodSet) bool { return sel.Matches(labels.Set(ps.Labels)) })
+	ix.note(query{op: opPodSets, key: k}, true, h)
+	return out
+}
+
+// PodFilter picks pod sets across namespaces (the workloads that run a
+// container registry) by what their own template says. Filters are
+// registered once (RegisterPodFilter): the index applies each to every
+// workload as it is added, so that asking costs what the answer holds,
+// not a walk over every workload of the input.
+type PodFilter struct {
+	Name  string
+	Match func(PodSet) bool
+}
+
+var podFilters struct {
+	sync.Mutex
+	list []*PodFilter
+}
+
+// RegisterPodFilter makes f a question PodSetsWhere can answer; call it
+// from a package-level variable's initialiser, before any index is built.
+func RegisterPodFilter(f *PodFilter) *PodFilter {
+	podFilters.Lock()
+	defer podFilters.Unlock()
+	podFilters.list = append(podFilters.list, f)
+	return f
+}
+
+func registeredFilters() []*PodFilter {
+	podFilters.Lock()
+	defer podFilters.Unlock()
+	return slices.Clip(podFilters.list)
+}
+
+// PodSetsWhere returns the workloads of every namespace that the
+// registered filter f matches, in input order. A Rollout with workloadRef
+// is judged without its Deployment's template.
+func (ix *Index) PodSetsWhere(f *PodFilter) []PodSet {
+	ix.mu.RLock()
+	out, h := ix.filteredLocked(ix.scope, f)
+	ix.mu.RUnlock()
+	ix.note(query{op: opPodSets, key: key{"", "", f.Name}, filter: f}, true, h)
+	return out
+}
+
+func (ix *Index) filteredLocked(scope Scope, f *PodFilter) ([]PodSet, Ordinal) {
+	var out []PodSet
+	var h hash
+	for _, e := range ix.filtered[f] {
+		if !ix.sees(scope, e.scope) {
+			continue
+		}
+		h.add(e.ord)
+		ps := e.PodSet
+		ps.Replicas = ix.replicasLocked(scope, e, &h)
+		out = append(out, ps)
+	}
+	return out, Ordinal(h)
+}
+
+// selected lists the matching pod sets of namespace ns (every namespace
+// for "") that an object of scope sees, and the hash of what the answer
+// was made of.
+func (ix *Index) selected(scope Scope, ns string, match func(PodSet) bool) ([]PodSet, Ordinal) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return ix.selectedLocked(scope, ns, match)
+}
+
+func (ix *Index) selectedLocked(scope Scope, ns string, match func(PodSet) bool) ([]PodSet, Ordinal) {
+	var out []PodSet
+	var h hash
+	for _, e := range ix.podSetsIn(ns) {
+		if !ix.sees(scope, e.scope) {
+			continue
+		}
+		if e.Kind == "Deployment" && slices.ContainsFunc(ix.workloadRefs[keyOf("Deployment", e.Namespace, e.Name)], func(r entry) bool { return ix.sees(e.scope, r.scope) }) {
+			continue // run by a Rollout
+		}
+		ps := e.PodSet
+		if e.workloadRef != "" {
+			d, ok := ix.podSetNamed(e.scope, e.Namespace, "Deployment", e.workloadRef)
+			if !ok {
+				continue
+			}
+			ps.Labels, ps.Containers, ps.HostNetwork = d.Labels, d.Containers, d.HostNetwork
+			h.add(d.ord)
+		}
+		if !match(ps) {
+			continue
+		}
+		h.add(e.ord)
+		ps.Replicas = ix.replicasLocked(scope, e, &h)
+		out = append(out, ps)
+	}
+	return out, Ordinal(h)
+}
+
+func (ix *Index) podSetsIn(ns string) []podSetEntry {
+	if ns != "" {
+		return ix.podSets[ns]
+	}
+	var all []podSetEntry
+	for _, list := range ix.podSets {
+		all = append(all, list...)
+	}
+	slices.SortFunc(all, func(a, b podSetEntry) int { return compareOrd(a.ord, b.ord) })
+	return all
+}
+
+// podSetNamed finds the pod set an object of scope sees by kind and name.
+func (ix *Index) podSetNamed(scope Scope, ns, kind, name string) (podSetEntry, bool) {
+	for _, e := range ix.podSets[normalNamespace(ns)] {
+		if e.Kind == kind && e.Name == name && ix.sees(scope, e.scope) {
+			return e, true
+		}
+	}
+	return podSetEntry{}, false
+}
+
+// replicasLocked resolves a pod set's count as ReplicasOf does, with the
+// autoscalers both the asking scope and the pod set see, folding them into
+// h.
+func (ix *Index) replicasLocked(scope Scope, e podSetEntry, h *hash) Replicas {
+	var scalers []scaler
+	if e.Scalable {
+		scalers = append(scalers, ix.scalers[keyOf(e.Kind, e.Namespace, e.Name)]...)
+		if e.workloadRef != "" {
+			scalers = append(scalers, ix.scalers[keyOf("Deployment", e.Namespace, e.workloadRef)]...)
+		}
+		scalers = slices.DeleteFunc(slices.Clone(scalers), func(s scaler) bool { return !ix.sees(scope, s.scope) || !ix.sees(e.scope, s.scope) })
+	}
+	if len(scalers) == 0 {
+		return Replicas{Min: e.replicas, Max: e.replicas, Set: e.replicasSet}
+	}
+	r := Replicas{Min: scalers[0].Min, Max: scalers[0].Max}
+	for _, s := range scalers {
+		h.add(s.ord)
+		r.ScaledBy = append(r.ScaledBy, s.Scaler)
+		r.Min, r.Max = min(r.Min, s.Min), max(r.Max, s.Max)
+	}
+	return r
+}
+
+func normalNamespace(ns string) string {
+	if ns == "" {
+		return defaultNamespace
+	}
+	return ns
+}
+
+func compareOrd(a, b Ordinal) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// InNamespace returns the retained objects of a listed kind in a namespace
+// (an object written without one counts as "default"), in input order: the
+// PodDisruptionBudgets or NetworkPolicies beside the one a rule checks.
+func (ix *Index) InNamespace(kind, namespace string) []*object.Object {
+	ns := normalNamespace(namespace)
+	return ix.list(kind, ns, func(e entry) bool { return normalNamespace(e.namespace) == ns })
+}
+
+// OfKind returns the retained objects of a listed kind in every namespace,
+// in input order (the Argo CD Applications of the input).
+func (ix *Index) OfKind(kind string) []*object.Object {
+	return ix.list(kind, "", func(entry) bool { return true })
+}
+
+func (ix *Index) list(kind, ns string, in func(entry) bool) []*object.Object {
+	ix.mu.RLock()
+	var found []entry
+	var h hash
+	for _, e := range ix.byKind[kind] {
+		if in(e) && ix.sees(ix.scope, e.scope) {
+			found = append(found, e)
+			h.add(e.ord)
+		}
+	}
+	ix.mu.RUnlock()
+	ix.note(query{op: opList, key: key{kind, ns, ""}}, true, Ordinal(h))
+	var out []*object.Object
+	for _, e := range found {
+		if o := ix.contents(e); o != nil {
+			out = append(out, o)
+		}
+	}
+	return out
+}
