@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"backfire.dev/backfire/internal/catalog"
-	"backfire.dev/backfire/internal/fix/apply"
+	"backfire.dev/backfire/internal/fixplan"
 	"backfire.dev/backfire/internal/helm"
 	"backfire.dev/backfire/internal/kustomize"
 	"backfire.dev/backfire/internal/model/rollout"
@@ -98,7 +98,7 @@ func runFix(cmd *cobra.Command, args []string, fl *fixFlags) error {
 	// The plan scans, then proves the fixes by scanning what it would write
 	// (and again, to see that a second run changes nothing).
 	meter := progress.ForTerminal(cmd.ErrOrStderr(), "scanning", "proving the fixes")
-	plan, err := apply.Plan(apply.Options{
+	plan, err := fixplan.Plan(fixplan.Options{
 		Scan: scan.Options{
 			Paths:       args,
 			Stdin:       cmd.InOrStdin(),
@@ -145,7 +145,7 @@ func runFix(cmd *cobra.Command, args []string, fl *fixFlags) error {
 }
 
 // summary prints "N fixed, M left" and what a human still has to do.
-func summary(w io.Writer, p *apply.Result, dry bool) {
+func summary(w io.Writer, p *fixplan.Result, dry bool) {
 	verb := "fixed"
 	if dry {
 		verb = "would be fixed"
@@ -157,6 +157,16 @@ func summary(w io.Writer, p *apply.Result, dry bool) {
 	}
 	for _, ph := range p.Placeholders {
 		fmt.Fprintf(w, "  placeholder %s %s = %s: size it from observed use\n", ph.File, ph.Field, ph.Value)
+	}
+	for _, r := range p.Routes {
+		route := "values"
+		if r.How == "template" {
+			route = "template"
+		}
+		fmt.Fprintf(w, "  %s %s %s (%s): %s, because %s\n", route, r.Object, r.Block, strings.Join(r.Rules, ", "), strings.Join(r.Keys, ", "), r.Why)
+	}
+	for _, r := range p.Ranges {
+		fmt.Fprintf(w, "  range %s\n", r)
 	}
 	for _, n := range p.Notes {
 		fmt.Fprintf(w, "  precedence %s\n", n)

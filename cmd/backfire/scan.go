@@ -11,8 +11,8 @@ import (
 	"golang.org/x/term"
 
 	"backfire.dev/backfire/internal/finding"
-	"backfire.dev/backfire/internal/fix/apply"
-	"backfire.dev/backfire/internal/fix/textchange"
+	"backfire.dev/backfire/internal/fixplan"
+	"backfire.dev/backfire/internal/fixplan/textchange"
 	"backfire.dev/backfire/internal/gitbase"
 	"backfire.dev/backfire/internal/helm"
 	"backfire.dev/backfire/internal/kustomize"
@@ -217,7 +217,7 @@ func textFixes(cmd *cobra.Command, opts scan.Options, fl *scanFlags) map[string]
 	opts.Extra = nil                   // a live cluster has no files to edit
 	opts.Stdin = strings.NewReader("") // standard input was read by the scan
 	opts.Charts = nil
-	plan, err := apply.Plan(apply.Options{Scan: opts, Helm: &fl.helm})
+	plan, err := fixplan.Plan(fixplan.Options{Scan: opts, Helm: &fl.helm})
 	if err != nil {
 		fmt.Fprintf(cmd.ErrOrStderr(), "backfire: --sarif-fixes: %v\n", err)
 		return nil

@@ -20,6 +20,7 @@ type simulateProbeFlags struct {
 	latency      string
 	latencyTrace string
 	recovery     time.Duration
+	afterCrash   bool
 	hours        float64
 	format       string
 }
@@ -27,16 +28,18 @@ type simulateProbeFlags struct {
 func newSimulateProbeCommand() *cobra.Command {
 	var fl simulateProbeFlags
 	cmd := &cobra.Command{
-		Use:   "probe -f FILE --latency p50=40ms,p99=1.2s | --latency-trace FILE [--recovery 90s] [--hours 24]",
+		Use:   "probe -f FILE --latency p50=40ms,p99=1.2s | --latency-trace FILE [--recovery 90s] [--after-crash] [--hours 24]",
 		Short: "Play a container's probes through a day of latency and crash recoveries, as written and with the fix",
 		Long: `Simulate probe plays the kubelet (initial delay, period, timeout, thresholds, the
 startup probe holding liveness back, the kill, the grace period, the restart back-off)
 against a server whose query latency follows a distribution (--latency) or a measured
 trace (--latency-trace: lines "OFFSET LATENCY", e.g. "90s 1.2s"), and that after each
 kill recovers for --recovery, during which a probe that fails during recovery fails.
+With --after-crash the first start recovers too, as after a crash: a startup probe that
+fails during recovery kills nothing on a clean start, and its loop (BF105) begins there.
 It reports restarts per day, time in recovery and whether the loop ever ends, for the
-manifest as written and with the fix BF101 (or BF102) proposes. Deterministic: the
-same input gives the same output.`,
+manifest as written and with the fix BF101 (BF105 when the startup probe kills, or
+BF102) proposes. Deterministic: the same input gives the same output.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runSimulateProbe(cmd, &fl) },
 	}
@@ -46,6 +49,7 @@ same input gives the same output.`,
 	f.StringVar(&fl.latency, "latency", "", `query latency quantiles, e.g. "p50=40ms,p99=1.2s"`)
 	f.StringVar(&fl.latencyTrace, "latency-trace", "", `file of "OFFSET LATENCY" samples (or "RFC3339-TIME LATENCY")`)
 	f.DurationVar(&fl.recovery, "recovery", 90*time.Second, "how long the server recovers after a kill")
+	f.BoolVar(&fl.afterCrash, "after-crash", false, "start in crash recovery, as after an OOM kill, a node failure or a stop that ended in SIGKILL (BF601): how a startup probe's loop begins")
 	f.Float64Var(&fl.hours, "hours", 24, "hours to simulate")
 	f.StringVar(&fl.format, "format", "text", "output format: "+strings.Join(simprobe.Formats, ", "))
 	return cmd
@@ -93,7 +97,7 @@ func runSimulateProbe(cmd *cobra.Command, fl *simulateProbeFlags) error {
 	if err != nil {
 		return usageError(cmd, "%s: %v", name, err)
 	}
-	rep, err := simprobe.Simulate(name, data, simprobe.Options{Container: fl.container, Latency: lat, Recovery: fl.recovery.Seconds(), Hours: fl.hours})
+	rep, err := simprobe.Simulate(name, data, simprobe.Options{Container: fl.container, Latency: lat, Recovery: fl.recovery.Seconds(), Hours: fl.hours, AfterCrash: fl.afterCrash})
 	if err != nil {
 		return usageError(cmd, "%v", err)
 	}

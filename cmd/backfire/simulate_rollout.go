@@ -9,11 +9,11 @@ import (
 	"time"
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
-	jsonpatch "github.com/evanphx/json-patch/v5"
 	"github.com/spf13/cobra"
 
 	"backfire.dev/backfire/internal/cluster"
 	"backfire.dev/backfire/internal/finding"
+	"backfire.dev/backfire/internal/fix"
 	"backfire.dev/backfire/internal/load"
 	"backfire.dev/backfire/internal/model/rollout"
 	"backfire.dev/backfire/internal/report"
@@ -267,23 +267,29 @@ func runSimulateRollout(cmd *cobra.Command, fl *simulateRolloutFlags, args []str
 	return rolloutview.Text(out, rep)
 }
 
-// fixedRollout applies to the Rollout the patches the rules propose for it
-// (a Rollout is a custom resource: a strategic merge patch applies to it as
-// a JSON merge patch, lists replaced whole).
+// fixedRollout applies to the Rollout the patches the rules propose for it,
+// composed as backfire fix composes them and applied with the same applier
+// (fix.Apply: the Rollout's Go type says how its lists merge).
 func fixedRollout(ro *v1alpha1.Rollout, findings []finding.Finding) (*v1alpha1.Rollout, []string, error) {
 	doc, err := json.Marshal(ro)
 	if err != nil {
 		return nil, nil, err
 	}
-	var applied []string
+	var own []finding.Finding
 	for _, f := range findings {
 		if f.Fix == nil || f.Fix.Type != finding.StrategicMergePatch || f.Fix.Target != nil ||
 			f.Object.Kind != "Rollout" || f.Object.Name != ro.Name || f.Object.Namespace != ro.Namespace {
 			continue
 		}
-		if doc, err = jsonpatch.MergePatch(doc, f.Fix.Patch); err != nil {
-			return nil, nil, fmt.Errorf("%s fix: %w", f.Rule, err)
+		own = append(own, f)
+	}
+	for _, c := range fix.Compose(own) {
+		if doc, err = fix.ApplyChange(doc, c, &v1alpha1.Rollout{}); err != nil {
+			return nil, nil, fmt.Errorf("the composed fix: %w", err)
 		}
+	}
+	var applied []string
+	for _, f := range own {
 		note := ""
 		if strings.Contains(string(f.Fix.Patch), `"resources"`) {
 			// CPU and memory do not enter the simulation: a pod serves

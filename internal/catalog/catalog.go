@@ -17,6 +17,7 @@ import (
 	_ "backfire.dev/backfire/internal/rules/restarts"
 	_ "backfire.dev/backfire/internal/rules/rollouts"
 	_ "backfire.dev/backfire/internal/rules/suppression"
+	_ "backfire.dev/backfire/internal/rules/termination"
 )
 
 var all = rules.Registered()

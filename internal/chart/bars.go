@@ -28,6 +28,17 @@ type Stack struct {
 	Colour int
 }
 
+// color is the colour of the stack at position i.
+func (s Stack) color(i int) color.Color {
+	switch {
+	case s.Color != nil:
+		return s.Color
+	case s.Colour > 0:
+		return palette[(s.Colour-1)%len(palette)]
+	}
+	return palette[i%len(palette)]
+}
+
 // StackedBarsSVG draws one bar per category, its height split by stack
 // (counts of findings by rule, split by severity), and returns the SVG.
 func StackedBarsSVG(title, ylabel string, width, height vg.Length, categories []string, stacks []Stack) ([]byte, error) {
@@ -48,14 +59,7 @@ func StackedBarsSVG(title, ylabel string, width, height vg.Length, categories []
 		if err != nil {
 			return nil, fmt.Errorf("chart: stack %q: %w", s.Name, err)
 		}
-		bars.Color = s.Color
-		switch {
-		case bars.Color != nil:
-		case s.Colour > 0:
-			bars.Color = palette[(s.Colour-1)%len(palette)]
-		default:
-			bars.Color = palette[i%len(palette)]
-		}
+		bars.Color = s.color(i)
 		bars.LineStyle.Width = 0
 		if below != nil {
 			bars.StackOn(below)
@@ -114,10 +118,7 @@ func HorizontalStackedBarsSVG(title, xlabel string, width, rowHeight vg.Length, 
 			return nil, fmt.Errorf("chart: stack %q: %w", s.Name, err)
 		}
 		bars.Horizontal = true
-		bars.Color = s.Color
-		if bars.Color == nil {
-			bars.Color = palette[i%len(palette)]
-		}
+		bars.Color = s.color(i)
 		bars.LineStyle.Width = 0
 		if below != nil {
 			bars.StackOn(below)

@@ -150,6 +150,34 @@ func (q ProbeQuery) FailsDuringRecovery(v Verdict) bool {
 	return q.Queries
 }
 
+// PassesDuringRecovery reports whether the probe is known to pass while
+// the server of verdict v recovers: the server listens while it recovers,
+// and the probe only needs the connection (tcpSocket on one of the
+// server's ports, a bare redis-cli ping, pg_isready with its exit 1
+// accepted) or asks an endpoint that answers before the recovery is over
+// (Prometheus's /-/healthy). An assumed or unknown check is not known to
+// pass.
+func (q ProbeQuery) PassesDuringRecovery(v Verdict) bool {
+	s := v.Server
+	if s == nil || s.NoCrashRecovery || !s.ListensDuringRecovery {
+		return false
+	}
+	if q.Queries || q.Assumed {
+		return false
+	}
+	return q.Connects || q.endpoint
+}
+
+// ServerPortOf says whether port is one of the ports the server of v is
+// known to listen on (its well-known ports, and those its image serves).
+func ServerPortOf(v Verdict, port int32) bool {
+	return v.Server != nil && (containsPort(v.Server.Ports, port) || containsPort(v.Server.ImagePorts, port))
+}
+
+// ResolvePort is a probe's port as a number: a name is looked up among the
+// container's ports; 0 when it names none.
+func ResolvePort(c *corev1.Container, p intstr.IntOrString) int32 { return resolvePort(c, p) }
+
 // File is a file of the container whose text the input holds: a key of a
 // ConfigMap mounted at that path.
 type File struct {

@@ -205,7 +205,7 @@ func Render(contextName string, k Kind, u *unstructured.Unstructured) load.File 
 	}
 	f := load.Parse(name, data)
 	for _, d := range f.Documents {
-		d.Origin = "live object in context " + contextName + "; lines as kubectl get -o yaml prints it"
+		d.Origin = load.Origin{Kind: load.LiveObject, Text: "live object in context " + contextName + "; lines as kubectl get -o yaml prints it"}
 	}
 	return f
 }

@@ -54,12 +54,16 @@ type Thresholds struct {
 	// RollbackWeight is the backtrack weight from which BF401 reports
 	// (default 50).
 	RollbackWeight int `json:"rollbackWeight,omitempty"`
-	// StartupBudgetSeconds is the startupProbe budget that holds liveness
-	// back long enough for a crash recovery (BF101, default 600).
+	// StartupBudgetSeconds is the crash recovery a startupProbe must allow:
+	// the budget that holds liveness back long enough (BF101), and the one a
+	// startup probe that fails during recovery must reach (BF105); default 600.
 	StartupBudgetSeconds int `json:"startupBudgetSeconds,omitempty"`
 	// FewReplicas is the replica count at or below which one slow answer
 	// can empty the endpoints (BF104, default 3).
 	FewReplicas int `json:"fewReplicas,omitempty"`
+	// StopWriteMiBPerSecond is the disk write rate assumed for what a
+	// database writes as it stops (BF601, default 100).
+	StopWriteMiBPerSecond int `json:"stopWriteMiBPerSecond,omitempty"`
 }
 
 func orDefault(v, d int) int {
@@ -72,7 +76,7 @@ func orDefault(v, d int) int {
 // RollbackWeight returns the BF401 threshold.
 func (c *Config) RollbackWeight() int { return orDefault(c.Thresholds.RollbackWeight, 50) }
 
-// StartupBudgetSeconds returns the BF101 startup budget threshold.
+// StartupBudgetSeconds returns the BF101 and BF105 startup budget threshold.
 func (c *Config) StartupBudgetSeconds() int {
 	return orDefault(c.Thresholds.StartupBudgetSeconds, 600)
 }
@@ -90,6 +94,11 @@ func (c *Config) SeverityOf(id string) (string, bool) {
 
 // FewReplicas returns the BF104 replica threshold.
 func (c *Config) FewReplicas() int { return orDefault(c.Thresholds.FewReplicas, 3) }
+
+// StopWriteMiBPerSecond returns the BF601 write rate.
+func (c *Config) StopWriteMiBPerSecond() int {
+	return orDefault(c.Thresholds.StopWriteMiBPerSecond, 100)
+}
 
 // Load reads a configuration file. Unknown keys and bad values are errors
 // with the file, line and column, so a typo does not silently leave a rule
@@ -195,12 +204,13 @@ func (p *parser) top(n *yaml.Node) {
 		case "thresholds":
 			p.mapping(v, "thresholds", func(name string, k, v *yaml.Node) {
 				dst := map[string]*int{
-					"rollbackWeight":       &p.c.Thresholds.RollbackWeight,
-					"startupBudgetSeconds": &p.c.Thresholds.StartupBudgetSeconds,
-					"fewReplicas":          &p.c.Thresholds.FewReplicas,
+					"rollbackWeight":        &p.c.Thresholds.RollbackWeight,
+					"startupBudgetSeconds":  &p.c.Thresholds.StartupBudgetSeconds,
+					"fewReplicas":           &p.c.Thresholds.FewReplicas,
+					"stopWriteMiBPerSecond": &p.c.Thresholds.StopWriteMiBPerSecond,
 				}[name]
 				if dst == nil {
-					p.fail(k, "unknown threshold %q (want rollbackWeight, startupBudgetSeconds or fewReplicas)", name)
+					p.fail(k, "unknown threshold %q (want rollbackWeight, startupBudgetSeconds, fewReplicas or stopWriteMiBPerSecond)", name)
 					return
 				}
 				var n int

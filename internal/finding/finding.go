@@ -101,6 +101,12 @@ type Finding struct {
 	// ValuesAt is where ValuesSource's key is written (file, line and the
 	// key's column), when the values file could be read.
 	ValuesAt *Place `json:"-"`
+	// Stream is the stream the object's document was read from, as given:
+	// the file, the chart template's rendered output, the overlay's build.
+	// Two objects of one kind and name in two files are two objects: with
+	// Identity it tells them apart where File may not (the base file two
+	// overlays build from).
+	Stream string `json:"-"`
 }
 
 // Key is what orders findings in a report: file, line, column, rule and
@@ -134,20 +140,42 @@ type Place struct {
 	Line, Column int
 }
 
-// ComputeFingerprint hashes what names the finding and not where it sits:
-// the rule, the object's kind, namespace and name, the container and the
-// field path. Lines, files and messages are left out, so adding a document
-// above it, moving it to another file or a rule rewording its message
-// keeps the fingerprint; the API version is left out so that moving to a
-// newer version of the same kind does too.
-func (f *Finding) ComputeFingerprint() string {
+// Identity is what names a finding and not where it sits: the rule, the
+// object's kind, namespace and name, the container and the field path.
+// Lines, files and messages are left out, so adding a document above it,
+// moving it to another file or a rule rewording its message keeps it; the
+// API version is left out so that moving to a newer version of the same
+// kind does too. It is the one definition of "the same finding": the
+// fingerprint hashes it, the webhook compares an object's findings before
+// and after an update by it, and fix compares its rescan by it (with the
+// finding's Stream, since two files may hold objects of one name).
+type Identity struct {
+	Rule, Kind, Namespace, Name, Container, Path string
+}
+
+// Identity returns the finding's identity.
+func (f *Finding) Identity() Identity {
+	return Identity{Rule: f.Rule, Kind: f.Object.Kind, Namespace: f.Object.Namespace, Name: f.Object.Name, Container: f.Container, Path: f.Path}
+}
+
+// Fingerprint hashes the identity: --diff and SARIF's partialFingerprints
+// match findings by it.
+func (id Identity) Fingerprint() string {
 	h := sha256.New()
-	for _, s := range []string{f.Rule, f.Object.Kind, f.Object.Namespace, f.Object.Name, f.Container, f.Path} {
+	for _, s := range []string{id.Rule, id.Kind, id.Namespace, id.Name, id.Container, id.Path} {
 		h.Write([]byte(s))
 		h.Write([]byte{0})
 	}
 	return hex.EncodeToString(h.Sum(nil)[:16])
 }
+
+// Instance names the finding in one run: its fingerprint in the stream
+// its object was read from. Two files that each define Deployment web
+// give two findings of one fingerprint; their fixes are told apart by it.
+func (f *Finding) Instance() string { return f.Fingerprint + "\x00" + f.Stream }
+
+// ComputeFingerprint is the fingerprint of the finding's identity.
+func (f *Finding) ComputeFingerprint() string { return f.Identity().Fingerprint() }
 
 // Fix is a change that removes the finding.
 type Fix struct {

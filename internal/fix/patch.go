@@ -21,6 +21,24 @@ func ContainerPatch(t *object.PodTemplate, container string, fields map[string]a
 	return At(t.SpecPath.String(), map[string]any{listOf(t, container): []any{c}})
 }
 
+// PodPatch is ContainerPatch with fields of the pod spec beside the
+// container's (terminationGracePeriodSeconds); container "" or no fields
+// patch the pod spec alone.
+func PodPatch(t *object.PodTemplate, pod map[string]any, container string, fields map[string]any) json.RawMessage {
+	spec := map[string]any{}
+	for k, v := range pod {
+		spec[k] = v
+	}
+	if container != "" && len(fields) > 0 {
+		c := map[string]any{"name": container}
+		for k, v := range fields {
+			c[k] = v
+		}
+		spec[listOf(t, container)] = []any{c}
+	}
+	return At(t.SpecPath.String(), spec)
+}
+
 // listOf names the list that holds a container. Names are unique across
 // containers and init containers: a native sidecar is patched in the list
 // that holds it.

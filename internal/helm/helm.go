@@ -56,6 +56,7 @@ type Renderer struct {
 	user   []*valuesLayer // --values files, --set and --set-string, in order
 	caps   *chartutil.Capabilities
 	merged map[string]any // the user's values, merged as helm merges them
+	trial  bool           // see Trial
 }
 
 // New checks the options once for all charts: the values files are read
@@ -123,6 +124,41 @@ func New(opts Options) (*Renderer, error) {
 	return r, nil
 }
 
+// Trial returns a renderer whose values are r's with extra merged in as a
+// values file passed last would be (after the --values files, before
+// --set). backfire fix renders a chart with the keys it means to write
+// this way before it writes them; a null in extra deletes the key, as a
+// null in a values file does. A trial render leaves out the templates that
+// generate keys or certificates: their Secrets differ at every render
+// anyway, and generating RSA keys is most of the time of a chart such as
+// Harbor's.
+func (r *Renderer) Trial(extra map[string]any) *Renderer {
+	l := &valuesLayer{name: "backfire fix (trial)", values: extra, keys: map[string]bool{}}
+	collectKeys(extra, "", l.keys)
+	w := &Renderer{opts: r.opts, caps: r.caps, merged: map[string]any{}, trial: true}
+	placed := false
+	for _, u := range r.user {
+		if u.expr != "" && !placed {
+			w.user, placed = append(w.user, l), true
+		}
+		w.user = append(w.user, u)
+	}
+	if !placed {
+		w.user = append(w.user, l)
+	}
+	for _, l := range w.user {
+		switch {
+		case l.expr == "":
+			w.merged = mergeMaps(w.merged, copyValue(l.values).(map[string]any))
+		case l.asString:
+			_ = strvals.ParseIntoString(l.expr, w.merged)
+		default:
+			_ = strvals.ParseInto(l.expr, w.merged)
+		}
+	}
+	return w
+}
+
 // Render renders the chart at in.Path (a directory or a packaged .tgz).
 // Each non-empty rendered template is a stream named
 // "<chart as given>/templates/<file>"; CRDs from crds/ are streams of
@@ -145,6 +181,9 @@ func (r *Renderer) Render(in source.Input) (streams []source.Stream, errs []load
 	ch, err := loader.Load(in.Path)
 	if err != nil {
 		return fail(in.Path, 0, "cannot load Helm chart: %v", err)
+	}
+	if r.trial {
+		dropKeyGeneration(ch)
 	}
 	chartFile := r.name(in.Path, ch.Name()+"/Chart.yaml")
 	if strings.EqualFold(ch.Metadata.Type, "library") {
@@ -191,10 +230,12 @@ func (r *Renderer) Render(in source.Input) (streams []source.Stream, errs []load
 	}}
 	origin := r.origin(in.Path, ch)
 	for _, crd := range ch.CRDObjects() {
+		o := origin
+		o.Kind, o.Text = load.ChartCRD, origin.Text+"; a CRD from crds/, not templated"
 		streams = append(streams, source.Stream{
 			Name:   r.name(in.Path, filepath.ToSlash(crd.Filename)),
 			Data:   crd.File.Data,
-			Origin: origin + "; a CRD from crds/, not templated",
+			Origin: o,
 		})
 	}
 	names := make([]string, 0, len(rendered))
@@ -248,6 +289,19 @@ func bytesize(n int64) string {
 	return fmt.Sprintf("%d bytes", n)
 }
 
+// dropKeyGeneration empties the templates of a chart and its subcharts
+// that generate keys and define nothing (see generatesKeys).
+func dropKeyGeneration(c *chart.Chart) {
+	for _, t := range c.Templates {
+		if t != nil && generatesKeys(t.Data) {
+			t.Data = nil
+		}
+	}
+	for _, d := range c.Dependencies() {
+		dropKeyGeneration(d)
+	}
+}
+
 // renderValues is what the templates see: the chart's values coalesced
 // with the user's, the release and the capabilities.
 func (r *Renderer) renderValues(ch *chart.Chart, userVals map[string]any) (chartutil.Values, error) {
@@ -267,7 +321,7 @@ func (r *Renderer) name(chartPath, key string) string {
 	return filepath.ToSlash(filepath.Join(chartPath, key))
 }
 
-func (r *Renderer) origin(chartPath string, ch *chart.Chart) string {
+func (r *Renderer) origin(chartPath string, ch *chart.Chart) load.Origin {
 	var from []string
 	if hasFile(ch, chartutil.ValuesfileName) {
 		from = append(from, chartutil.ValuesfileName)
@@ -275,8 +329,12 @@ func (r *Renderer) origin(chartPath string, ch *chart.Chart) string {
 	for _, l := range r.user {
 		from = append(from, l.name)
 	}
-	return fmt.Sprintf("rendered from chart %s %s (release %q, namespace %q, values: %s)",
-		ch.Name(), ch.Metadata.Version, r.opts.ReleaseName, r.opts.Namespace, strings.Join(from, ", "))
+	return load.Origin{
+		Kind: load.ChartTemplate, Dir: chartPath,
+		Chart: ch.Name(), Release: r.opts.ReleaseName, Namespace: r.opts.Namespace,
+		Text: fmt.Sprintf("rendered from chart %s %s (release %q, namespace %q, values: %s)",
+			ch.Name(), ch.Metadata.Version, r.opts.ReleaseName, r.opts.Namespace, strings.Join(from, ", ")),
+	}
 }
 
 func hasFile(ch *chart.Chart, name string) bool {

@@ -102,7 +102,10 @@ func valuesTrace(s source.Stream, d *load.Document, path string) string {
 		return ""
 	}
 	pos, _ := d.Locate(path)
-	return s.Trace(d, path, pos).Values
+	if v := s.Trace(d, path, pos).Values; v != nil {
+		return v.Text
+	}
+	return ""
 }
 
 // lineOf returns the 1-based line of the first line of data equal to text
@@ -165,8 +168,8 @@ func TestHarborDatabaseStatefulSet(t *testing.T) {
 		t.Errorf("absent resources has values source %q", got)
 	}
 
-	if !strings.HasPrefix(s.Origin, `rendered from chart harbor 1.4.0-dev (release "release-name", namespace "default", values: values.yaml)`) {
-		t.Errorf("origin %q", s.Origin)
+	if !strings.HasPrefix(s.Origin.Text, `rendered from chart harbor 1.4.0-dev (release "release-name", namespace "default", values: values.yaml)`) {
+		t.Errorf("origin %q", s.Origin.Text)
 	}
 	for _, s := range streams {
 		if strings.HasSuffix(s.Name, "NOTES.txt") || strings.HasPrefix(filepath.Base(s.Name), "_") {
@@ -279,8 +282,8 @@ func TestReleaseNameAndNamespace(t *testing.T) {
 	if got := field(t, d, "metadata.namespace"); got != "registry" {
 		t.Errorf("namespace %v", got)
 	}
-	if !strings.Contains(s.Origin, `release "prod", namespace "registry"`) {
-		t.Errorf("origin %q", s.Origin)
+	if !strings.Contains(s.Origin.Text, `release "prod", namespace "registry"`) {
+		t.Errorf("origin %q", s.Origin.Text)
 	}
 }
 
@@ -570,7 +573,7 @@ func TestConcurrentRenders(t *testing.T) {
 			}
 			d := load.Parse(streams[0].Name, streams[0].Data).Documents[0]
 			pos, _ := d.Locate(liveness + ".timeoutSeconds")
-			got <- string(streams[0].Data) + streams[0].Trace(d, liveness+".timeoutSeconds", pos).Values
+			got <- string(streams[0].Data) + streams[0].Trace(d, liveness+".timeoutSeconds", pos).Values.Text
 		}()
 	}
 	first := <-got

@@ -84,8 +84,11 @@ func (p *provenance) tracer(template string, starts []int) load.Tracer {
 }
 
 // keyGen matches the template functions that generate keys or
-// certificates (sprig's crypto functions, as Helm's engine provides them).
-var keyGen = regexp.MustCompile(`\b(genCA|genCAWithKey|genPrivateKey|genSelfSignedCert|genSelfSignedCertWithKey|genSignedCert|genSignedCertWithKey)\b`)
+// certificates, or hash a password with a random salt (sprig's crypto
+// functions, as Helm's engine provides them; bcrypt and htpasswd, called
+// in an action, cost a bcrypt hash each: most of a trial render of
+// Harbor's chart).
+var keyGen = regexp.MustCompile(`\b(genCA|genCAWithKey|genPrivateKey|genSelfSignedCert|genSelfSignedCertWithKey|genSignedCert|genSignedCertWithKey)\b|\{\{[^}]*\b(bcrypt|htpasswd)\s`)
 
 // generatesKeys says whether a template generates keys and defines nothing
 // another template could include.
@@ -497,7 +500,7 @@ func (t *traceTable) trace(d *load.Document, fieldPath string, pos load.Position
 	case map[string]any, []any:
 	default:
 		if s, ok := t.lines[pos.Line+offset]; ok {
-			return load.Trace{Values: s.text}
+			return load.Trace{Values: &load.Provenance{Keys: []load.ValuesRef{s.ref()}, Own: true, Text: s.text}}
 		}
 		return load.Trace{}
 	}
@@ -510,7 +513,35 @@ func (t *traceTable) trace(d *load.Document, fieldPath string, pos load.Position
 			srcs = append(srcs, s)
 		}
 	}
-	return load.Trace{Values: summarize(srcs)}
+	if len(srcs) == 0 {
+		return load.Trace{}
+	}
+	return load.Trace{Values: provenanceOf(srcs)}
+}
+
+// provenanceOf is the typed provenance of a composite field's sources.
+func provenanceOf(srcs []valueSource) *load.Provenance {
+	p := &load.Provenance{Text: summarize(srcs)}
+	if parent, line, ok := commonParent(srcs); ok {
+		l := srcs[0].layer
+		p.Parent = &load.ValuesRef{File: l.file(), Layer: l.name, Line: line, Key: parent}
+	}
+	sorted := append([]valueSource(nil), srcs...)
+	sort.SliceStable(sorted, func(i, j int) bool {
+		if sorted[i].rank != sorted[j].rank {
+			return sorted[i].rank < sorted[j].rank
+		}
+		return sorted[i].line < sorted[j].line
+	})
+	for _, s := range sorted {
+		p.Keys = append(p.Keys, s.ref())
+	}
+	return p
+}
+
+// ref is the typed reference of a source.
+func (s valueSource) ref() load.ValuesRef {
+	return load.ValuesRef{File: s.layer.file(), Layer: s.layer.name, Line: s.line, Key: s.key}
 }
 
 // summarize names the sources of a composite field: "values.yaml:1071

@@ -24,6 +24,14 @@ type valuesLayer struct {
 	asString bool
 }
 
+// file is the layer's values file, "" for --set.
+func (l *valuesLayer) file() string {
+	if l.lines == nil {
+		return ""
+	}
+	return l.name
+}
+
 // readValuesFile reads a --values file the way helm does (sigs.k8s.io/yaml
 // into a map), and again with positions for the key lines.
 func readValuesFile(path string) (*valuesLayer, error) {

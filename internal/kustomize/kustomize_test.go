@@ -89,8 +89,8 @@ func TestRolloutsDemoOverlays(t *testing.T) {
 					if o.Typed == nil {
 						t.Errorf("%s was not decoded into the Argo Rollouts type", o.Ref)
 					}
-					if !strings.Contains(o.Doc.Origin, "built by kustomization "+dir+" from "+examples) {
-						t.Errorf("%s origin %q does not name the overlay and the resource file", o.Ref, o.Doc.Origin)
+					if !strings.Contains(o.Doc.Origin.Text, "built by kustomization "+dir+" from "+examples) {
+						t.Errorf("%s origin %q does not name the overlay and the resource file", o.Ref, o.Doc.Origin.Text)
 					}
 				}
 			}
@@ -239,8 +239,8 @@ func TestTraceToResourceFile(t *testing.T) {
 	if s.Name != filepath.Join(root, "prod") {
 		t.Errorf("stream name %q, want the overlay", s.Name)
 	}
-	if want := "built by kustomization " + filepath.Join(root, "prod") + " from " + base + "; the build changed metadata.name, metadata.namespace, spec.replicas"; s.Origin != want {
-		t.Errorf("origin\n%q\nwant\n%q", s.Origin, want)
+	if want := "built by kustomization " + filepath.Join(root, "prod") + " from " + base + "; the build changed metadata.name, metadata.namespace, spec.replicas"; s.Origin.Text != want {
+		t.Errorf("origin\n%q\nwant\n%q", s.Origin.Text, want)
 	}
 	// Positions in the stream are lines of the whole build output: the
 	// Service comes first (8 lines, with its namespace, and "---").
@@ -284,8 +284,8 @@ func TestTraceToResourceFile(t *testing.T) {
 	if tr := trace(s, d, ""); tr.File != base || tr.Line != 9 {
 		t.Errorf("unchanged object traced to %s:%d, want %s:9", tr.File, tr.Line, base)
 	}
-	if strings.Contains(s.Origin, "changed") {
-		t.Errorf("origin %q claims a change", s.Origin)
+	if strings.Contains(s.Origin.Text, "changed") {
+		t.Errorf("origin %q claims a change", s.Origin.Text)
 	}
 }
 
@@ -302,8 +302,8 @@ func TestOriginAnnotationsDoNotLeak(t *testing.T) {
 		if !strings.Contains(string(s.Data), "alpha.config.kubernetes.io/transformations") {
 			t.Errorf("the kustomization asked for transformer annotations:\n%s", s.Data)
 		}
-		if !strings.Contains(s.Origin, " from ") {
-			t.Errorf("origin %q names no resource file", s.Origin)
+		if !strings.Contains(s.Origin.Text, " from ") {
+			t.Errorf("origin %q names no resource file", s.Origin.Text)
 		}
 	}
 }
@@ -337,7 +337,7 @@ func TestRequestedOriginAnnotationsStay(t *testing.T) {
 			t.Errorf("requested origin annotation missing from\n%s", s.Data)
 		}
 		if s.Trace == nil {
-			t.Errorf("%s: not traced", s.Origin)
+			t.Errorf("%s: not traced", s.Origin.Text)
 		}
 	}
 }

@@ -13,9 +13,9 @@ type Document struct {
 	File  string // the name shown to users: a path, "<stdin>", or a chart template
 	Index int    // position of the document in its stream (0-based)
 	Line  int    // line where the document starts
-	// Origin says how the document was produced when it is not a plain file,
-	// e.g. "rendered from chart harbor" or "built by kustomize overlay ./prod".
-	Origin string
+	// Origin says how the document was produced; the zero Origin is a
+	// plain file.
+	Origin Origin
 	// Trace, when set, follows a field of a generated document back to
 	// where it was written. Plain files have none.
 	Trace Tracer

@@ -23,7 +23,7 @@ type SARIFOptions struct {
 	// ShowSuppressed adds the findings an annotation silenced, as results
 	// with an inSource suppression that carries the annotation's reason.
 	ShowSuppressed bool
-	// Fixes are the text changes of each finding's fix, by fingerprint
+	// Fixes are the text changes of each finding's fix, by finding.Instance
 	// (what `backfire fix` would write); a result with some gets them as
 	// SARIF fixes, the others keep the patch in properties.fix only.
 	Fixes map[string][]result.TextChange
@@ -107,7 +107,7 @@ func SARIF(w io.Writer, r *result.Result, opts SARIFOptions) error {
 			props["fix"] = f.Fix
 		}
 		res.Properties = props
-		if tcs := opts.Fixes[f.Fingerprint]; len(tcs) > 0 {
+		if tcs := opts.Fixes[f.Instance()]; len(tcs) > 0 {
 			res.AddFix(textFix(f, tcs, opts.BaseDir))
 		}
 		return res

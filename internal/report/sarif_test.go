@@ -219,7 +219,7 @@ func TestSARIFFixesAreTextReplacementsThatValidate(t *testing.T) {
 	r := sample()
 	r.Findings[0].Fingerprint, r.Findings[1].Fingerprint = "0123456789abcdef0123456789abcdef", "fedcba98765432100123456789abcdef"
 	fp := r.Findings[0].Fingerprint
-	fixes := map[string][]result.TextChange{fp: {
+	fixes := map[string][]result.TextChange{r.Findings[0].Instance(): {
 		{File: "deploy/db.yaml", StartLine: 53, EndLine: 56, EndColumn: 1, Text: "          tcpSocket:\n            port: 5432\n"},
 		{File: "deploy/db.yaml", StartLine: 60, EndLine: 60, EndColumn: 1, Text: "          failureThreshold: 6\n"},
 		{File: "deploy/patch.yaml", StartLine: 1, EndLine: 1, EndColumn: 1, Text: "kind: StatefulSet\n", NewFile: true},

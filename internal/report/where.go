@@ -1,15 +1,8 @@
 package report
 
 import (
-	"regexp"
-	"strconv"
-
 	"backfire.dev/backfire/internal/finding"
 )
-
-// valuesAt reads the file and line out of a Helm values source
-// ("charts/harbor/values.yaml:1074 database.internal.livenessProbe.timeoutSeconds").
-var valuesAt = regexp.MustCompile(`^(\S+):([0-9]+) `)
 
 // Where is the place a line-oriented format points at: the file and line a
 // user edits to change the finding.
@@ -23,16 +16,11 @@ type Where struct {
 // EditAt returns where to change a finding: for a field of a rendered Helm
 // chart whose value a values file set, that key in the values file (the
 // template only copies it; column 1 when the file could not be read);
-// otherwise the finding's own file, line and
-// column (a plain file, the Kustomize patch or base, the template).
+// otherwise the finding's own file, line and column (a plain file, the
+// Kustomize patch or base, the template).
 func EditAt(f finding.Finding) Where {
 	if v := f.ValuesAt; v != nil {
 		return Where{File: v.File, Line: v.Line, Column: max(v.Column, 1)}
-	}
-	if m := valuesAt.FindStringSubmatch(f.ValuesSource); m != nil {
-		if line, err := strconv.Atoi(m[2]); err == nil && line > 0 {
-			return Where{File: m[1], Line: line, Column: 1}
-		}
 	}
 	return Where{File: f.File, Line: max(f.Line, 1), Column: max(f.Column, 1), OutputLine: f.OutputLine}
 }

@@ -1,13 +1,15 @@
 package scan
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
-	"regexp"
-	"strconv"
 	"strings"
 
 	"backfire.dev/backfire/internal/finding"
+	"backfire.dev/backfire/internal/load"
 	"backfire.dev/backfire/internal/rules"
+	"backfire.dev/backfire/internal/valuesdoc"
 )
 
 // locate gives a reported finding the place a user edits to change it: the
@@ -19,7 +21,8 @@ func locate(r rules.Reported, files sourceLines) finding.Finding {
 	f := r.Finding
 	doc := r.At
 	f.File = doc.File
-	f.Origin = doc.Origin
+	f.Stream = doc.File
+	f.Origin = doc.Origin.String()
 	pos, _ := doc.Locate(f.Path)
 	f.Line, f.Column = pos.Line, pos.Column
 	if doc.Trace != nil {
@@ -29,42 +32,73 @@ func locate(r rules.Reported, files sourceLines) finding.Finding {
 		} else {
 			f.OutputLine = true
 		}
-		f.ValuesSource = tr.Values
-		f.ValuesAt = files.valuesAt(tr.Values)
+		if tr.Values != nil {
+			f.ValuesSource = tr.Values.Text
+			if at, ok := tr.Values.At(); ok {
+				f.ValuesAt = files.place(at)
+			}
+			if ref, ok := tr.Values.Key(); ok {
+				if step := files.lowerBound(ref, doc, f.Path); step != "" {
+					f.Mechanism = append(f.Mechanism, step)
+				}
+			}
+		}
 	}
 	f.Fingerprint = f.ComputeFingerprint()
 	return f
 }
 
-// valuesSource reads "values.yaml:1074 database.internal.livenessProbe.timeoutSeconds"
-// (or "... livenessProbe (5 keys)").
-var valuesSource = regexp.MustCompile(`^(\S+):([0-9]+) ([^ ;]+)`)
-
 // sourceLines reads each values file once for the columns of its keys.
 type sourceLines map[string][]string
 
-// valuesAt finds the column of the values key on its line: the provenance
-// gives the line; the key's last segment is written on it.
-func (s sourceLines) valuesAt(src string) *finding.Place {
-	m := valuesSource.FindStringSubmatch(src)
-	if m == nil {
-		return nil
-	}
-	line, err := strconv.Atoi(m[2])
-	if err != nil || line < 1 {
-		return nil
-	}
-	at := &finding.Place{File: m[1], Line: line, Column: 1}
-	lines, ok := s[m[1]]
+// lines returns a values file's lines, read once.
+func (s sourceLines) lines(file string) []string {
+	lines, ok := s[file]
 	if !ok {
-		if data, err := os.ReadFile(m[1]); err == nil {
+		if data, err := os.ReadFile(file); err == nil {
 			lines = strings.Split(string(data), "\n")
 		}
-		s[m[1]] = lines
+		s[file] = lines
 	}
-	key := m[3][strings.LastIndexByte(m[3], '.')+1:]
-	if line <= len(lines) {
-		text := lines[line-1]
+	return lines
+}
+
+// lowerBound says, when the values file documents a range for the key
+// that set the field and the field holds its lower bound, that the chart
+// ships the least it allows (seed 003: Harbor's "1 to 5 seconds", shipped
+// as 1): a default nobody chose for the workload.
+func (s sourceLines) lowerBound(ref load.ValuesRef, doc *load.Document, path string) string {
+	if ref.File == "" {
+		return ""
+	}
+	r, ok := valuesdoc.Find(s.lines(ref.File), ref.Line, ref.Key)
+	if !ok {
+		return ""
+	}
+	var v any
+	if json.Unmarshal(doc.JSON, &v) != nil {
+		return ""
+	}
+	got, ok := load.ValueAt(v, load.SplitPath(path))
+	if n, isNum := got.(float64); !ok || !isNum || n != r.Low {
+		return ""
+	}
+	return fmt.Sprintf("%s:%d documents %s as %q and ships %g, its lower bound: the chart's default is the least it allows, not a value chosen for this workload.",
+		ref.File, r.Line, ref.Key, r.Text, r.Low)
+}
+
+// place is where a values key is written: its line, and the column of
+// its last segment on that line (1 when the file cannot be read). A key
+// set with --set has no place.
+func (s sourceLines) place(ref load.ValuesRef) *finding.Place {
+	if ref.File == "" || ref.Line < 1 {
+		return nil
+	}
+	at := &finding.Place{File: ref.File, Line: ref.Line, Column: 1}
+	lines := s.lines(ref.File)
+	key := ref.Key[strings.LastIndexByte(ref.Key, '.')+1:]
+	if ref.Line <= len(lines) {
+		text := lines[ref.Line-1]
 		i := strings.Index(text, key+":")
 		if i < 0 {
 			i = strings.Index(text, key)

@@ -107,7 +107,8 @@ const (
 // its default values. Lines are lines of each template's rendered output.
 // What is not here must not fire, and why:
 //   - redis: no BF101/BF102/BF103: both probes are tcpSocket :6379, which
-//     the kernel answers (it is BestEffort, so BF201 fires);
+//     the kernel answers (it is BestEffort, so BF201 fires; the readiness
+//     probe passes while it loads, so BF106 fires);
 //   - trivy: no BF201 (values request cpu 200m, memory 512Mi), no BF103
 //     (liveness /probe/healthy, readiness /probe/ready: different checks),
 //     no BF202 (its cpu limit is 1 CPU and it is not database-like);
@@ -125,6 +126,10 @@ var harborFindings = []expect{
 		"database.internal.resources is commented out in values.yaml: PostgreSQL runs BestEffort"},
 	{"BF201", "error", "StatefulSet release-name-harbor-redis", "redis", redisSS, 47, resources,
 		"redis.internal.resources is commented out: Redis runs BestEffort"},
+	{"BF106", "info", "StatefulSet release-name-harbor-redis", "redis", redisSS, 67, "spec.template.spec.containers[0].readinessProbe",
+		"a tcpSocket readiness probe on 6379 passes while Valkey loads its dataset and answers -LOADING; one replica, so info"},
+	{"BF601", "error", "StatefulSet release-name-harbor-database", "database", databaseSS, 73, "spec.template.spec.containers[0].image",
+		"harbor-db sets no STOPSIGNAL: SIGTERM, a smart shutdown, waits for pooled clients until SIGKILL at 120 s, and the recovery that follows is BF101's loop"},
 	{"BF201", "warning", "Deployment release-name-harbor-jobservice", "jobservice", jobserviceDpl, 54, resources,
 		"jobservice mounts a PersistentVolumeClaim (stateful) and sets no resources"},
 	{"BF201", "warning", "Deployment release-name-harbor-registry", "registry", registryDpl, 55, resources,
@@ -184,7 +189,8 @@ func TestHarborChartFindings(t *testing.T) {
 
 // The seed 003 fix, as far as the chart's values reach: the database keeps
 // only BF101 (the probe still queries; no value can make it tcpSocket), and
-// with failureThreshold 6 its recovery budget is 300 + 6 x 10 = 360 s.
+// with failureThreshold 6 its recovery budget is 300 + 6 x 10 = 360 s; and
+// BF601 (no value gives it a preStop hook).
 func TestHarborChartWithFixValues(t *testing.T) {
 	chart := testutil.Corpus(t, "harbor-helm")
 	fix := filepath.Join(testutil.RepoRoot(t), "internal", "helm", "testdata", "harbor-fix-values.yaml")
@@ -192,7 +198,7 @@ func TestHarborChartWithFixValues(t *testing.T) {
 
 	var want []expect
 	for _, e := range harborFindings {
-		if e.object == "StatefulSet release-name-harbor-database" && e.rule != "BF101" {
+		if e.object == "StatefulSet release-name-harbor-database" && e.rule != "BF101" && e.rule != "BF601" {
 			continue // BF102: timeout 5; BF103: liveness 6 x 10 + 5 = 65 s > readiness 35 s; BF201: requests set
 		}
 		want = append(want, e)

@@ -33,6 +33,8 @@ func (r *Report) runs() []*Run {
 func (run *Run) Verdict() string {
 	res := run.Result
 	switch {
+	case len(res.Kills) == 0 && run.NeverEnds && !run.AfterCrash:
+		return fmt.Sprintf("no kill on a clean start; after a crash a recovery longer than %d s (the %s probe's D + F x P) never completes: --after-crash plays it", run.Budget, run.killer())
 	case len(res.Kills) == 0:
 		return "no kill: the probe never fires"
 	case !res.LoopEnds && run.NeverEnds:
@@ -43,6 +45,15 @@ func (run *Run) Verdict() string {
 	return fmt.Sprintf("yes: %d of %d recoveries completed", res.RecoveriesCompleted, res.RecoveriesStarted)
 }
 
+// killer names the probe whose arithmetic NeverEnds read: the startup
+// probe when it fails during recovery, else liveness.
+func (run *Run) killer() string {
+	if run.Startup != nil && run.Startup.FailsDuringRecovery {
+		return "startup"
+	}
+	return "liveness"
+}
+
 // Text writes the comparison for people.
 func (r *Report) Text(w io.Writer) error {
 	b := &bytes.Buffer{}
@@ -51,7 +62,11 @@ func (r *Report) Text(w io.Writer) error {
 		server = " (" + r.Server + ")"
 	}
 	fmt.Fprintf(b, "%s, container %s%s  %s\n", r.Object, r.Container, server, r.File)
-	fmt.Fprintf(b, "latency %s; recovery after a kill %s; %s simulated\n\n", r.Latency, dur(r.Recovery), dur(r.Hours*3600))
+	first := ""
+	if r.AfterCrash {
+		first = "; the first start is a crash recovery too"
+	}
+	fmt.Fprintf(b, "latency %s; recovery after a kill %s%s; %s simulated\n\n", r.Latency, dur(r.Recovery), first, dur(r.Hours*3600))
 	tw := tabwriter.NewWriter(b, 0, 4, 2, ' ', 0)
 	runs := r.runs()
 	row := func(name string, f func(*Run) string) {
@@ -137,7 +152,7 @@ func toJSONProbe(p *probesim.Probe) *jsonProbe {
 func (r *Report) JSON(w io.Writer) error {
 	doc := map[string]any{
 		"schema": Schema, "object": r.Object, "file": r.File, "container": r.Container, "server": r.Server,
-		"latency": r.Latency, "recoverySeconds": r.Recovery, "hours": r.Hours, "assumptions": r.Assumptions,
+		"latency": r.Latency, "recoverySeconds": r.Recovery, "afterCrash": r.AfterCrash, "hours": r.Hours, "assumptions": r.Assumptions,
 	}
 	var runs []jsonRun
 	for _, run := range r.runs() {

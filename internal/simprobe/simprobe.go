@@ -1,18 +1,18 @@
 // Package simprobe is backfire simulate probe: it reads a workload's
 // probes from a manifest, runs the probe simulator on them and on the same
-// workload with the rule's fix applied (the strategic merge patch BF101 or
-// BF102 proposes), and reports both.
+// workload with the rule's fix applied (the strategic merge patch BF101,
+// BF105 or BF102 proposes), and reports both.
 package simprobe
 
 import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/strategicpatch"
 
 	"backfire.dev/backfire/internal/catalog"
 	"backfire.dev/backfire/internal/classify"
 	"backfire.dev/backfire/internal/finding"
+	"backfire.dev/backfire/internal/fix"
 	"backfire.dev/backfire/internal/load"
 	"backfire.dev/backfire/internal/model/probe"
 	"backfire.dev/backfire/internal/model/probesim"
@@ -26,6 +26,9 @@ type Options struct {
 	Latency   probesim.Latency
 	Recovery  float64 // seconds
 	Hours     float64
+	// AfterCrash starts the simulation in crash recovery
+	// (probesim.Config.AfterCrash).
+	AfterCrash bool
 }
 
 // Run is one configuration's simulation.
@@ -39,6 +42,8 @@ type Run struct {
 	// this length (see probesim.NeverEnds).
 	NeverEnds bool
 	Budget    int
+	// AfterCrash: the run started in crash recovery.
+	AfterCrash bool
 }
 
 // Report is the simulation of a workload as written and with its fix.
@@ -50,7 +55,9 @@ type Report struct {
 	Latency   string
 	Recovery  float64
 	Hours     float64
-	AsWritten Run
+	// AfterCrash: the first start was a crash recovery too.
+	AfterCrash bool
+	AsWritten  Run
 	// Fixed is nil when no rule proposes a fix for the container.
 	Fixed *Run
 	Fix   *finding.Finding
@@ -90,7 +97,7 @@ func Simulate(name string, data []byte, opts Options) (*Report, error) {
 
 func simulate(o *object.Object, t *object.PodTemplate, c *corev1.Container, fs []finding.Finding, opts Options) (*Report, error) {
 	v := classify.Container(o.Kind, c)
-	rep := &Report{Object: o.Ref, File: o.Doc.File, Container: c.Name, Latency: opts.Latency.String(), Recovery: opts.Recovery, Hours: opts.Hours,
+	rep := &Report{Object: o.Ref, File: o.Doc.File, Container: c.Name, Latency: opts.Latency.String(), Recovery: opts.Recovery, Hours: opts.Hours, AfterCrash: opts.AfterCrash,
 		Assumptions: []string{
 			fmt.Sprintf("the server exits %d s after SIGTERM (at most the grace period) and a restarted container runs %d s after the kubelet restarts it", probesim.ShutdownSeconds, probesim.StartSeconds),
 			"a kill is a crash: every start after a kill recovers for the full recovery time, from scratch",
@@ -103,14 +110,7 @@ func simulate(o *object.Object, t *object.PodTemplate, c *corev1.Container, fs [
 		rep.Assumptions = append(rep.Assumptions, "latencies are drawn independently for each probe from the quantiles (log-interpolated; half the lowest quantile at the bottom, twice the highest at the top), with a fixed seed")
 	}
 	rep.AsWritten = play("as written", o.Kind, c, t.Spec.TerminationGracePeriodSeconds, v, opts)
-	for i := range fs {
-		f := &fs[i]
-		if f.Container != c.Name || f.Object != o.Ref || f.Fix == nil || f.Fix.Type != finding.StrategicMergePatch || (f.Rule != "BF101" && f.Rule != "BF102") {
-			continue
-		}
-		if rep.Fix != nil && rep.Fix.Rule == "BF101" {
-			continue // BF101's fix removes the loop; BF102's only widens the timeout
-		}
+	if f := fixFor(fs, o.Ref, c.Name, rep.AsWritten.Result.Kills); f != nil {
 		fixed, err := applyFix(o, f, c.Name)
 		if err != nil {
 			return nil, fmt.Errorf("%s fix for %s: %w", f.Rule, o.Ref, err)
@@ -121,11 +121,35 @@ func simulate(o *object.Object, t *object.PodTemplate, c *corev1.Container, fs [
 	return rep, nil
 }
 
+// fixFor picks the fix to compare: the one for the probe that kills in
+// the run as written (BF105's raises the startup budget, BF101's makes
+// liveness pass during recovery), else BF101's, BF105's, then BF102's,
+// which only widens the timeout.
+func fixFor(fs []finding.Finding, obj object.Ref, container string, kills []probesim.Kill) *finding.Finding {
+	byRule := map[string]*finding.Finding{}
+	for i := range fs {
+		f := &fs[i]
+		if f.Container == container && f.Object == obj && f.Fix != nil && f.Fix.Type == finding.StrategicMergePatch && byRule[f.Rule] == nil {
+			byRule[f.Rule] = f
+		}
+	}
+	order := []string{"BF101", "BF105", "BF102"}
+	if len(kills) > 0 && kills[len(kills)-1].Probe == "startup" {
+		order = []string{"BF105", "BF101", "BF102"}
+	}
+	for _, id := range order {
+		if f := byRule[id]; f != nil {
+			return f
+		}
+	}
+	return nil
+}
+
 func play(label, kind string, c *corev1.Container, grace *int64, v classify.Verdict, opts Options) Run {
-	r := Run{Label: label, Container: c.Name,
+	r := Run{Label: label, Container: c.Name, AfterCrash: opts.AfterCrash,
 		Liveness: simProbe("liveness", kind, c, c.LivenessProbe, grace, v),
 		Startup:  simProbe("startup", kind, c, c.StartupProbe, grace, v)}
-	cfg := probesim.Config{Liveness: r.Liveness, Startup: r.Startup, Recovery: opts.Recovery, Latency: opts.Latency, Duration: opts.Hours * 3600}
+	cfg := probesim.Config{Liveness: r.Liveness, Startup: r.Startup, Recovery: opts.Recovery, AfterCrash: opts.AfterCrash, Latency: opts.Latency, Duration: opts.Hours * 3600}
 	r.Result = probesim.Run(cfg)
 	r.NeverEnds, r.Budget = probesim.NeverEnds(cfg)
 	return r
@@ -148,13 +172,13 @@ type fixedContainer struct {
 }
 
 // applyFix applies a finding's strategic merge patch to the object it
-// targets, with the upstream patch code, and returns the patched container.
+// targets, with the shared applier (fix.Apply), and returns the patched container.
 func applyFix(o *object.Object, f *finding.Finding, container string) (*fixedContainer, error) {
 	target := o
 	if f.Fix.Target != nil && *f.Fix.Target != o.Ref {
 		return nil, fmt.Errorf("the fix targets %s, not in this simulation", f.Fix.Target)
 	}
-	out, err := strategicpatch.StrategicMergePatch(target.Doc.JSON, f.Fix.Patch, target.Typed)
+	out, err := fix.Apply(target.Doc.JSON, f.Fix.Patch, target.Typed)
 	if err != nil {
 		return nil, err
 	}

@@ -161,3 +161,40 @@ func TestQuantilesOnAWebServer(t *testing.T) {
 		t.Errorf("%d restarts with p99 300 ms under a 1 s timeout", rep.AsWritten.Result.Restarts)
 	}
 }
+
+// A startup probe below the recovery (BF105): a clean start shows no
+// kill but says what a crash does; --after-crash plays the loop, and the
+// fix compared is BF105's, which raises the startup budget.
+func TestStartupProbeLoopAfterACrash(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(testutil.RepoRoot(t), "internal", "rules", "probes", "testdata", "BF105", "positive", "bitnami-postgresql-startup-enabled.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := probesim.ParseQuantiles("p50=40ms,p99=200ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{Latency: q, Recovery: 300, Hours: 24}
+	rep, err := Simulate("postgresql.yaml", data, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := rep.AsWritten.Verdict(); len(rep.AsWritten.Result.Kills) != 0 || !strings.Contains(v, "after a crash a recovery longer than 180 s") {
+		t.Errorf("a clean start: %d kills, verdict %q", len(rep.AsWritten.Result.Kills), v)
+	}
+	opts.AfterCrash = true
+	rep, err = Simulate("postgresql.yaml", data, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	as := rep.AsWritten.Result
+	if len(as.Kills) == 0 || as.Kills[0].Probe != "startup" || as.LoopEnds || !rep.AsWritten.NeverEnds || rep.AsWritten.Budget != 180 {
+		t.Errorf("after a crash: kills %d, loop ends %v, budget %d", len(as.Kills), as.LoopEnds, rep.AsWritten.Budget)
+	}
+	if rep.Fix == nil || rep.Fix.Rule != "BF105" || rep.Fixed == nil {
+		t.Fatalf("fix %+v, want BF105's", rep.Fix)
+	}
+	if f := rep.Fixed.Result; len(f.Kills) != 0 || !f.LoopEnds || f.RecoveriesCompleted != 1 {
+		t.Errorf("with the BF105 fix: %d kills, loop ends %v, %d completed", len(f.Kills), f.LoopEnds, f.RecoveriesCompleted)
+	}
+}

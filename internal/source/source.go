@@ -346,7 +346,7 @@ type Stream struct {
 	// Line is the line of Data's first byte in what its producer printed
 	// (an object's place in a Kustomize build's output); 0 means 1.
 	Line   int
-	Origin string // how it was produced, when not read from a file as is
+	Origin load.Origin // how it was produced; zero for a file read as is
 	// Trace, when set, follows fields of the stream's documents back to
 	// the files they were written in (see load.Tracer).
 	Trace load.Tracer

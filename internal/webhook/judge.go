@@ -109,12 +109,12 @@ func (j *Judge) Judge(req *admissionv1.AdmissionRequest) Verdict {
 	found := j.run(o)
 	v.RuleErrors = found.Errors
 
-	var before map[string]bool
+	var before map[finding.Identity]bool
 	if req.Operation == admissionv1.Update && len(req.OldObject.Raw) > 0 {
 		if old, _ := decode(name+" (before the update)", req.OldObject.Raw, req.Namespace); old != nil && old.Typed != nil {
-			before = map[string]bool{}
+			before = map[finding.Identity]bool{}
 			for _, r := range j.run(old).Findings {
-				before[sameFinding(r.Finding)] = true
+				before[r.Finding.Identity()] = true
 			}
 		}
 	}
@@ -135,7 +135,7 @@ func (j *Judge) Judge(req *admissionv1.AdmissionRequest) Verdict {
 		if len(gaps) > 0 {
 			f.Assumptions = append(f.Assumptions, gaps...)
 		}
-		v.Findings = append(v.Findings, Judged{Finding: f, Preexisting: before[sameFinding(f)]})
+		v.Findings = append(v.Findings, Judged{Finding: f, Preexisting: before[f.Identity()]})
 	}
 	return v
 }
@@ -155,11 +155,6 @@ func (j *Judge) run(o *object.Object) rules.Result {
 		}
 	}
 	return fixcompose.RunObject(o, index.Build(objs), j.rules, &j.opts)
-}
-
-// sameFinding identifies a finding across two versions of an object.
-func sameFinding(f finding.Finding) string {
-	return f.Rule + "\x00" + f.Container + "\x00" + f.Path
 }
 
 // decode parses the raw object of a request. The API server sends JSON,

@@ -132,7 +132,7 @@ var deny = Policy{Mode: Deny, FailOn: finding.Error}
 // names each error's rule, field and fix; its warnings ride along.
 func TestDenyNamesRuleFieldAndFix(t *testing.T) {
 	v := newJudge(t, nil, staticContext{}).Judge(request(t, admissionv1.Create, fixture(t, "bad-statefulset.yaml"), nil))
-	if got, want := rulesOf(v), []string{"BF101", "BF102", "BF103", "BF201", "BF301"}; !slices.Equal(got, want) {
+	if got, want := rulesOf(v), []string{"BF101", "BF102", "BF103", "BF201", "BF301", "BF601"}; !slices.Equal(got, want) {
 		t.Fatalf("rules %v, want %v (the same as backfire scan on examples/registry-database.yaml)", got, want)
 	}
 	resp := deny.Respond(v)

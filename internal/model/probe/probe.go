@@ -110,7 +110,9 @@ func Describe(p *corev1.Probe) string {
 	case p == nil:
 		return ""
 	case p.Exec != nil:
-		return "exec [" + strings.Join(p.Exec.Command, " ") + "]"
+		// A script's newlines and indentation would break the line it
+		// is quoted in: runs of blanks read as one.
+		return "exec [" + strings.Join(strings.Fields(strings.Join(p.Exec.Command, " ")), " ") + "]"
 	case p.HTTPGet != nil:
 		return fmt.Sprintf("httpGet :%s%s", p.HTTPGet.Port.String(), p.HTTPGet.Path)
 	case p.TCPSocket != nil:
@@ -144,6 +146,26 @@ func (t Timing) KillBudgetFormula() string {
 // while it keeps failing, counted from the container's start: D + F x P,
 // after which the startup probe itself kills the container.
 func (t Timing) StartupBudget() int { return t.NeverHealthyKill() }
+
+// FailuresToCover is the failureThreshold at which a probe of this initial
+// delay and period allows at least seconds from the container's start
+// before it kills (D + F x P >= seconds); at least 1. It is the inverse of
+// StartupBudget, the value a fix that raises a startup budget writes.
+func (t Timing) FailuresToCover(seconds int) int {
+	return FailuresToCover(seconds, t.InitialDelay.N, t.Period.N)
+}
+
+// FailuresToCover is ceil((seconds - delay) / period), at least 1.
+func FailuresToCover(seconds, delay, period int) int {
+	if period <= 0 {
+		period = DefaultPeriodSeconds
+	}
+	need := seconds - delay
+	if need <= 0 {
+		return 1
+	}
+	return (need + period - 1) / period
+}
 
 // ReturnAfter is how long a pod that readiness took out of rotation needs
 // passing probes to come back: successThreshold x periodSeconds.

@@ -153,3 +153,27 @@ func TestRestartSchedule(t *testing.T) {
 		})
 	}
 }
+
+// FailuresToCover is the inverse of the startup budget: the smallest
+// failureThreshold whose D + F x P reaches the seconds asked for.
+func TestFailuresToCover(t *testing.T) {
+	for _, c := range []struct{ seconds, delay, period, want int }{
+		{600, 0, 10, 60},  // BF101's tcpSocket startupProbe
+		{600, 15, 10, 59}, // Bitnami MySQL's delay counts: 15 + 59 x 10 = 605
+		{601, 0, 10, 61},  // rounds up
+		{600, 0, 0, 60},   // an unset period is the default 10
+		{10, 30, 10, 1},   // the delay alone covers it: one failure still kills
+	} {
+		got := FailuresToCover(c.seconds, c.delay, c.period)
+		if got != c.want {
+			t.Errorf("FailuresToCover(%d, %d, %d) = %d, want %d", c.seconds, c.delay, c.period, got, c.want)
+		}
+		period := c.period
+		if period == 0 {
+			period = DefaultPeriodSeconds
+		}
+		if c.delay+got*period < c.seconds {
+			t.Errorf("%d + %d x %d is below %d", c.delay, got, period, c.seconds)
+		}
+	}
+}

@@ -45,8 +45,13 @@ type Config struct {
 	// Recovery is how long the server recovers after a start that
 	// follows a kill; every kill starts it over.
 	Recovery float64
-	Latency  Latency
-	Duration float64 // seconds simulated
+	// AfterCrash: the first start recovers too, as a start after a crash
+	// does (an OOM kill, a node failure, a stop that ended in SIGKILL).
+	// A startup probe that fails during recovery kills nothing on a
+	// clean start, so its loop only shows from a crash.
+	AfterCrash bool
+	Latency    Latency
+	Duration   float64 // seconds simulated
 }
 
 // State is what the container is doing.
@@ -102,7 +107,7 @@ func Run(cfg Config) Result {
 	res := Result{FirstKill: -1, Duration: cfg.Duration}
 	bo := probe.NewBackoff()
 	n := 0 // probes sent
-	start, needsRecovery := 0.0, false
+	start, needsRecovery := 0.0, cfg.AfterCrash
 	for start < cfg.Duration {
 		recEnd := start
 		if needsRecovery {

@@ -175,3 +175,29 @@ func TestTrace(t *testing.T) {
 		}
 	}
 }
+
+// A startup probe alone kills nothing on a clean start: the loop of a
+// startup budget below the recovery (BF105) begins with a crash, which
+// AfterCrash plays.
+func TestStartupLoopBeginsAfterACrash(t *testing.T) {
+	startup := &Probe{Name: "startup", Timing: probe.TimingOf(&corev1.Probe{InitialDelaySeconds: 30, PeriodSeconds: 10, FailureThreshold: 15}, nil), Query: true, FailsDuringRecovery: true}
+	cfg := Config{Startup: startup, Recovery: 600, Latency: spike(t), Duration: 6 * 3600}
+	if res := Run(cfg); len(res.Kills) != 0 || res.RecoveriesStarted != 0 {
+		t.Errorf("a clean start: %d kills, %d recoveries", len(res.Kills), res.RecoveriesStarted)
+	}
+	cfg.AfterCrash = true
+	res := Run(cfg)
+	// The 15th failure is at 30 + 14 x 10 = 170 s (D + F x P = 180 s is
+	// the bound the rules print).
+	if len(res.Kills) == 0 || res.Kills[0].Probe != "startup" || !res.Kills[0].InRecovery || res.Kills[0].Run < 170 || res.Kills[0].Run > 171 {
+		t.Fatalf("after a crash: %d kills, the first %+v", len(res.Kills), res.Kills[:min(1, len(res.Kills))])
+	}
+	if res.LoopEnds || res.RecoveriesCompleted != 0 {
+		t.Errorf("a 180 s startup budget against a 600 s recovery: loop ends %v, %d of %d completed", res.LoopEnds, res.RecoveriesCompleted, res.RecoveriesStarted)
+	}
+	// 30 + 60 x 10 = 630 s covers it: one recovery, which completes.
+	startup.Failure = probe.Value{N: 60, Set: true}
+	if res := Run(cfg); len(res.Kills) != 0 || !res.LoopEnds || res.RecoveriesCompleted != 1 {
+		t.Errorf("a 630 s startup budget: %d kills, loop ends %v, %d completed", len(res.Kills), res.LoopEnds, res.RecoveriesCompleted)
+	}
+}

@@ -302,7 +302,7 @@ func (c *Capture) pod(p *Pod) (*observe.Pod, []observe.Event, []load.Error) {
 		return nil, events, append(errs, load.Error{File: c.Name, Line: p.Line, Message: "pod: " + err.Error()})
 	}
 	doc := &load.Document{File: c.Name, Line: max(p.Line, 1), JSON: data, APIVersion: "v1", Kind: "Pod",
-		Origin: "read from " + pr.Form() + " output",
+		Origin: load.Origin{Kind: load.PrintedOutput, Text: "read from " + pr.Form() + " output"},
 		Trace: func(_ *load.Document, path string, _ load.Position) load.Trace {
 			return load.Trace{File: c.Name, Line: max(pr.Line(path), p.Line, 1), Column: 1}
 		}}

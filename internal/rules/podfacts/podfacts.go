@@ -6,9 +6,12 @@
 package podfacts
 
 import (
+	"fmt"
+
 	corev1 "k8s.io/api/core/v1"
 
 	"backfire.dev/backfire/internal/classify"
+	"backfire.dev/backfire/internal/model/probe"
 	"backfire.dev/backfire/internal/object"
 	"backfire.dev/backfire/internal/rules"
 )
@@ -66,4 +69,44 @@ func RunsOnce(p *rules.Pass) string {
 		spec = t.Spec
 	}
 	return classify.RunsOnce(p.Object.Kind, p.Object.Meta, spec)
+}
+
+// Loop is a probe that kills the crash recovery a container starts with:
+// the condition of BF101 (a liveness probe that fails while the server
+// recovers) or of BF105 (a startup probe that does, with a budget below
+// the threshold). The rules that make a crash recovery (a SIGKILL at the
+// end of the stop window) chain to it.
+type Loop struct {
+	Rule    string // "BF101", "BF105"
+	Probe   string // "liveness", "startup"
+	Seconds int    // the longest recovery that completes
+	Formula string // "300 + 3 x 10"
+}
+
+// RecoveryLoop says which probe of container c, classified as v, kills a
+// crash recovery longer than how many seconds; ok is false when none does.
+func RecoveryLoop(p *rules.Pass, t *object.PodTemplate, c *corev1.Container, v classify.Verdict) (Loop, bool) {
+	if !v.DatabaseLike {
+		return Loop{}, false
+	}
+	kind := p.Object.Kind
+	budget := p.Config().StartupBudgetSeconds()
+	files := Files(p, t, c)
+	st := classify.StartupOf(kind, c, v, budget, files)
+	if st.Present && st.FailsDuringRecovery && st.Budget < budget {
+		return Loop{Rule: "BF105", Probe: "startup", Seconds: st.Budget, Formula: st.BudgetFormula}, true
+	}
+	if c.LivenessProbe == nil || st.Holds || !classify.ProbeWith(kind, c, c.LivenessProbe, v, files).FailsDuringRecovery(v) {
+		return Loop{}, false
+	}
+	lt := probe.TimingOf(c.LivenessProbe, t.Spec.TerminationGracePeriodSeconds)
+	d := lt.InitialDelay.N
+	if st.Present && c.StartupProbe != nil {
+		d = max(d, probe.TimingOf(c.StartupProbe, nil).InitialDelay.N)
+	}
+	run := d + lt.Failure.N*lt.Period.N
+	if run >= budget {
+		return Loop{}, false // it allows a recovery as long as the threshold
+	}
+	return Loop{Rule: "BF101", Probe: "liveness", Seconds: run, Formula: fmt.Sprintf("%d + %d x %d", d, lt.Failure.N, lt.Period.N)}, true
 }

@@ -291,7 +291,7 @@ func (b *bf101) fix() *finding.Fix {
 	var desc []string
 	if b.closed() {
 		if !b.held() {
-			failures := (budget + fixStartupPeriod - 1) / fixStartupPeriod
+			failures := probe.FailuresToCover(budget, 0, fixStartupPeriod)
 			sp := map[string]any{
 				"tcpSocket":        map[string]any{"port": port},
 				"periodSeconds":    fixStartupPeriod,

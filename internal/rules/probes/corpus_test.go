@@ -125,10 +125,15 @@ func TestCorpusHarborChart(t *testing.T) {
 		{"BF102", "Deployment", "release-name-harbor-registry", "registryctl"}:  "timeoutSeconds 1",
 		{"BF103", "Deployment", "release-name-harbor-registry", "registryctl"}:  "same /api/health",
 		{"BF102", "StatefulSet", "release-name-harbor-trivy", "trivy"}:          "timeoutSeconds 1 (failureThreshold 10)",
+		// Harbor's Valkey (save points in its redis.conf) is Ready by a
+		// tcpSocket check while it loads its dataset and answers -LOADING.
+		{"BF106", "StatefulSet", "release-name-harbor-redis", "redis"}: "tcpSocket readiness on 6379, one replica: info",
 	})
 	// Absent on purpose: Harbor's Redis is probed with tcpSocket (no BF101
 	// or BF102 although it is database-like); trivy's readiness uses another
-	// path than its liveness (no BF103); no readiness sets failureThreshold 1.
+	// path than its liveness (no BF103); no readiness sets failureThreshold 1;
+	// the database's readiness runs the psql script, which fails while it
+	// recovers (no BF106).
 	db := got[key{"BF101", "StatefulSet", "release-name-harbor-database", "database"}]
 	if db.Severity != finding.Error {
 		t.Errorf("BF101 on the database is %s, want error", db.Severity)
@@ -138,6 +143,10 @@ func TestCorpusHarborChart(t *testing.T) {
 	}
 	if s := got[key{"BF102", "StatefulSet", "release-name-harbor-database", "database"}].Severity; s != finding.Error {
 		t.Errorf("BF102 on the database is %s, want error", s)
+	}
+	redis := got[key{"BF106", "StatefulSet", "release-name-harbor-redis", "redis"}]
+	if redis.Severity != finding.Info || !strings.Contains(string(redis.Fix.Patch), `valkey-cli -p 6379 ping`) {
+		t.Errorf("BF106 on Harbor's Valkey: %s, patch %s; want info, a valkey-cli PONG check", redis.Severity, redis.Fix.Patch)
 	}
 	if s := got[key{"BF102", "StatefulSet", "release-name-harbor-trivy", "trivy"}].Severity; s != finding.Warning {
 		t.Errorf("BF102 on trivy is %s, want warning (not a database)", s)
@@ -154,6 +163,9 @@ func TestExamples(t *testing.T) {
 		// Seed 000: readiness failureThreshold 1; KEDA min 8 and
 		// minPodsPerReplicaSet 2 give the first step (setWeight 1) 2 pods.
 		{"BF104", "Rollout", "order-front-api", "api"}: "2 canary pods at the first step",
+		// The same probe at every replica count: 4 sync gunicorn workers
+		// under 900m, timeout 1 s, failureThreshold 1.
+		{"BF107", "Rollout", "order-front-api", "api"}: "a probe queued behind 4 workers, stretched 4.4x",
 	})
 	// Absent on purpose: healthy-web (liveness /healthz with timeoutSeconds
 	// 3, readiness /ready, 6 replicas) and order-front-api's liveness
@@ -185,5 +197,9 @@ func TestExamples(t *testing.T) {
 	}
 	if p := string(db.Fix.Patch); !strings.Contains(p, `"exec":null`) || !strings.Contains(p, `"tcpSocket":{"port":5432}`) {
 		t.Errorf("BF101 fix does not replace exec with tcpSocket 5432: %s", p)
+	}
+	flap := got[key{"BF107", "Rollout", "order-front-api", "api"}]
+	if flap.Evidence["missCpuMs"] != 225.0 || flap.Evidence["stretch"] != 4.4 {
+		t.Errorf("BF107 evidence %v, want a probe missed behind 225 ms of CPU, stretched 4.4x (90 ms / 4 workers per 100 ms)", flap.Evidence)
 	}
 }

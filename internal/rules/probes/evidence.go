@@ -54,3 +54,44 @@ type BF104Evidence struct {
 	PodsMax          int  `json:"podsMax" doc:"the most pods, for an autoscaled workload"`
 	Canary           bool `json:"canary" doc:"whether pods counts the canary pods of the first traffic-routed step"`
 }
+
+// BF105Evidence: a startup probe that kills a recovery.
+type BF105Evidence struct {
+	StartupBudgetSeconds int    `json:"startupBudgetSeconds" doc:"initialDelaySeconds + failureThreshold x periodSeconds of the startup probe: the longest recovery that can finish"`
+	InitialDelaySeconds  int    `json:"initialDelaySeconds" doc:"the startup probe's initialDelaySeconds (default 0)"`
+	PeriodSeconds        int    `json:"periodSeconds" doc:"the startup probe's periodSeconds (default 10)"`
+	FailureThreshold     int    `json:"failureThreshold" doc:"the startup probe's failureThreshold (default 3)"`
+	TimeoutSeconds       int    `json:"timeoutSeconds" doc:"the startup probe's timeoutSeconds (default 1)"`
+	GracePeriodSeconds   int    `json:"gracePeriodSeconds" doc:"the grace of a startup kill: the probe's terminationGracePeriodSeconds, else the pod's (default 30)"`
+	ThresholdSeconds     int    `json:"thresholdSeconds" doc:"the recovery the budget must allow (thresholds.startupBudgetSeconds, default 600)"`
+	Server               string `json:"server" doc:"the database or server the container was classified as"`
+	Classification       string `json:"classification" doc:"what the classification rests on: image, env, command"`
+	ProbeFails           string `json:"probeFails" doc:"why the startup probe fails while the server recovers"`
+}
+
+// BF106Evidence: a readiness probe that passes during recovery.
+type BF106Evidence struct {
+	Handler        string `json:"handler" doc:"the readiness probe's handler: tcpSocket, exec, httpGet or grpc"`
+	Server         string `json:"server" doc:"the database or server the container was classified as"`
+	Classification string `json:"classification" doc:"what the classification rests on: image, env, command"`
+	ProbePasses    string `json:"probePasses" doc:"why the readiness probe passes while the server recovers"`
+	Pods           int    `json:"pods" doc:"the most pods that may serve (spec.replicas, an autoscaler's maximum; 2 for a DaemonSet, meaning several): 1 makes the finding info"`
+}
+
+// BF107Evidence: readiness that flaps under load at any replica count.
+type BF107Evidence struct {
+	TimeoutSeconds   int      `json:"timeoutSeconds" doc:"the readiness probe's timeoutSeconds (1 or unset)"`
+	TimeoutSet       bool     `json:"timeoutSet" doc:"whether timeoutSeconds is written in the manifest"`
+	FailureThreshold int      `json:"failureThreshold" doc:"the readiness probe's failureThreshold (1)"`
+	SuccessThreshold int      `json:"successThreshold" doc:"the readiness probe's successThreshold"`
+	PeriodSeconds    int      `json:"periodSeconds" doc:"the readiness probe's periodSeconds"`
+	ReturnSeconds    int      `json:"returnSeconds" doc:"successThreshold x periodSeconds: seconds out of the endpoints for one slow answer"`
+	Workers          int      `json:"workers" doc:"worker processes of the server"`
+	WorkersSource    string   `json:"workersSource" doc:"where the worker count was read (a flag, a variable, the server's default)"`
+	WorkerServer     string   `json:"workerServer,omitempty" doc:"the server whose workers they are"`
+	WorkersQueue     bool     `json:"workersQueue" doc:"whether each worker serves one request at a time, so a probe waits behind busy workers"`
+	CPULimitMilli    *int64   `json:"cpuLimitMilli,omitempty" doc:"limits.cpu in millicores, when below one CPU with several workers"`
+	CPUPerWorkerMs   *float64 `json:"cpuPerWorkerMs,omitempty" doc:"quota per worker per 100 ms period when all are busy"`
+	Stretch          *float64 `json:"stretch,omitempty" doc:"wall time over CPU time of a request while all workers are busy"`
+	MissCPUMs        *float64 `json:"missCpuMs,omitempty" doc:"milliseconds of CPU above which one request outlasts the probe's timeout"`
+}

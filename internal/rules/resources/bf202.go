@@ -44,17 +44,17 @@ func runBF202(p *rules.Pass) {
 			continue
 		}
 		v := podfacts.Classify(p, c)
-		wk := WorkersOf(c)
+		wk := classify.WorkersOf(c)
 		switch {
 		case v.DatabaseLike:
-			p.Report(bf202Finding(t, ct, qos, limit, v, Workers{}))
+			p.Report(bf202Finding(t, ct, qos, limit, v, classify.Workers{}))
 		case wk.N > 1 && limit < 1000:
 			p.Report(bf202Finding(t, ct, qos, limit, v, wk))
 		}
 	}
 }
 
-func bf202Finding(t *object.PodTemplate, ct object.Container, qos corev1.PodQOSClass, limit int64, v classify.Verdict, wk Workers) rules.Report {
+func bf202Finding(t *object.PodTemplate, ct object.Container, qos corev1.PodQOSClass, limit int64, v classify.Verdict, wk classify.Workers) rules.Report {
 	c := ct.Container
 	quota := cgroup.Quota(limit)
 	period := cgroup.QuotaPeriod

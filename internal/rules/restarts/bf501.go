@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"backfire.dev/backfire/internal/classify"
 	"backfire.dev/backfire/internal/evidence"
 	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/model/probe"
@@ -194,11 +195,30 @@ func bf501(p *diagnosis.Pass) {
 			mech = append(mech, fmt.Sprintf("Unhealthy (%s) events %d for %d kills: about failureThreshold %d failed probes before each kill", match.Probe, h.Unhealthy, h.Killed.Count, match.Timing.Failure.N))
 		}
 		mech = append(mech, fmt.Sprintf("so the container never outlived its %s probe: it was killed at the same point of every run, before the probe ever passed", match.Probe))
+		if note := startupRecoveryNote(&c, *match); note != "" {
+			mech = append(mech, note)
+		}
 		p.Report(finding.Finding{Container: c.Name, Path: path,
 			Message: fmt.Sprintf("%d restarts, %s, match the %s probe's %s = %d s = %.1f min: the probe is the killer",
 				h.Restarts, observedPhrase(iv, h), match.Probe, match.Formula, match.Run, float64(match.Run)/60),
 			Mechanism: mech, Evidence: evidence.Map(ev)})
 	}
+}
+
+// startupRecoveryNote says what a startup probe kill on a database means:
+// a probe that fails while the server recovers, killed at the budget, is a
+// crash recovery that starts over every run (BF105 in a scan), which only
+// a budget that covers the recovery ends.
+func startupRecoveryNote(c *corev1.Container, m Candidate) string {
+	if m.Probe != "startup" || c.StartupProbe == nil {
+		return ""
+	}
+	v := classify.Container("Pod", c)
+	if !v.DatabaseLike || v.Server.NoCrashRecovery || !classify.Probe("Pod", c, c.StartupProbe, v).FailsDuringRecovery(v) {
+		return ""
+	}
+	return fmt.Sprintf("the startup probe fails while %s recovers (%s), so a crash recovery longer than %d s is killed before it ends and begins again on the next start: a startup budget below the recovery (BF105 when the manifest is scanned). Such a loop starts with a crash (an OOM kill, a node failure, a stop that ended in SIGKILL: BF601) or a start that is slow for another reason; only a budget that covers the recovery ends it",
+		v.Server.Name, v.Server.Recovery, m.Run)
 }
 
 // specPath is the field path of a container's spec.

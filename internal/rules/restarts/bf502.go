@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"backfire.dev/backfire/internal/classify"
 	"backfire.dev/backfire/internal/evidence"
 
 	corev1 "k8s.io/api/core/v1"
@@ -175,6 +176,9 @@ func bf502(p *diagnosis.Pass) {
 			"it rules out: " + r.RulesOut,
 			"it does not show: " + r.NotShown,
 		}
+		if note := pid1Note(&c, t.ExitCode); note != "" {
+			mech = append(mech, note)
+		}
 		sev := finding.Info
 		if r.OOM {
 			sev = finding.Warning
@@ -188,6 +192,27 @@ func bf502(p *diagnosis.Pass) {
 			Message: r.Message, Mechanism: mech,
 			Evidence: evidence.Map(BF502Evidence{ExitCode: t.ExitCode, Reason: t.Reason, Signal: r.SignalNum, OOMKilled: r.OOM, ExitCodeShown: boolPtr(codeKnown)})})
 	}
+}
+
+// pid1Note reads the spec's command for what a shell exit code and a
+// SIGKILL point at: a shell that stays PID 1 (classify.PID1Of, BF601 in a
+// scan) reports its last command's status, and drops the stop signal, so
+// every stop of the server ends in SIGKILL.
+func pid1Note(c *corev1.Container, code int32) string {
+	if code != 137 && code != 141 && code != 143 {
+		return ""
+	}
+	v := classify.Container("Pod", c)
+	p := classify.PID1Of(c, v)
+	if !p.Keeps {
+		return ""
+	}
+	what := fmt.Sprintf("the spec's command is %s -c: %s, so PID 1 is the shell (BF601 when the manifest is scanned)", p.Shell, p.Why)
+	switch code {
+	case 141, 143:
+		return what + fmt.Sprintf("; a shell exits with its last command's status, 128 + the signal when a child died of one, so %d may be a child's death passed on, and the stop signal never reaches %s", code, v.Server.Name)
+	}
+	return what + "; PID 1 drops the stop signal, so a stop of the pod ends in the runtime's SIGKILL at the end of the grace period: 137 on every stop"
 }
 
 func boolPtr(b bool) *bool {

@@ -32,7 +32,7 @@ var BF401 = rules.Register(&rules.Rule{
 
 func runBF401(p *rules.Pass) {
 	ro, c := canaryOf(p)
-	if c == nil || c.TrafficRouting == nil || c.DynamicStableScale ||
+	if c == nil || c.TrafficRouting == nil ||
 		ro.Spec.RollbackWindow == nil || ro.Spec.RollbackWindow.Revisions <= 0 {
 		return
 	}
@@ -224,6 +224,16 @@ func bf401Mechanism(ro *v1alpha1.Rollout, rr replicaRange, bands []rollout.Band,
 			l.Gate, need, w))
 	} else {
 		lines = append(lines, fmt.Sprintf("%s checks no capacity before writing the weight (the stable-only gate arrived in %s).", ctl.version, rollout.StableCapacityGate.Since))
+	}
+	if c.DynamicStableScale {
+		// The real controller's trace of seed-000-remedy-dynamic-stable-scale
+		// (v1.8.2, v1.9.0, v1.10.2): weight 100, canary asked for 20, stable for 0.
+		left := "scaled down to " + pct(maxWeight-w, maxWeight) + " of the replicas"
+		if w >= maxWeight {
+			left = "scaled to 0"
+		}
+		lines = append(lines, fmt.Sprintf("dynamicStableScale does not stop the jump, it removes the way back: the stable ReplicaSet is sized for the share the weight leaves it, so at weight %d it is %s while the canary still has its first pods, and when those fail there is no stable left to send the traffic to.",
+			w, left))
 	}
 	lines = append(lines, fmt.Sprintf("Applies to Argo Rollouts %s; computed for %s, line numbers from the %s source. Not while the Rollout is aborted: the abort branch (:%d) comes first.",
 		rollout.RollbackWindowWeightJump, ctl.version, l.Release, l.AbortBranch))

@@ -1,0 +1,1072 @@
+// Package fixplan turns a scan's findings into edits of the files they
+// were read from: the fixes on each object composed (package fix), routed
+// to the file a user edits (a plain file, a chart's values or template, an
+// overlay's patch), written with the text editor (package yamledit), and
+// proven by a rescan of the new contents before anything is written.
+//
+// The layers: package fix (the patch algebra: compose, agree) sits below
+// the rules; package yamledit (YAML, JSON and template text edits) beside
+// load; this package above scan. None imports upward.
+package fixplan
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/pmezard/go-difflib/difflib"
+	yaml "go.yaml.in/yaml/v3"
+
+	"backfire.dev/backfire/internal/finding"
+	"backfire.dev/backfire/internal/fix"
+	"backfire.dev/backfire/internal/helm"
+	"backfire.dev/backfire/internal/kustomize"
+	"backfire.dev/backfire/internal/load"
+	"backfire.dev/backfire/internal/object"
+	"backfire.dev/backfire/internal/scan"
+	"backfire.dev/backfire/internal/source"
+	"backfire.dev/backfire/internal/yamledit"
+)
+
+// Options configure a run.
+type Options struct {
+	Scan scan.Options
+	// Rules limits the fixes to these rule IDs; empty means every rule.
+	Rules []string
+	// Helm, when set, renders charts (it replaces Scan.Charts), so that
+	// the rescan can render them again with the new values.
+	Helm *helm.Options
+	// ValuesOut is the values file the fixes of objects rendered from a
+	// Helm chart go to, keeping the chart untouched; when it exists it is
+	// read as the last --values file and edited in place.
+	ValuesOut string
+}
+
+// File is one file and what fix makes of it.
+type File struct {
+	Path     string
+	Old, New []byte
+	// Rules lists the rules whose fixes changed the file.
+	Rules []string
+}
+
+// Left is a finding that is not fixed, and why.
+type Left struct {
+	Finding finding.Finding
+	Reason  string
+}
+
+// Placeholder is a value written into a file that a human must size.
+type Placeholder struct {
+	File, Field, Value string
+}
+
+// Result is the plan: new contents, proven, not yet written.
+type Result struct {
+	// Files are the files to change; after Write, those written.
+	Files []*File
+	// Unwritten are the files Write could not write.
+	Unwritten    []*File
+	Fixed        []finding.Finding
+	Left         []Left
+	Placeholders []Placeholder
+	// Notes say where the composition's precedence settled a conflict.
+	Notes []string
+	// Routes say how each chart object's fix reaches it: which values
+	// keys, and why they do.
+	Routes []Route
+	// Ranges say where a value written to a chart's values key was kept
+	// inside the range the values file documents for it.
+	Ranges []string
+	// TrialRenders counts the renders of charts the values routes took.
+	TrialRenders int
+	// Introduced are findings the rescan reports that the first scan did
+	// not: the fix made something worse. Plan refuses such a fix.
+	Introduced []finding.Finding
+	// Errors are input problems of the scan.
+	Errors []load.Error
+	// templateWhy, when set, says why the template edits did not remove
+	// their findings: the plan is made again without them.
+	templateWhy string
+	// Spans says, for each fixed finding (by finding.Instance), which lines of
+	// the changed files its object's fix wrote, so that a report can give
+	// each finding its part of the diff.
+	Spans map[string][]Span
+	// fixedIn lists, for each of Fixed, the files its fix writes: a file
+	// that cannot be written leaves its findings unfixed.
+	fixedIn [][]string
+}
+
+// keepFixedRoutes keeps the routes of the findings fixed.
+func (r *Result) keepFixedRoutes() {
+	var kept []Route
+	for _, rt := range r.Routes {
+		for _, f := range r.Fixed {
+			if f.Object == rt.Object && slices.Contains(rt.Rules, f.Rule) {
+				kept = append(kept, rt)
+				break
+			}
+		}
+	}
+	r.Routes = kept
+}
+
+func spanFiles(spans []Span) []string {
+	var out []string
+	for _, s := range spans {
+		if !slices.Contains(out, s.File) {
+			out = append(out, s.File)
+		}
+	}
+	return out
+}
+
+// fileRules gives each changed file the rules whose findings its changes
+// fix: a rule whose finding is left is not named.
+func (r *Result) fileRules() {
+	for _, f := range r.Files {
+		f.Rules = nil
+		for i, fx := range r.Fixed {
+			if slices.Contains(r.fixedIn[i], f.Path) && !slices.Contains(f.Rules, fx.Rule) {
+				f.Rules = append(f.Rules, fx.Rule)
+			}
+		}
+		sort.Strings(f.Rules)
+	}
+}
+
+// Route is how a fix reaches a block of a rendered object through the
+// chart's values.
+type Route struct {
+	Object object.Ref
+	Block  string   // the field path of the block (a container's probe)
+	How    string   // keys, map, whole
+	Keys   []string // the values keys written
+	Why    string
+	// Findings are the rules whose findings the route is for.
+	Rules []string
+}
+
+// Span is a part of a changed file that one object's fix wrote: lines
+// From to To (1-based, inclusive) of the old contents, To -1 meaning the
+// last line; From 0 is the whole file (a values file, an overlay's patch
+// file and kustomization, a new file).
+type Span struct {
+	File     string
+	From, To int
+	// Wrote, when set, narrows a whole-file span to the hunks that write
+	// one of these lines of the new contents: the values keys one
+	// object's fix set, in a values file other objects' fixes edit too.
+	Wrote []int
+}
+
+// key identifies a finding across the scan and its rescan: its identity
+// in the stream its object was read from, since two files may each hold
+// an object of one kind and name.
+type key struct {
+	finding.Identity
+	stream string
+}
+
+func keyOf(f finding.Finding) key { return key{f.Identity(), f.Stream} }
+
+// Plan scans, composes the fixes, edits the files in memory, and proves
+// the edits: the rescan of the new contents must not report the fixed
+// findings, and applying the fixes again must change nothing.
+//
+// A probe handler or number written literally in a chart's template is
+// edited there; when the proof does not bear that edit out, the plan is
+// made again without template edits, and the finding is left with the
+// reason.
+func Plan(opts Options) (*Result, error) {
+	r, err := plan(opts, true, "")
+	if r != nil && r.templateWhy != "" {
+		return plan(opts, false, r.templateWhy)
+	}
+	var pe *templateProofError
+	if errors.As(err, &pe) {
+		return plan(opts, false, pe.err.Error())
+	}
+	return r, err
+}
+
+// templateProofError is a proof that failed with a template edited.
+type templateProofError struct{ err error }
+
+func (e *templateProofError) Error() string { return e.err.Error() }
+
+func plan(opts Options, templates bool, proofWhy string) (*Result, error) {
+	if opts.Scan.MaxFileSize <= 0 {
+		opts.Scan.MaxFileSize = source.DefaultMaxFileSize
+	}
+	var valuesOld []byte
+	var renderer *helm.Renderer
+	if opts.ValuesOut != "" {
+		if opts.Helm == nil {
+			return nil, fmt.Errorf("--values-out needs the chart options")
+		}
+		if data, err := os.ReadFile(opts.ValuesOut); err == nil {
+			valuesOld = data
+		} else if !os.IsNotExist(err) {
+			return nil, err
+		}
+	}
+	if opts.Helm != nil {
+		r, err := charts(opts, valuesOld != nil, "")
+		if err != nil {
+			return nil, err
+		}
+		opts.Scan.Charts = r
+		renderer, _ = r.(*helm.Renderer)
+	}
+	opts.Scan.KeepObjects = true
+	res, err := scan.Run(opts.Scan)
+	if err != nil {
+		return nil, err
+	}
+	out := &Result{Errors: res.Errors}
+	var chosen []finding.Finding
+	for _, f := range res.Findings {
+		if len(opts.Rules) > 0 && !slices.ContainsFunc(opts.Rules, func(r string) bool { return strings.EqualFold(r, f.Rule) }) {
+			continue
+		}
+		chosen = append(chosen, f)
+	}
+
+	files := map[string]*File{}
+	var edits []planned
+	values := &valuesPlan{set: map[string]any{}, fileOf: map[string]string{}, maxSize: opts.Scan.MaxFileSize, proofWhy: proofWhy, editInPlace: opts.ValuesOut == "",
+		renderer: renderer, trials: map[string]*chartTrial{}, nulls: map[string]bool{}, comments: map[string]string{}}
+	if templates {
+		values.templates = map[string]*File{}
+	}
+	overlays := &overlayPlan{}
+	inChange := make([]bool, len(chosen))
+	changes, unresolved := composeByObject(res.Objects, chosen)
+	for _, u := range unresolved {
+		inChange[u.index] = true
+		out.Left = append(out.Left, Left{chosen[u.index], u.why})
+	}
+	for _, oc := range changes {
+		c, o := oc.change, oc.obj
+		for _, i := range c.Findings {
+			inChange[i] = true
+		}
+		why := ""
+		switch {
+		case o == nil:
+			why = "the object the fix applies to (" + c.Target.String() + ") is not in the input"
+		case o.Doc.Origin.Kind == load.ChartTemplate && opts.Helm != nil && o.Doc.Trace != nil:
+			why = planValues(o, c, chosen, values, out)
+			if why == "" {
+				continue
+			}
+		case o.Doc.Origin.Kind == load.OverlayBuild && opts.Scan.Kustomize != nil:
+			overlays.add(o, c, chosen)
+			continue
+		case o.Doc.Origin.Kind != load.PlainFile:
+			why = "the object is " + o.Doc.Origin.String() + "; fix edits plain YAML files, a chart's values and templates, and an overlay's patches: apply the patch to its source"
+		case o.Doc.File == "<stdin>":
+			why = "read from standard input: there is no file to write back"
+		}
+		if why != "" {
+			for _, i := range c.Findings {
+				out.Left = append(out.Left, Left{chosen[i], why})
+			}
+			continue
+		}
+		pos, _ := o.Doc.Locate("")
+		edits = append(edits, planned{change: c, obj: o, file: o.Doc.File, pos: pos, spans: []Span{documentSpan(res.Objects, o)}})
+	}
+	for i, f := range chosen {
+		if !inChange[i] {
+			why := "no patch to apply"
+			if f.Fix != nil {
+				why = "a change to make by hand: " + f.Fix.Description
+			}
+			out.Left = append(out.Left, Left{f, why})
+		}
+	}
+
+	// Edit each file from its last object up, so that an edit never moves
+	// the position of an object still to be edited.
+	sort.SliceStable(edits, func(a, b int) bool {
+		if edits[a].file != edits[b].file {
+			return edits[a].file < edits[b].file
+		}
+		return edits[a].pos.Line > edits[b].pos.Line
+	})
+	var applied []planned
+	for _, e := range edits {
+		f, ok := files[e.file]
+		if !ok {
+			data, err := source.ReadFile(e.file, opts.Scan.MaxFileSize)
+			if err != nil {
+				out.leave(chosen, e.change, err.Error())
+				continue
+			}
+			f = &File{Path: e.file, Old: data, New: data}
+			files[e.file] = f
+		}
+		next, err := yamledit.Edit(f.New, e.pos, e.change.Patch, e.change.Placeholders)
+		if err != nil {
+			out.leave(chosen, e.change, fmt.Sprintf("%s: %v", e.file, err))
+			continue
+		}
+		f.New = next
+		for _, i := range e.change.Findings {
+			if !slices.Contains(f.Rules, chosen[i].Rule) {
+				f.Rules = append(f.Rules, chosen[i].Rule)
+			}
+		}
+		out.Notes = append(out.Notes, e.change.Notes...)
+		applied = append(applied, e)
+	}
+	for p, f := range values.templates {
+		f.Rules = nil
+		for _, c := range values.changes {
+			if c.template == p {
+				for _, r := range c.rules {
+					if !slices.Contains(f.Rules, r) {
+						f.Rules = append(f.Rules, r)
+					}
+				}
+			}
+		}
+		files[p] = f
+	}
+	out.Routes = values.routes
+	out.Ranges = values.ranges
+	for _, t := range values.trials {
+		if t != nil {
+			out.TrialRenders += t.renders
+		}
+	}
+	if len(values.set) == 0 && len(values.changes) > 0 {
+		applied = append(applied, values.withSpans(nil, false)...)
+	}
+	if len(values.set) > 0 && opts.ValuesOut != "" {
+		f, err := values.file(opts.ValuesOut, valuesOld)
+		if err != nil {
+			return nil, err
+		}
+		files[opts.ValuesOut] = f
+		applied = append(applied, values.withSpans([]*File{f}, true)...)
+	} else if len(values.set) > 0 {
+		fs, err := values.inPlace(opts.Scan.MaxFileSize)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range fs {
+			files[f.Path] = f
+		}
+		applied = append(applied, values.withSpans(fs, false)...)
+	}
+	if len(overlays.byDir) > 0 {
+		fs, err := overlays.files(opts.Scan.MaxFileSize)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range fs {
+			files[f.Path] = f
+		}
+		for _, c := range overlays.changes {
+			c.spans = []Span{{File: c.file}}
+			if o := c.obj; o != nil {
+				for _, f := range fs {
+					if filepath.Dir(f.Path) == filepath.Clean(o.Doc.File) && slices.Contains(source.KustomizationFiles, filepath.Base(f.Path)) {
+						c.spans = append(c.spans, Span{File: f.Path})
+					}
+				}
+			}
+			applied = append(applied, c)
+		}
+	}
+	for _, p := range sortedKeys(files) {
+		if f := files[p]; !bytes.Equal(f.Old, f.New) {
+			sort.Strings(f.Rules)
+			out.Files = append(out.Files, f)
+		}
+	}
+	if len(out.Files) == 0 {
+		// The fixes change no byte (the fields they reach already hold
+		// their values): the findings, still reported, are left.
+		for _, e := range applied {
+			for _, i := range e.change.Findings {
+				out.Left = append(out.Left, Left{chosen[i], e.stillWhy(chosen[i], "the fix changes nothing in the files it edits")})
+			}
+		}
+		return out, nil
+	}
+	err = out.prove(opts, res, chosen, applied)
+	if err != nil && len(values.templates) > 0 {
+		return nil, &templateProofError{err}
+	}
+	return out, err
+}
+
+type planned struct {
+	change fix.Change
+	// obj is the object the change is for, as the first scan read it.
+	obj  *object.Object
+	file string
+	pos  load.Position
+	// values is set for a change made through a chart's values; missing
+	// lists the fields of its patch that no values key reaches.
+	values  map[string]any
+	missing []string
+	rules   []string
+	// template is the chart template the change edits, if any; edited
+	// are the fields its literal scalars were edited for, with their new
+	// values, which the rendered object must then have. why says why the
+	// fields still missing are not edited in the template.
+	template string
+	edited   map[string]any
+	why      string
+	// overlay is set for a change made as a Kustomize patch file.
+	overlay bool
+	// spans are the parts of the changed files this change wrote.
+	spans []Span
+}
+
+func (r *Result) leave(fs []finding.Finding, c fix.Change, why string) {
+	for _, i := range c.Findings {
+		r.Left = append(r.Left, Left{fs[i], why})
+	}
+}
+
+// prove rescans the new contents: the fixed findings must be gone, no
+// new finding may appear, the new files must parse, and the fixes applied
+// again must change nothing.
+func (r *Result) prove(opts Options, before *scan.Result, chosen []finding.Finding, applied []planned) error {
+	overlay := map[string][]byte{}
+	for _, f := range r.Files {
+		overlay[f.Path] = f.New
+	}
+	so := opts.Scan
+	so.Overlay = overlay
+	renames := map[string]string{} // a chart's copy -> the chart
+	so.Stdin = nil
+	if opts.ValuesOut != "" {
+		if nv, ok := overlay[opts.ValuesOut]; ok {
+			// Helm reads values files from disk: the new values go to a
+			// temporary file for the rescan.
+			tmp, err := os.CreateTemp("", "backfire-values-*.yaml")
+			if err != nil {
+				return err
+			}
+			defer os.Remove(tmp.Name())
+			if _, err := tmp.Write(nv); err != nil {
+				tmp.Close()
+				return err
+			}
+			tmp.Close()
+			r, err := charts(opts, false, tmp.Name())
+			if err != nil {
+				return fmt.Errorf("the new values do not load: %v", err)
+			}
+			so.Charts = r
+		}
+		// A template edit is proven on a copy of its chart.
+		var rest []*File
+		for _, f := range r.Files {
+			if f.Path != opts.ValuesOut {
+				rest = append(rest, f)
+			}
+		}
+		tmps, err := copyCharts(&so, rest, renames)
+		defer func() {
+			for _, t := range tmps {
+				os.RemoveAll(t)
+			}
+		}()
+		if err != nil {
+			return err
+		}
+	}
+	if opts.Helm != nil && opts.ValuesOut == "" {
+		cleanup, err := rerender(&so, opts, r.Files, renames)
+		defer cleanup()
+		if err != nil {
+			return err
+		}
+	}
+	if opts.Scan.Kustomize != nil {
+		k, err := kustomize.WithFiles(overlay)
+		if err != nil {
+			return err
+		}
+		so.Kustomize = k
+	}
+	so.KeepObjects = true
+	after, err := scan.Run(so)
+	if err != nil {
+		return err
+	}
+	renamed(after, renames)
+	// Any error the first scan did not have is the fix's: a file that no
+	// longer parses, an object the API server would reject (two probe
+	// handlers), a build that fails.
+	had := map[string]bool{}
+	for _, e := range before.Errors {
+		had[e.Message] = true
+	}
+	for _, e := range after.Errors {
+		if !had[e.Message] {
+			return fmt.Errorf("the fixed files do not load, nothing written: %v", e)
+		}
+	}
+	still := map[key]finding.Finding{}
+	for _, f := range after.Findings {
+		still[keyOf(f)] = f
+	}
+	was := map[key]bool{}
+	for _, f := range before.Findings {
+		was[keyOf(f)] = true
+	}
+	for _, f := range after.Findings {
+		if !was[keyOf(f)] {
+			r.Introduced = append(r.Introduced, f)
+		}
+	}
+	if len(r.Introduced) > 0 {
+		f := r.Introduced[0]
+		return fmt.Errorf("the fix would introduce %s on %s (%s), nothing written", f.Rule, f.Object, f.Message)
+	}
+	// A literal scalar edited in a template must be what renders the
+	// field: else the line edited is another (a branch not taken), and
+	// the template is left alone.
+	for _, e := range applied {
+		if why := renders(after, e); why != "" && r.templateWhy == "" {
+			r.templateWhy = e.template + ": " + why
+		}
+	}
+	for _, e := range applied {
+		for _, i := range e.change.Findings {
+			f := chosen[i]
+			if g, ok := still[keyOf(f)]; ok {
+				if e.template != "" && r.templateWhy == "" && replacesHandler(f) {
+					r.templateWhy = e.template + ": still reported after the edit: " + g.Message
+				}
+				r.Left = append(r.Left, Left{f, e.stillWhy(f, "still reported after the composed fix: "+g.Message)})
+				continue
+			}
+			r.Fixed = append(r.Fixed, f)
+			r.fixedIn = append(r.fixedIn, spanFiles(e.spans))
+			if r.Spans == nil {
+				r.Spans = map[string][]Span{}
+			}
+			r.Spans[f.Instance()] = e.spans
+		}
+		for _, p := range e.change.Placeholders {
+			if v, ok := valueAt(e.change.Patch, p); ok {
+				r.Placeholders = append(r.Placeholders, Placeholder{File: e.file, Field: p, Value: v})
+			}
+		}
+	}
+
+	r.fileRules()
+	r.keepFixedRoutes()
+
+	// Idempotence: the same fixes on the new contents change nothing.
+	for _, e := range applied {
+		if e.values != nil || e.overlay {
+			continue // a second run proves these: see the tests
+		}
+		o := sameObject(after.Objects, e.obj)
+		if o == nil {
+			return fmt.Errorf("%s: %s is gone after the fix", e.file, e.change.Target)
+		}
+		pos, _ := o.Doc.Locate("")
+		again, err := yamledit.Edit(overlay[e.file], pos, e.change.Patch, e.change.Placeholders)
+		if err != nil {
+			return fmt.Errorf("%s: applying the fix again: %v", e.file, err)
+		}
+		if !bytes.Equal(again, overlay[e.file]) {
+			return fmt.Errorf("%s:%d: applying the fix a second time changes the file again; nothing written", e.file, firstDiffLine(again, overlay[e.file]))
+		}
+	}
+	return nil
+}
+
+// stillWhy says why a finding a change was meant to fix is still
+// reported: the fields of the change nothing reaches, or else why.
+func (e planned) stillWhy(f finding.Finding, why string) string {
+	if len(e.missing) == 0 {
+		return why
+	}
+	why = "the chart's values do not reach " + strings.Join(e.missing, ", ") + ": change the template" + templateLines(e.obj, e.missing, 0) + ", or patch the rendered object with " + string(f.Fix.Patch)
+	if e.why != "" {
+		why += "; " + e.why
+	}
+	return why
+}
+
+// renders checks that the rescan's object has the values a change's
+// template edits wrote; it says which does not.
+func renders(after *scan.Result, e planned) string {
+	if len(e.edited) == 0 {
+		return ""
+	}
+	o := sameObject(after.Objects, e.obj)
+	var doc map[string]any
+	if o == nil || json.Unmarshal(o.Doc.JSON, &doc) != nil {
+		return e.change.Target.String() + " is not rendered after the edit"
+	}
+	for _, field := range sortedKeys(e.edited) {
+		want := fmt.Sprint(e.edited[field])
+		if got, ok := valueAt(doc, field); !ok || got != want {
+			if !ok {
+				got = "absent"
+			}
+			return fmt.Sprintf("%s is %s after the edit, not %s: the line edited does not render it", field, got, want)
+		}
+	}
+	return ""
+}
+
+// documentSpan is the lines of o's document in its file: from its first
+// line to the line before the next object's document of the same file.
+func documentSpan(objs []*object.Object, o *object.Object) Span {
+	s := Span{File: o.Doc.File, From: o.Doc.Line}
+	for _, p := range objs {
+		if p.Doc.File == o.Doc.File && p.Doc.Line > o.Doc.Line && (s.To == 0 || p.Doc.Line-1 < s.To) {
+			s.To = p.Doc.Line - 1
+		}
+	}
+	if s.To == 0 {
+		s.To = -1 // to the end of the file
+	}
+	return s
+}
+
+// withSpans gives each values change the lines of the new values files
+// that hold the keys it set; all is set when every key went to the one
+// file (--values-out). A key that cannot be found spans its whole file.
+func (v *valuesPlan) withSpans(fs []*File, all bool) []planned {
+	docs := map[string]*yaml.Node{}
+	for _, f := range fs {
+		var n yaml.Node
+		if yaml.Unmarshal(f.New, &n) == nil && len(n.Content) > 0 {
+			docs[f.Path] = n.Content[0]
+		}
+	}
+	out := make([]planned, len(v.changes))
+	for i, c := range v.changes {
+		byFile := map[string]*Span{}
+		var order []string
+		for _, k := range sortedKeys(c.values) {
+			for _, f := range fs {
+				if !all && v.fileOf[k] != f.Path {
+					continue
+				}
+				s, ok := byFile[f.Path]
+				if !ok {
+					s = &Span{File: f.Path, Wrote: []int{}}
+					byFile[f.Path] = s
+					order = append(order, f.Path)
+				}
+				if s.Wrote == nil {
+					continue // the whole file already
+				}
+				if line, ok := keyLine(docs[f.Path], k); ok {
+					s.Wrote = append(s.Wrote, line)
+				} else {
+					s.Wrote = nil
+				}
+			}
+		}
+		for _, p := range order {
+			c.spans = append(c.spans, *byFile[p])
+		}
+		if c.template != "" {
+			c.spans = append(c.spans, Span{File: c.template})
+		}
+		out[i] = c
+	}
+	return out
+}
+
+// keyLine is the line of a dotted values key in a values file's root.
+func keyLine(root *yaml.Node, key string) (int, bool) {
+	line, n := 0, root
+	for _, seg := range strings.Split(key, ".") {
+		if n == nil || n.Kind != yaml.MappingNode {
+			return 0, false
+		}
+		var next *yaml.Node
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == seg {
+				line, next = n.Content[i].Line, n.Content[i+1]
+				break
+			}
+		}
+		if next == nil {
+			return 0, false
+		}
+		n = next
+	}
+	return line, true
+}
+
+// renamed names the streams of a rescan that rendered a copy of a chart
+// as the scan named them: after the chart, not the copy.
+func renamed(r *scan.Result, renames map[string]string) {
+	name := func(p string) string {
+		for cp, orig := range renames {
+			if rest, ok := strings.CutPrefix(p, filepath.ToSlash(cp)+"/"); ok {
+				return filepath.ToSlash(filepath.Join(orig, rest))
+			}
+		}
+		return p
+	}
+	if len(renames) == 0 {
+		return
+	}
+	for i := range r.Findings {
+		r.Findings[i].Stream = name(r.Findings[i].Stream)
+		r.Findings[i].File = name(r.Findings[i].File)
+	}
+	for _, o := range r.Objects {
+		o.Doc.File = name(o.Doc.File)
+	}
+	for i := range r.Errors {
+		r.Errors[i].File = name(r.Errors[i].File)
+	}
+}
+
+// sameObject finds o again among the objects of a rescan: the object of
+// its kind and name in the same stream.
+func sameObject(objs []*object.Object, o *object.Object) *object.Object {
+	if o == nil {
+		return nil
+	}
+	for _, p := range objs {
+		if p.Ref == o.Ref && p.Doc.File == o.Doc.File {
+			return p
+		}
+	}
+	return nil
+}
+
+// objectChange is the composed change of the findings on one object.
+type objectChange struct {
+	change fix.Change
+	obj    *object.Object
+}
+
+// unresolved is a finding whose fix's object cannot be told.
+type unresolved struct {
+	index int
+	why   string
+}
+
+// composeByObject composes the fixes of the findings per object: an
+// object is its kind and name in the stream it was read from, so that two
+// files that each define Deployment web are fixed each with its own
+// findings. A fix that names another object (the Deployment behind a
+// Rollout's workloadRef) applies to that object in the finding's stream,
+// else in its directory, else the only one of that name.
+func composeByObject(objs []*object.Object, fs []finding.Finding) ([]objectChange, []unresolved) {
+	var order []*object.Object
+	groups := map[*object.Object][]int{}
+	var missing []int // findings whose target is not in the input
+	var left []unresolved
+	for i, f := range fs {
+		if f.Fix == nil || f.Fix.Type != finding.StrategicMergePatch || len(f.Fix.Patch) == 0 {
+			continue
+		}
+		o, why := targetOf(objs, f)
+		switch {
+		case why != "":
+			left = append(left, unresolved{i, why})
+			continue
+		case o == nil:
+			missing = append(missing, i)
+			continue
+		}
+		if _, ok := groups[o]; !ok {
+			order = append(order, o)
+		}
+		groups[o] = append(groups[o], i)
+	}
+	var out []objectChange
+	compose := func(idx []int, o *object.Object) {
+		sub := make([]finding.Finding, len(idx))
+		for k, i := range idx {
+			sub[k] = fs[i]
+		}
+		for _, c := range fix.Compose(sub) {
+			for k, i := range c.Findings {
+				c.Findings[k] = idx[i]
+			}
+			out = append(out, objectChange{c, o})
+		}
+	}
+	for _, o := range order {
+		compose(groups[o], o)
+	}
+	if len(missing) > 0 {
+		compose(missing, nil)
+	}
+	return out, left
+}
+
+// targetOf is the object f's fix applies to, or why it cannot be told.
+func targetOf(objs []*object.Object, f finding.Finding) (*object.Object, string) {
+	ref := fix.TargetOf(f)
+	var all []*object.Object
+	for _, o := range objs {
+		if o.Ref == ref {
+			all = append(all, o)
+		}
+	}
+	if len(all) <= 1 && (f.Fix.Target != nil || len(all) == 0 || all[0].Doc.File == f.Stream) {
+		if len(all) == 0 {
+			return nil, ""
+		}
+		return all[0], ""
+	}
+	pick := func(keep func(*object.Object) bool) []*object.Object {
+		var out []*object.Object
+		for _, o := range all {
+			if keep(o) {
+				out = append(out, o)
+			}
+		}
+		return out
+	}
+	same := pick(func(o *object.Object) bool { return o.Doc.File == f.Stream })
+	if len(same) == 0 && f.Fix.Target != nil {
+		dir := filepath.Dir(f.Stream)
+		same = pick(func(o *object.Object) bool { return filepath.Dir(o.Doc.File) == dir })
+	}
+	switch len(same) {
+	case 1:
+		return same[0], ""
+	case 0:
+		if f.Fix.Target == nil {
+			return nil, ""
+		}
+	}
+	var where []string
+	for _, o := range all {
+		where = append(where, o.Doc.File)
+	}
+	return nil, fmt.Sprintf("%s is defined more than once (%s): fix cannot tell which one the finding is about", ref, strings.Join(where, ", "))
+}
+
+// valueAt reads a dotted placeholder path from a patch.
+func valueAt(patch map[string]any, path string) (string, bool) {
+	var v any = patch
+	for _, seg := range strings.Split(path, ".") {
+		name := ""
+		if i := strings.IndexByte(seg, '['); i >= 0 && strings.HasSuffix(seg, "]") {
+			seg, name = seg[:i], seg[i+1:len(seg)-1]
+		}
+		m, ok := v.(map[string]any)
+		if !ok {
+			return "", false
+		}
+		v = m[seg]
+		if name != "" {
+			l, _ := v.([]any)
+			v = nil
+			for _, it := range l {
+				if im, ok := it.(map[string]any); ok && im["name"] == name {
+					v = im
+				}
+			}
+		}
+	}
+	if v == nil {
+		return "", false
+	}
+	return fmt.Sprint(v), true
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// Diff writes a unified diff of every changed file.
+func (r *Result) Diff(w io.Writer) error {
+	for _, f := range r.Files {
+		d := difflib.UnifiedDiff{
+			A: difflib.SplitLines(string(f.Old)), B: difflib.SplitLines(string(f.New)),
+			FromFile: "a/" + filepath.ToSlash(f.Path), ToFile: "b/" + filepath.ToSlash(f.Path),
+			Context: 3,
+		}
+		if f.Old == nil {
+			d.A, d.FromFile = nil, "/dev/null" // a new file
+		}
+		if err := difflib.WriteUnifiedDiff(w, d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Write writes every changed file, each through a temporary file renamed
+// over it, so that no file is ever left half-written. A file that is read
+// only, a symbolic link, or changed since it was read is not written; the
+// errors say which, and the other files are still written. A finding
+// whose fix writes a file that was not written is not fixed: it moves to
+// Left with the error, and the file to Unwritten.
+func (r *Result) Write() []error {
+	var errs []error
+	failed := map[string]error{}
+	var written []*File
+	for _, f := range r.Files {
+		if err := writeFile(f); err != nil {
+			errs = append(errs, err)
+			failed[f.Path] = err
+			r.Unwritten = append(r.Unwritten, f)
+			continue
+		}
+		written = append(written, f)
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	r.Files = written
+	var fixed []finding.Finding
+	var in [][]string
+	for i, f := range r.Fixed {
+		var err error
+		for _, p := range r.fixedIn[i] {
+			if e, ok := failed[p]; ok {
+				err = e
+				break
+			}
+		}
+		if err != nil {
+			r.Left = append(r.Left, Left{f, "not written: " + err.Error()})
+			delete(r.Spans, f.Instance())
+			continue
+		}
+		fixed = append(fixed, f)
+		in = append(in, r.fixedIn[i])
+	}
+	r.Fixed, r.fixedIn = fixed, in
+	r.fileRules()
+	return errs
+}
+
+func writeFile(f *File) error {
+	info, err := os.Lstat(f.Path)
+	if os.IsNotExist(err) && f.Old == nil {
+		return create(f)
+	}
+	if err != nil {
+		return err
+	}
+	if info.Mode()&os.ModeSymlink != 0 {
+		return fmt.Errorf("%s: a symbolic link; fix does not write through links: run it on the file the link points to", f.Path)
+	}
+	if !info.Mode().IsRegular() {
+		return fmt.Errorf("%s: not a regular file", f.Path)
+	}
+	if info.Mode().Perm()&0o200 == 0 {
+		return fmt.Errorf("%s: read-only (mode %v); not written", f.Path, info.Mode().Perm())
+	}
+	now, err := os.ReadFile(f.Path)
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(now, f.Old) {
+		return fmt.Errorf("%s: changed since it was scanned; not written: run fix again", f.Path)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(f.Path), "."+filepath.Base(f.Path)+".backfire-*")
+	if err != nil {
+		return fmt.Errorf("%s: %v", f.Path, err)
+	}
+	done := false
+	defer func() {
+		if !done {
+			os.Remove(tmp.Name())
+		}
+	}()
+	if _, err := tmp.Write(f.New); err != nil {
+		tmp.Close()
+		return fmt.Errorf("%s: %v", f.Path, err)
+	}
+	if err := tmp.Chmod(info.Mode().Perm()); err != nil {
+		tmp.Close()
+		return fmt.Errorf("%s: %v", f.Path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("%s: %v", f.Path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("%s: %v", f.Path, err)
+	}
+	if err := os.Rename(tmp.Name(), f.Path); err != nil {
+		return fmt.Errorf("%s: %v", f.Path, err)
+	}
+	done = true
+	return nil
+}
+
+func firstDiffLine(a, b []byte) int {
+	line := 1
+	for i := 0; i < len(a) && i < len(b) && a[i] == b[i]; i++ {
+		if a[i] == '\n' {
+			line++
+		}
+	}
+	return line
+}
+
+// create writes a new file (a values file of --values-out) through a
+// temporary file, and refuses to replace one made in the meantime.
+func create(f *File) error {
+	tmp, err := os.CreateTemp(filepath.Dir(f.Path), "."+filepath.Base(f.Path)+".backfire-*")
+	if err != nil {
+		return fmt.Errorf("%s: %v", f.Path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(f.New); err != nil {
+		tmp.Close()
+		return fmt.Errorf("%s: %v", f.Path, err)
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return fmt.Errorf("%s: %v", f.Path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("%s: %v", f.Path, err)
+	}
+	// A hard link fails if the name exists: nothing made since is lost.
+	if err := os.Link(tmp.Name(), f.Path); err != nil {
+		return fmt.Errorf("%s: %v", f.Path, err)
+	}
+	return nil
+}
+
+// replacesHandler reports whether a finding's own fix replaces a probe
+// handler: the part of a change a template edit makes.
+func replacesHandler(f finding.Finding) bool {
+	if f.Fix == nil {
+		return false
+	}
+	own := f.Fix.Patch
+	if f.Fix.Own != nil {
+		own = f.Fix.Own
+	}
+	var p any
+	return json.Unmarshal(own, &p) == nil && fix.ReplacesHandler(p)
+}

@@ -1,0 +1,242 @@
+package yamledit
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"backfire.dev/backfire/internal/load"
+)
+
+// edit applies patch to document i of src, and checks that applying it
+// again changes nothing.
+func editTwice(t *testing.T, src string, i int, patch string, placeholders ...string) string {
+	t.Helper()
+	f := load.Parse("in.yaml", []byte(src))
+	if len(f.Errors) > 0 {
+		t.Fatal(f.Errors)
+	}
+	pos, _ := f.Documents[i].Locate("")
+	var p map[string]any
+	if err := jsonUnmarshal(patch, &p); err != nil {
+		t.Fatal(err)
+	}
+	out, err := Edit([]byte(src), pos, p, placeholders)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := load.Parse("out.yaml", out)
+	if len(g.Errors) > 0 {
+		t.Fatalf("output does not load: %v\n%s", g.Errors, out)
+	}
+	pos2, _ := g.Documents[i].Locate("")
+	again, err := Edit(out, pos2, p, placeholders)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(again) != string(out) {
+		t.Errorf("second edit changed the file again:\n%s", again)
+	}
+	return string(out)
+}
+
+const multiDoc = `# a comment that stays
+apiVersion: v1
+kind: ConfigMap   # trailing comment
+metadata: {name: "settings"}
+data:
+  key: 'quoted value'
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: db   # the database
+spec:
+  template:
+    spec:
+      containers:
+        - name: sidecar
+          image: "busybox"
+        - name: db
+          image: postgres:16
+          livenessProbe:
+            # why: checks the server answers
+            exec:
+              command: ["pg_isready", "-U", "postgres"]
+            periodSeconds: 10   # every ten seconds
+            timeoutSeconds: 1
+          ports:
+            - containerPort: 5432
+---
+# the last document
+kind: Service
+apiVersion: v1
+metadata:
+  name: db
+`
+
+func TestEditMultiDocumentByteForByte(t *testing.T) {
+	got := editTwice(t, multiDoc, 1, `{"spec":{"template":{"spec":{"containers":[{"name":"db",
+		"livenessProbe":{"exec":null,"tcpSocket":{"port":5432},"timeoutSeconds":3,"failureThreshold":6},
+		"resources":{"requests":{"cpu":"500m"}}}]}}}}`,
+		"spec.template.spec.containers[db].resources.requests.cpu")
+	want := strings.Replace(multiDoc, `            # why: checks the server answers
+            exec:
+              command: ["pg_isready", "-U", "postgres"]
+            periodSeconds: 10   # every ten seconds
+            timeoutSeconds: 1
+          ports:
+            - containerPort: 5432
+`, `            # why: checks the server answers
+            tcpSocket:
+              port: 5432
+            periodSeconds: 10   # every ten seconds
+            timeoutSeconds: 3
+            failureThreshold: 6
+          ports:
+            - containerPort: 5432
+          resources:
+            requests:
+              cpu: 500m  `+PlaceholderComment+`
+`, 1)
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+const list = `apiVersion: v1
+kind: List
+items:
+- apiVersion: apps/v1
+  kind: Deployment
+  metadata: {name: a}
+  spec:
+    template:
+      spec:
+        containers:
+        - name: app
+          resources:
+            limits: {cpu: "1", memory: 1Gi}
+- apiVersion: apps/v1
+  kind: Deployment
+  metadata: {name: b}
+  spec:
+    template:
+      spec:
+        containers:
+        - name: app
+          resources:
+            limits:
+              cpu: "1"
+              memory: 1Gi`
+
+func TestEditListItemsAndFlowMappings(t *testing.T) {
+	patch := `{"spec":{"template":{"spec":{"containers":[{"name":"app","resources":{"limits":{"cpu":null}}}]}}}}`
+	got := editTwice(t, list, 0, patch)
+	if want := strings.Replace(list, `limits: {cpu: "1", memory: 1Gi}`, `limits: {memory: 1Gi}`, 1); got != want {
+		t.Errorf("first item: got\n%s", got)
+	}
+	got = editTwice(t, list, 1, patch)
+	if want := strings.Replace(list, "              cpu: \"1\"\n", "", 1); got != want {
+		t.Errorf("second item: got\n%s", got)
+	}
+}
+
+func TestEditNoFinalNewline(t *testing.T) {
+	got := editTwice(t, list, 1, `{"spec":{"template":{"spec":{"containers":[{"name":"app","resources":{"requests":{"memory":"1Gi"}}}]}}}}`)
+	if want := list + "\n            requests:\n              memory: 1Gi\n"; got != want {
+		t.Errorf("got\n%q\nwant\n%q", got, want)
+	}
+}
+
+const rollout = `apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata:
+  name: web
+spec:
+  strategy:
+    canary:
+      steps:
+      - setWeight: 1
+      - pause: {duration: 5m}   # watch the dashboards
+      - setWeight: 100
+      - pause: {}
+  affinity:
+    nodeAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+        nodeSelectorTerms:
+        - matchExpressions:
+          - {key: node-role.kubernetes.io/control-plane, operator: Exists}
+  revisionHistoryLimit: 1
+`
+
+// BF401 cuts the steps short: the kept steps keep their bytes. A mapping
+// that a deletion empties goes with its key.
+func TestEditStepsAndEmptiedMappings(t *testing.T) {
+	got := editTwice(t, rollout, 0, `{"spec":{"strategy":{"canary":{"steps":[{"setWeight":1},{"pause":{"duration":"5m"}}]}},
+		"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":null}},"revisionHistoryLimit":3}}`)
+	want := `apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata:
+  name: web
+spec:
+  strategy:
+    canary:
+      steps:
+      - setWeight: 1
+      - pause: {duration: 5m}   # watch the dashboards
+  revisionHistoryLimit: 3
+`
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestEditStepsReplaced(t *testing.T) {
+	got := editTwice(t, rollout, 0, `{"spec":{"strategy":{"canary":{"steps":[{"setWeight":5},{"pause":{"duration":"5m"}}]}}}}`)
+	if !strings.Contains(got, "      steps:\n      - setWeight: 5\n      - pause:\n          duration: 5m\n  affinity:") {
+		t.Errorf("steps not replaced in the file's list indentation:\n%s", got)
+	}
+}
+
+func TestEditErrors(t *testing.T) {
+	f := load.Parse("in.yaml", []byte(multiDoc))
+	pos, _ := f.Documents[1].Locate("")
+	pos.Line += 2 // the file changed: nothing starts there
+	if _, err := Edit([]byte(multiDoc), pos, map[string]any{"spec": nil}, nil); err == nil || !strings.Contains(err.Error(), "no longer there") {
+		t.Errorf("edit at a moved object: %v", err)
+	}
+	block := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: s\ndata:\n  script: |\n    echo hi\n"
+	g := load.Parse("in.yaml", []byte(block))
+	pos, _ = g.Documents[0].Locate("")
+	_, err := Edit([]byte(block), pos, map[string]any{"data": map[string]any{"script": "echo bye"}}, nil)
+	if err == nil || !strings.Contains(err.Error(), "line 6") {
+		t.Errorf("a block scalar is not edited in place; want an error at line 6, got %v", err)
+	}
+}
+
+func TestEditAppendsToList(t *testing.T) {
+	src := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- ../base   # the base\npatches:\n  - path: replicas.yaml\n# end\n"
+	got := editTwice(t, src, 0, `{"patches":[{"path":"replicas.yaml"},{"path":"backfire-fix.yaml"}]}`)
+	want := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- ../base   # the base\npatches:\n  - path: replicas.yaml\n  - path: backfire-fix.yaml\n# end\n"
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+func BenchmarkEdit(b *testing.B) {
+	f := load.Parse("in.yaml", []byte(multiDoc))
+	pos, _ := f.Documents[1].Locate("")
+	var p map[string]any
+	if err := jsonUnmarshal(`{"spec":{"template":{"spec":{"containers":[{"name":"db",
+		"livenessProbe":{"exec":null,"tcpSocket":{"port":5432},"timeoutSeconds":3,"failureThreshold":6}}]}}}}`, &p); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := Edit([]byte(multiDoc), pos, p, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
