@@ -10,8 +10,9 @@
 #
 # Environment:
 #   KUBE_LINTER, KUBE_SCORE  paths of the peers' binaries (skipped when unset)
-#   BACKFIRE_BEFORE          another backfire binary (e.g. built from an older
-#                            commit) measured beside this one as "backfire-before"
+#   BEFORE                   a git revision: backfire built from it is measured
+#                            beside this one as "backfire-before"
+#   BACKFIRE_BEFORE          or an existing binary to measure as "backfire-before"
 #   GEN_CORPUS               the corpus generator (default ../shared/bench/gen_corpus.py)
 #   RUNS, WARMUP             hyperfine runs and warm-ups (default 5 and 1)
 #   INPUTS                   the inputs to run (default "10k 100k 100mb rich")
@@ -20,7 +21,10 @@
 #
 # OUTDIR (default: a new temporary directory) receives the corpora, one
 # hyperfine JSON and markdown export per input, peak RSS per tool and input
-# (rss.tsv) and the table (table.md), which is printed at the end.
+# (rss.tsv), the load average before each input (load.tsv), the JSON
+# reports compared byte for byte (reports/, same.tsv: backfire on all cores
+# against one core and against backfire-before) and the table (table.md),
+# which is printed at the end with the comparison and the load under it.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 repo=$(pwd)
@@ -45,6 +49,15 @@ echo "== building into $out/bin" >&2
 mkdir -p "$out/bin"
 go build -o "$out/bin/backfire" ./cmd/backfire
 go build -o "$out/bin/floor" ./hack/bench/floor
+before=${BACKFIRE_BEFORE:-}
+if [ -z "$before" ] && [ -n "${BEFORE:-}" ]; then
+	echo "== building backfire-before from $BEFORE" >&2
+	rm -rf "$out/before-src"
+	mkdir -p "$out/before-src"
+	git archive "$BEFORE" | tar -x -C "$out/before-src"
+	(cd "$out/before-src" && go build -o "$out/bin/backfire-before" ./cmd/backfire)
+	before=$out/bin/backfire-before
+fi
 
 echo "== generating the corpora" >&2
 if [ ! -d "$out/10k" ]; then
@@ -74,8 +87,8 @@ tools() {
 	printf 'floor\t%s\n' "$out/bin/floor $dir"
 	# The 100 MB file is above backfire's default --max-file-size (64 MiB).
 	printf 'backfire\t%s\n' "$out/bin/backfire scan --format json --fail-on none --max-file-size 200000000 $dir"
-	if [ -n "${BACKFIRE_BEFORE:-}" ]; then
-		printf 'backfire-before\t%s\n' "$BACKFIRE_BEFORE scan --format json --fail-on none --max-file-size 200000000 $dir"
+	if [ -n "$before" ]; then
+		printf 'backfire-before\t%s\n' "$before scan --format json --fail-on none --max-file-size 200000000 $dir"
 	fi
 	case " $peers_at " in *" $in "*) ;; *) return ;; esac
 	if [ -n "${KUBE_LINTER:-}" ] && [ -x "$KUBE_LINTER" ]; then
@@ -89,12 +102,35 @@ tools() {
 [ -n "${KUBE_LINTER:-}" ] || echo "run.sh: KUBE_LINTER not set: kube-linter skipped" >&2
 [ -n "${KUBE_SCORE:-}" ] || echo "run.sh: KUBE_SCORE not set: kube-score skipped" >&2
 
-touch "$out/rss.tsv"
+# report IN NAME [ENV...] writes backfire's JSON report of input IN to
+# reports/IN.NAME.json (the exit status says whether there are findings).
+report() {
+	local in=$1 name=$2 bin=$out/bin/backfire
+	shift 2
+	[ "$name" = before ] && bin=$before
+	env "$@" "$bin" scan --format json --fail-on none --max-file-size 200000000 "$out/$in" \
+		>"$out/reports/$in.$name.json" 2>/dev/null || true
+}
+
+# same IN A B appends whether two reports of IN are byte for byte the same.
+same() {
+	local verdict=different
+	cmp -s "$out/reports/$1.$2.json" "$out/reports/$1.$3.json" && verdict=same
+	printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$verdict" >>"$out/same.tsv"
+}
+
+mkdir -p "$out/reports"
+touch "$out/rss.tsv" "$out/load.tsv" "$out/same.tsv"
 for in in ${INPUTS:-10k 100k 100mb rich}; do
 	# A rerun of one input replaces its lines and keeps the others'.
-	grep -v "^$in	" "$out/rss.tsv" >"$out/rss.tmp" || true
-	mv "$out/rss.tmp" "$out/rss.tsv"
+	for f in rss load same; do
+		grep -v "^$in	" "$out/$f.tsv" >"$out/$f.tmp" || true
+		mv "$out/$f.tmp" "$out/$f.tsv"
+	done
 	echo "== $in" >&2
+	# The machine's load before the input's runs: wall time means
+	# something only on an otherwise idle machine.
+	printf '%s\t%s\n' "$in" "$(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/load.tsv"
 	args=()
 	while IFS=$'\t' read -r name cmd; do
 		args+=(-n "$name" "$cmd")
@@ -104,7 +140,19 @@ for in in ${INPUTS:-10k 100k 100mb rich}; do
 	done < <(tools "$in")
 	hyperfine --ignore-failure --output null --warmup "$warmup" --runs "$runs" \
 		--export-json "$out/$in.json" --export-markdown "$out/$in.md" "${args[@]}" >&2
+	# The reports: on all cores, on one, and of backfire-before.
+	report "$in" all
+	report "$in" one GOMAXPROCS=1
+	same "$in" all one
+	if [ -n "$before" ]; then
+		report "$in" before
+		same "$in" all before
+	fi
 done
 rm -f "$out/time.tmp"
 
 go run ./hack/bench/table -svg "$out/benchmarks.svg" "$out" | tee "$out/table.md"
+if grep -q '	different$' "$out/same.tsv"; then
+	echo "run.sh: some JSON reports differ (same.tsv)" >&2
+	exit 1
+fi

@@ -171,6 +171,21 @@ func (f *File) parseChunk(ch chunk, index int) bool {
 	if f.parseList(ch, index) {
 		return true
 	}
+	if ch.col <= 1 && !blockOff {
+		if d, ok := parseBlock(ch.data, max(ch.line, 1)); ok {
+			f.Empty = false
+			if d.apiVersion == "" || d.kind == "" {
+				f.Skipped++
+				return true
+			}
+			f.emit(&Document{
+				File: f.Name, Index: index, Line: d.line,
+				JSON: d.json, marks: d.marks,
+				APIVersion: d.apiVersion, Kind: d.kind,
+			})
+			return true
+		}
+	}
 	root, err := decodeOne(ch.data)
 	if err != nil {
 		f.Errors = append(f.Errors, yamlError(f.Name, ch.line, err))
@@ -184,6 +199,10 @@ func (f *File) parseChunk(ch chunk, index int) bool {
 	f.addDocument(&root, index, 0)
 	return true
 }
+
+// blockOff turns the block parser off, for the tests that compare it with
+// yaml.v3.
+var blockOff bool
 
 // decodeOne parses the one YAML document of data. yaml.Unmarshal stops
 // after the first node and ignores whatever follows it ("{...} garbage",
@@ -368,11 +387,15 @@ func (f *File) convert(n *yaml.Node, index int, apiVersion, kind string, budget 
 		return
 	}
 	*budget = c.budget
-	d := &Document{
+	f.emit(&Document{
 		File: f.Name, Index: index, Line: n.Line,
 		JSON: c.buf, marks: c.marks,
 		APIVersion: apiVersion, Kind: kind,
-	}
+	})
+}
+
+// emit hands a converted document to each, or keeps it.
+func (f *File) emit(d *Document) {
 	if f.each != nil {
 		f.each(d, f.read)
 		return

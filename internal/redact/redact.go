@@ -79,34 +79,105 @@ func Text(s string) string {
 // MySQL client (-px is a password), a MongoDB one (-p x), redis-cli (-a
 // x).
 func mask(s string, c clients) string {
-	// Each pattern runs only where its literal part is: most texts hold
-	// none of them, and every finding's texts pass here.
+	return maskWith(s, c, true)
+}
+
+// maskWith masks s; with filter, a pattern runs only where what it cannot
+// match without is in s (every finding's texts pass here, and most hold
+// none of them). Without, every pattern runs: the test holds the two to
+// the same output.
+func maskWith(s string, c clients, filter bool) string {
+	// (?i) folds non-ASCII letters onto ASCII ones (ſ onto s, the Kelvin
+	// sign onto k): the case-insensitive filters hold only for ASCII text.
+	folds := !filter || !isASCII(s)
 	lower := strings.ToLower(s)
-	if strings.Contains(s, "--") {
+	if !filter || strings.Contains(s, "--") && (folds || hasLongOption(s)) {
 		s = maskAfter(longOption, s)
 	}
-	if strings.Contains(s, "=") && strings.ContainsAny(lower, "pstak") && containsAny(lower, "pass", "pwd", "secret", "token", "apikey", "api_key", "auth") {
+	if !filter || strings.Contains(s, "=") && (folds || strings.ContainsAny(lower, "pstak") && containsAny(lower, "pass", "pwd", "secret", "token", "apikey", "api_key", "auth")) {
 		s = maskAfter(envAssignment, s)
 	}
-	if strings.Contains(s, "://") && strings.Contains(s, "@") {
+	if !filter || strings.Contains(s, "://") && strings.Contains(s, "@") {
 		s = maskAfter(urlCredentials, s)
 	}
-	if (strings.Contains(s, "u ") || strings.Contains(s, "--user")) && strings.Contains(s, ":") {
+	if !filter || strings.Contains(s, ":") && hasUserOption(s) {
 		s = maskAfter(userPassword, s)
 	}
-	if strings.Contains(lower, "authorization") {
+	if !filter || folds || strings.Contains(lower, "authorization") {
 		s = maskAfter(authorization, s)
 	}
-	if c.mysql {
+	if c.mysql && (!filter || strings.Contains(s, "-p")) {
 		s = maskAfter(mysqlShort, s)
 	}
-	if c.mongo {
+	if c.mongo && (!filter || strings.Contains(s, "-p")) {
 		s = maskAfter(mongoShort, s)
 	}
-	if c.redis {
+	if c.redis && (!filter || strings.Contains(s, "-a")) {
 		s = maskAfter(redisShort, s)
 	}
 	return s
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// longStarts are how longNames begin.
+var longStarts = []string{"pass", "pwd", "token", "secret", "auth", "api", "access", "client", "requirepass"}
+
+// hasLongOption reports whether ASCII s has "--" followed, in any case, by
+// the start of a long option longOption knows.
+func hasLongOption(s string) bool {
+	for i := strings.Index(s, "--"); i >= 0; {
+		rest := s[i+2:]
+		for _, p := range longStarts {
+			if len(rest) >= len(p) && strings.EqualFold(rest[:len(p)], p) {
+				return true
+			}
+		}
+		j := strings.Index(s[i+1:], "--")
+		if j < 0 {
+			break
+		}
+		i += 1 + j
+	}
+	return false
+}
+
+// hasUserOption reports whether s has what userPassword starts with: at
+// the start or after a space, "--user" or a dash and letters ending in
+// "u", then a space or a tab.
+func hasUserOption(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] != '-' || i > 0 && !isSpace(s[i-1]) {
+			continue
+		}
+		j := i + 1
+		if strings.HasPrefix(s[j:], "-user") {
+			j += len("-user")
+		} else {
+			for j < len(s) && ('a' <= s[j] && s[j] <= 'z' || 'A' <= s[j] && s[j] <= 'Z') {
+				j++
+			}
+			if s[j-1] != 'u' {
+				continue
+			}
+		}
+		if j < len(s) && (s[j] == ' ' || s[j] == '\t') {
+			return true
+		}
+	}
+	return false
+}
+
+// isSpace is \s of the patterns.
+func isSpace(b byte) bool {
+	return b == ' ' || b == '\t' || b == '\n' || b == '\f' || b == '\r'
 }
 
 var (

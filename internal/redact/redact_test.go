@@ -78,3 +78,29 @@ func TestFinding(t *testing.T) {
 		t.Error("shared lists written to")
 	}
 }
+
+// FuzzFilter holds the filters that keep a pattern from running where it
+// cannot match to running every pattern on every text.
+//
+//	go test ./internal/redact -run '^$' -fuzz FuzzFilter -fuzztime 1m
+func FuzzFilter(f *testing.F) {
+	for _, s := range []string{
+		"exec [mysqladmin ping -h 127.0.0.1 -uroot -phunter2]",
+		"exec [mongosh -u admin -p s3cret --eval db.adminCommand('ping')]",
+		"exec [sh -c PGPASSWORD=s3cret psql -h localhost]",
+		"exec [cli ---TOKEN abc123]", "exec [cli --paſſword abc]",
+		"exec [curl -fsu elastic:changeme http://x]", "curl --user\ta:b", "-u a:b",
+		"exec [curl http://elastic:changeme@localhost:9200/]",
+		"exec [curl -H 'AUTHORIZATION: Bearer eyJhbGciOi']",
+		"exec [sh -c redis-cli -a s3cret ping]",
+		"the probe you set: 3 s", "liveness probe httpGet :8080/healthz",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		c := clientsOf(s)
+		if got, want := maskWith(s, c, true), maskWith(s, c, false); got != want {
+			t.Errorf("%q: filtered %q, every pattern %q", s, got, want)
+		}
+	})
+}

@@ -1,6 +1,7 @@
 // Command table turns the output of hack/bench/run.sh (one hyperfine JSON
-// export per input and rss.tsv) into the markdown table of
-// docs/benchmarks.md and, with -svg, its chart.
+// export per input, rss.tsv, load.tsv and same.tsv) into the markdown
+// table of docs/benchmarks.md, with the machine's load and the comparison
+// of the JSON reports under it, and, with -svg, its chart.
 //
 //	go run ./hack/bench/table [-svg benchmarks.svg] OUTDIR
 package main
@@ -53,8 +54,8 @@ func main() {
 	}
 	tools := map[string][]float64{} // wall median per input, 0 when not run
 	var order []string
-	fmt.Println("| input | tool | wall s (median) | min–max s | CPU s | peak RSS MiB | x floor (wall) |")
-	fmt.Println("|---|---|---|---|---|---|---|")
+	fmt.Println("| input | tool | wall s (median) | min–max s | CPU s | peak RSS MiB | x floor (wall) | x floor (CPU) |")
+	fmt.Println("|---|---|---|---|---|---|---|---|")
 	for i, in := range inputs {
 		results, err := readHyperfine(filepath.Join(dir, in.key+".json"))
 		if os.IsNotExist(err) {
@@ -63,29 +64,35 @@ func main() {
 		if err != nil {
 			fail(err)
 		}
-		floor := 0.0
+		floor, floorCPU := 0.0, 0.0
 		for _, r := range results {
 			if r.Command == "floor" {
-				floor = r.Median
+				floor, floorCPU = r.Median, r.User+r.System
 			}
 		}
 		for _, r := range results {
-			ratio := "–"
+			ratio, ratioCPU := "–", "–"
 			if floor > 0 {
-				ratio = fmt.Sprintf("%.1f", r.Median/floor)
+				ratio = fmt.Sprintf("%.2f", r.Median/floor)
+			}
+			if floorCPU > 0 {
+				ratioCPU = fmt.Sprintf("%.2f", (r.User+r.System)/floorCPU)
 			}
 			mib := "–"
 			if kb, ok := rss[in.key+"\t"+r.Command]; ok {
 				mib = fmt.Sprintf("%.0f", kb/1024)
 			}
-			fmt.Printf("| %s | %s | %.2f | %.2f–%.2f | %.2f | %s | %s |\n",
-				in.name, r.Command, r.Median, r.Min, r.Max, r.User+r.System, mib, ratio)
+			fmt.Printf("| %s | %s | %.2f | %.2f–%.2f | %.2f | %s | %s | %s |\n",
+				in.name, r.Command, r.Median, r.Min, r.Max, r.User+r.System, mib, ratio, ratioCPU)
 			if _, ok := tools[r.Command]; !ok {
 				order = append(order, r.Command)
 				tools[r.Command] = make([]float64, len(inputs))
 			}
 			tools[r.Command][i] = r.Median
 		}
+	}
+	if err := printNotes(dir); err != nil {
+		fail(err)
 	}
 	if *svg == "" {
 		return
@@ -110,6 +117,55 @@ func main() {
 	if err := os.WriteFile(*svg, out, 0o644); err != nil {
 		fail(err)
 	}
+}
+
+// printNotes prints, under the table, the load average before each
+// input's runs and whether the JSON reports compared were the same.
+func printNotes(dir string) error {
+	load, err := readTSV(filepath.Join(dir, "load.tsv"))
+	if err != nil {
+		return err
+	}
+	same, err := readTSV(filepath.Join(dir, "same.tsv"))
+	if err != nil {
+		return err
+	}
+	names := map[string]string{"all": "all cores", "one": "GOMAXPROCS=1", "before": "backfire-before"}
+	for _, in := range inputs {
+		var notes []string
+		for _, l := range load {
+			if len(l) == 2 && l[0] == in.key {
+				notes = append(notes, "load average before the runs "+l[1])
+			}
+		}
+		for _, l := range same {
+			if len(l) == 4 && l[0] == in.key {
+				notes = append(notes, fmt.Sprintf("JSON report on %s against %s: %s", names[l[1]], names[l[2]], l[3]))
+			}
+		}
+		if len(notes) > 0 {
+			fmt.Printf("\n%s: %s.\n", in.name, strings.Join(notes, "; "))
+		}
+	}
+	return nil
+}
+
+// readTSV reads a file of tab-separated lines; a missing file has none.
+func readTSV(path string) ([][]string, error) {
+	data, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out [][]string
+	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		if l != "" {
+			out = append(out, strings.Split(l, "\t"))
+		}
+	}
+	return out, nil
 }
 
 func readHyperfine(path string) ([]result, error) {
