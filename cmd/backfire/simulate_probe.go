@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"backfire.dev/backfire/internal/model/probesim"
-	"backfire.dev/backfire/internal/simprobe"
+	"backfire.dev/backfire/internal/simulate/probesim"
+	"backfire.dev/backfire/internal/simulate/probeview"
 	"backfire.dev/backfire/internal/source"
 )
 
@@ -51,7 +51,7 @@ BF102) proposes. Deterministic: the same input gives the same output.`,
 	f.DurationVar(&fl.recovery, "recovery", 90*time.Second, "how long the server recovers after a kill")
 	f.BoolVar(&fl.afterCrash, "after-crash", false, "start in crash recovery, as after an OOM kill, a node failure or a stop that ended in SIGKILL (BF601): how a startup probe's loop begins")
 	f.Float64Var(&fl.hours, "hours", 24, "hours to simulate")
-	f.StringVar(&fl.format, "format", "text", "output format: "+strings.Join(simprobe.Formats, ", "))
+	f.StringVar(&fl.format, "format", "text", "output format: "+strings.Join(probeview.Formats, ", "))
 	return cmd
 }
 
@@ -61,8 +61,8 @@ func runSimulateProbe(cmd *cobra.Command, fl *simulateProbeFlags) error {
 		return usageError(cmd, "simulate probe needs -f FILE")
 	case (fl.latency == "") == (fl.latencyTrace == ""):
 		return usageError(cmd, "simulate probe needs one of --latency and --latency-trace")
-	case !slices.Contains(simprobe.Formats, fl.format):
-		return usageError(cmd, "unknown --format %q (want %s)", fl.format, strings.Join(simprobe.Formats, ", "))
+	case !slices.Contains(probeview.Formats, fl.format):
+		return usageError(cmd, "unknown --format %q (want %s)", fl.format, strings.Join(probeview.Formats, ", "))
 	case fl.hours <= 0 || fl.hours > 24*366:
 		return usageError(cmd, "--hours must be more than 0 and at most a year")
 	case fl.recovery < 0:
@@ -97,7 +97,7 @@ func runSimulateProbe(cmd *cobra.Command, fl *simulateProbeFlags) error {
 	if err != nil {
 		return usageError(cmd, "%s: %v", name, err)
 	}
-	rep, err := simprobe.Simulate(name, data, simprobe.Options{Container: fl.container, Latency: lat, Recovery: fl.recovery.Seconds(), Hours: fl.hours, AfterCrash: fl.afterCrash})
+	rep, err := probeview.Simulate(name, data, probeview.Options{Container: fl.container, Latency: lat, Recovery: fl.recovery.Seconds(), Hours: fl.hours, AfterCrash: fl.afterCrash})
 	if err != nil {
 		return usageError(cmd, "%v", err)
 	}

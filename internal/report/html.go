@@ -13,10 +13,10 @@ import (
 
 	"gonum.org/v1/plot/vg"
 
-	"backfire.dev/backfire/internal/chart"
 	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/redact"
 	"backfire.dev/backfire/internal/result"
+	"backfire.dev/backfire/internal/svgplot"
 )
 
 // HTMLOptions tune the HTML report.
@@ -76,15 +76,15 @@ func summaryChart(rules []htmlRule) ([]byte, error) {
 	for i, r := range byCount {
 		names[i] = r.ID + " " + r.Slug
 	}
-	var stacks []chart.Stack
+	var stacks []svgplot.Stack
 	for _, s := range severities {
-		st := chart.Stack{Name: s.String(), Color: severityColor[s], Values: make([]float64, len(byCount))}
+		st := svgplot.Stack{Name: s.String(), Color: severityColor[s], Values: make([]float64, len(byCount))}
 		for i, r := range byCount {
 			st.Values[i] = float64(r.Count[s])
 		}
 		stacks = append(stacks, st)
 	}
-	return chart.HorizontalStackedBarsSVG("", "findings", 18*vg.Centimeter, 0.75*vg.Centimeter, names, stacks)
+	return svgplot.HorizontalStackedBarsSVG("", "findings", 18*vg.Centimeter, 0.75*vg.Centimeter, names, stacks)
 }
 
 type htmlPage struct {

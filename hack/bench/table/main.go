@@ -18,7 +18,7 @@ import (
 
 	"gonum.org/v1/plot/vg"
 
-	"backfire.dev/backfire/internal/chart"
+	"backfire.dev/backfire/internal/svgplot"
 )
 
 // inputs in the order of the table, with the names the table shows.
@@ -109,8 +109,8 @@ func main() {
 			}
 		}
 	}
-	out, err := chart.StackedBarsSVG("Whole-process wall time, median of the runs", "seconds",
-		24*vg.Centimeter, 10*vg.Centimeter, cats, []chart.Stack{{Name: "wall s", Values: wall}})
+	out, err := svgplot.StackedBarsSVG("Whole-process wall time, median of the runs", "seconds",
+		24*vg.Centimeter, 10*vg.Centimeter, cats, []svgplot.Stack{{Name: "wall s", Values: wall}})
 	if err != nil {
 		fail(err)
 	}

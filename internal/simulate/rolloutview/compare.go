@@ -12,8 +12,8 @@ import (
 
 	"gonum.org/v1/plot/vg"
 
-	"backfire.dev/backfire/internal/chart"
 	"backfire.dev/backfire/internal/simulate/rolloutsim"
+	"backfire.dev/backfire/internal/svgplot"
 )
 
 // CompareSchema names the JSON document of a comparison.
@@ -48,7 +48,7 @@ func seconds(v float64) string {
 	if v < 0 {
 		return "not within the cap"
 	}
-	return chart.SecondsLabel(v)
+	return svgplot.SecondsLabel(v)
 }
 
 func percent(v float64) string {
@@ -133,7 +133,7 @@ func CompareSVG(c *Comparison) ([]byte, error) {
 	b := c.Result.Base
 	var names []string
 	// The colours of the causes in the timeline chart.
-	stacks := []chart.Stack{{Name: "errors of " + c.Broken, Colour: chart.Orange}, {Name: "too few Ready pods", Colour: chart.Red}, {Name: "no Ready endpoint", Colour: chart.Purple}}
+	stacks := []svgplot.Stack{{Name: "errors of " + c.Broken, Colour: svgplot.Orange}, {Name: "too few Ready pods", Colour: svgplot.Red}, {Name: "no Ready endpoint", Colour: svgplot.Purple}}
 	for _, t := range b.Tried {
 		names = append(names, t.Remedy)
 		stacks[0].Values = append(stacks[0].Values, t.FailedByCause.BrokenVersion)
@@ -142,7 +142,7 @@ func CompareSVG(c *Comparison) ([]byte, error) {
 	}
 	title := fmt.Sprintf("Failed requests by cause over %s (%s of %s's requests failing, pods starting in %s, %.0f rps)",
 		seconds(b.Horizon), percent(b.Case.ErrorRate), c.Broken, b.Case.Start, b.Case.RPS)
-	return chart.StackedBarsSVG(title, "failed requests", 26*vg.Centimeter, 10*vg.Centimeter, names, stacks)
+	return svgplot.StackedBarsSVG(title, "failed requests", 26*vg.Centimeter, 10*vg.Centimeter, names, stacks)
 }
 
 var compareBody = template.Must(template.New("compare").Parse(`<p>Rollout <b>{{.Rollout}}</b>, Argo Rollouts {{.Version}}: a rollback within the rollback window from {{.Broken}}, tried {{len .Result.Remedies}} ways.</p>
@@ -164,5 +164,5 @@ func CompareHTML(c *Comparison) ([]byte, error) {
 	}{c, text.String()}); err != nil {
 		return nil, err
 	}
-	return chart.HTML("backfire simulate rollout --compare: "+c.Rollout, template.HTML(b.String()), svg)
+	return svgplot.HTML("backfire simulate rollout --compare: "+c.Rollout, template.HTML(b.String()), svg)
 }

@@ -15,8 +15,8 @@ import (
 
 	"gonum.org/v1/plot/vg"
 
-	"backfire.dev/backfire/internal/chart"
 	"backfire.dev/backfire/internal/simulate/rolloutsim"
+	"backfire.dev/backfire/internal/svgplot"
 )
 
 // Schema names the JSON document.
@@ -232,7 +232,7 @@ func secondsOrNever(t float64) string {
 // runSeries are one run's lines: colour says what is drawn, the dash
 // pattern which run (solid as written, dashed with the fix).
 type runSeries struct {
-	weight, share, ready, desired, broken, tooFew, noEndpoint chart.Series
+	weight, share, ready, desired, broken, tooFew, noEndpoint svgplot.Series
 }
 
 func series(r *rolloutsim.Result, dash int, suffix string) runSeries {
@@ -245,17 +245,17 @@ func series(r *rolloutsim.Result, dash int, suffix string) runSeries {
 		w[i], sh[i], rd[i], ds[i] = float64(row.Weight), row.TargetShare, float64(row.CanaryReady), float64(row.CanaryDesired)
 		br[i], tf[i], ne[i] = row.Failed.BrokenVersion, row.Failed.TooFewReady, row.Failed.NoEndpoint
 	}
-	line := func(name string, y []float64, colour int) chart.Series {
-		return chart.Series{Name: name + suffix, X: x, Y: y, Step: true, Colour: colour, Dash: dash}
+	line := func(name string, y []float64, colour int) svgplot.Series {
+		return svgplot.Series{Name: name + suffix, X: x, Y: y, Step: true, Colour: colour, Dash: dash}
 	}
 	return runSeries{
-		weight:     line("weight written to the router", w, chart.Blue),
-		share:      line("% of requests to "+r.Canary, sh, chart.Red),
-		desired:    line("canary pods asked for", ds, chart.Blue),
-		ready:      line("Ready canary pods", rd, chart.Red),
-		broken:     line("errors of "+r.Broken, br, chart.Orange),
-		tooFew:     line("too few Ready pods", tf, chart.Red),
-		noEndpoint: line("no Ready endpoint", ne, chart.Purple),
+		weight:     line("weight written to the router", w, svgplot.Blue),
+		share:      line("% of requests to "+r.Canary, sh, svgplot.Red),
+		desired:    line("canary pods asked for", ds, svgplot.Blue),
+		ready:      line("Ready canary pods", rd, svgplot.Red),
+		broken:     line("errors of "+r.Broken, br, svgplot.Orange),
+		tooFew:     line("too few Ready pods", tf, svgplot.Red),
+		noEndpoint: line("no Ready endpoint", ne, svgplot.Purple),
 	}
 }
 
@@ -264,8 +264,8 @@ func series(r *rolloutsim.Result, dash int, suffix string) runSeries {
 // run is drawn dashed in the same colours.
 func SVG(rep *Report) ([]byte, error) {
 	p := series(rep.Run, 0, "")
-	weights := []chart.Series{p.weight, p.share}
-	pods := []chart.Series{p.desired, p.ready}
+	weights := []svgplot.Series{p.weight, p.share}
+	pods := []svgplot.Series{p.desired, p.ready}
 	// A cause that failed nothing in a run is left out: its line would lie
 	// under the others at 0 (the totals still list it).
 	failed := nonZero(p.broken, p.tooFew, p.noEndpoint)
@@ -275,7 +275,7 @@ func SVG(rep *Report) ([]byte, error) {
 		pods = append(pods, f.desired, f.ready)
 		failed = append(failed, nonZero(f.broken, f.tooFew, f.noEndpoint)...)
 	}
-	offered := chart.Series{Name: "offered", X: p.weight.X, Y: make([]float64, len(p.weight.X)), Step: true, Colour: chart.Grey, Dash: 2}
+	offered := svgplot.Series{Name: "offered", X: p.weight.X, Y: make([]float64, len(p.weight.X)), Step: true, Colour: svgplot.Grey, Dash: 2}
 	for i, row := range rep.Run.Timeline {
 		offered.Y[i] = row.OfferedRps
 	}
@@ -284,15 +284,15 @@ func SVG(rep *Report) ([]byte, error) {
 	if rep.Fixed != nil {
 		title += ": solid as written, dashed with the fix"
 	}
-	return chart.SVG("time since the "+rep.Run.Scenario+" started", 24*vg.Centimeter, 7*vg.Centimeter, []chart.Panel{
+	return svgplot.SVG("time since the "+rep.Run.Scenario+" started", 24*vg.Centimeter, 7*vg.Centimeter, []svgplot.Panel{
 		{Title: title, YLabel: "weight, %", Series: weights, Seconds: true},
 		{Title: "Canary pods", YLabel: "pods", Series: pods, Seconds: true},
 		{Title: "Failed requests per second, by cause", YLabel: "rps", Series: failed, Seconds: true},
 	})
 }
 
-func nonZero(all ...chart.Series) []chart.Series {
-	var out []chart.Series
+func nonZero(all ...svgplot.Series) []svgplot.Series {
+	var out []svgplot.Series
 	for _, s := range all {
 		if slices.ContainsFunc(s.Y, func(v float64) bool { return v != 0 }) {
 			out = append(out, s)
@@ -339,7 +339,7 @@ func HTML(rep *Report) ([]byte, error) {
 	}{rep, lines, trade}); err != nil {
 		return nil, err
 	}
-	return chart.HTML("backfire simulate rollout: "+rep.Rollout+" ("+rep.Run.Scenario+")", template.HTML(b.String()), svg)
+	return svgplot.HTML("backfire simulate rollout: "+rep.Rollout+" ("+rep.Run.Scenario+")", template.HTML(b.String()), svg)
 }
 
 // firstSentence shortens a fix's description for the text report (the

@@ -1,4 +1,4 @@
-package simprobe
+package probeview
 
 import (
 	"bytes"
@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"backfire.dev/backfire/internal/model/probesim"
+	"backfire.dev/backfire/internal/simulate/probesim"
 	"backfire.dev/backfire/internal/testutil"
 	"backfire.dev/backfire/internal/testutil/browser"
 )

@@ -1,8 +1,8 @@
-// Package simprobe is backfire simulate probe: it reads a workload's
+// Package probeview is backfire simulate probe: it reads a workload's
 // probes from a manifest, runs the probe simulator on them and on the same
 // workload with the rule's fix applied (the strategic merge patch BF101,
 // BF105 or BF102 proposes), and reports both.
-package simprobe
+package probeview
 
 import (
 	"fmt"
@@ -15,9 +15,9 @@ import (
 	"backfire.dev/backfire/internal/fix"
 	"backfire.dev/backfire/internal/load"
 	"backfire.dev/backfire/internal/model/probe"
-	"backfire.dev/backfire/internal/model/probesim"
 	"backfire.dev/backfire/internal/object"
 	"backfire.dev/backfire/internal/scan"
+	"backfire.dev/backfire/internal/simulate/probesim"
 )
 
 // Options are the simulation's inputs besides the manifest.

@@ -1,4 +1,4 @@
-package simprobe
+package probeview
 
 import (
 	"bytes"
@@ -11,8 +11,8 @@ import (
 
 	"gonum.org/v1/plot/vg"
 
-	"backfire.dev/backfire/internal/chart"
-	"backfire.dev/backfire/internal/model/probesim"
+	"backfire.dev/backfire/internal/simulate/probesim"
+	"backfire.dev/backfire/internal/svgplot"
 )
 
 // Schema names the JSON output.
@@ -181,23 +181,23 @@ func round(x float64) float64 { return math.Round(x*1000) / 1000 }
 // SVG draws the runs: cumulative restarts, the server's state, and the
 // liveness probe's latency against its timeout, over hours.
 func (r *Report) SVG() ([]byte, error) {
-	var restarts, states []chart.Series
+	var restarts, states []svgplot.Series
 	for _, run := range r.runs() {
 		restarts = append(restarts, restartSeries(run))
 		states = append(states, stateSeries(run))
 	}
-	panels := []chart.Panel{
+	panels := []svgplot.Panel{
 		{Title: "Restarts (cumulative)", YLabel: "restarts", Series: restarts},
 		{Title: "Server: 2 serving, 1 recovering, 0 stopped", YLabel: "state", Series: states},
 	}
 	if lat := latencySeries(&r.AsWritten); lat != nil {
-		panels = append(panels, chart.Panel{Title: "Liveness probe answers, as written", YLabel: "seconds", Series: lat})
+		panels = append(panels, svgplot.Panel{Title: "Liveness probe answers, as written", YLabel: "seconds", Series: lat})
 	}
-	return chart.SVG("hours", 9*vg.Inch, 2.6*vg.Inch, panels)
+	return svgplot.SVG("hours", 9*vg.Inch, 2.6*vg.Inch, panels)
 }
 
-func restartSeries(run *Run) chart.Series {
-	s := chart.Series{Name: run.Label, Step: true, X: []float64{0}, Y: []float64{0}}
+func restartSeries(run *Run) svgplot.Series {
+	s := svgplot.Series{Name: run.Label, Step: true, X: []float64{0}, Y: []float64{0}}
 	for i, k := range run.Result.Kills {
 		s.X, s.Y = append(s.X, k.At/3600), append(s.Y, float64(i+1))
 	}
@@ -207,8 +207,8 @@ func restartSeries(run *Run) chart.Series {
 
 var stateLevel = map[probesim.State]float64{probesim.Serving: 2, probesim.Recovering: 1, probesim.Stopped: 0}
 
-func stateSeries(run *Run) chart.Series {
-	s := chart.Series{Name: run.Label, Step: true}
+func stateSeries(run *Run) svgplot.Series {
+	s := svgplot.Series{Name: run.Label, Step: true}
 	for _, sp := range run.Result.Spans {
 		s.X, s.Y = append(s.X, sp.From/3600, sp.To/3600), append(s.Y, stateLevel[sp.State], stateLevel[sp.State])
 	}
@@ -218,11 +218,11 @@ func stateSeries(run *Run) chart.Series {
 	return s
 }
 
-func latencySeries(run *Run) []chart.Series {
+func latencySeries(run *Run) []svgplot.Series {
 	if run.Liveness == nil {
 		return nil
 	}
-	lat := chart.Series{Name: "answer time"}
+	lat := svgplot.Series{Name: "answer time"}
 	for _, s := range run.Result.Samples {
 		if s.Probe == "liveness" {
 			lat.X, lat.Y = append(lat.X, s.T/3600), append(lat.Y, s.Latency)
@@ -232,8 +232,8 @@ func latencySeries(run *Run) []chart.Series {
 		return nil
 	}
 	to := float64(run.Liveness.Timeout.N)
-	limit := chart.Series{Name: fmt.Sprintf("timeoutSeconds %d", run.Liveness.Timeout.N), X: []float64{0, run.Result.Duration / 3600}, Y: []float64{to, to}}
-	return []chart.Series{lat, limit}
+	limit := svgplot.Series{Name: fmt.Sprintf("timeoutSeconds %d", run.Liveness.Timeout.N), X: []float64{0, run.Result.Duration / 3600}, Y: []float64{to, to}}
+	return []svgplot.Series{lat, limit}
 }
 
 var body = template.Must(template.New("body").Parse(`<p>{{.Object}}, container <code>{{.Container}}</code>{{if .Server}} ({{.Server}}){{end}}, from <code>{{.File}}</code>.
@@ -275,7 +275,7 @@ func (r *Report) HTML() ([]byte, error) {
 		"Latency": r.Latency, "Recovery": dur(r.Recovery), "Hours": dur(r.Hours * 3600), "Runs": r.runs(), "Rows": rows, "Fix": r.Fix, "Assumptions": r.Assumptions}); err != nil {
 		return nil, err
 	}
-	return chart.HTML("simulate probe: "+r.Object.String()+" "+r.Container, template.HTML(b.String()), svg) // built by html/template above
+	return svgplot.HTML("simulate probe: "+r.Object.String()+" "+r.Container, template.HTML(b.String()), svg) // built by html/template above
 }
 
 // dur prints seconds as "5.5 min", "22.9 h", "45 s".

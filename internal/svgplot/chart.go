@@ -1,7 +1,7 @@
-// Package chart draws the time-series charts of the simulators and reports
+// Package svgplot draws the time-series charts of the simulators and reports
 // with gonum/plot, as SVG that needs nothing from the network, and wraps them
 // in one self-contained HTML page.
-package chart
+package svgplot
 
 import (
 	"bytes"
