@@ -157,7 +157,7 @@ func runDiagnose(cmd *cobra.Command, args []string, fl *diagnoseFlags) error {
 // writeObserved prints what was read about each pod before the findings,
 // so that a reader sees the evidence the rules had, and for a printed
 // capture what it did not hold.
-func writeObserved(w io.Writer, res *diagnose.Result) {
+func writeObserved(w io.Writer, res *diagnose.Diagnosis) {
 	for _, o := range res.Pods {
 		pr := o.Pod.Printed
 		head := fmt.Sprintf("%s  %s", o.Pod.Ref, o.Pod.Doc.File)

@@ -145,7 +145,7 @@ func runFix(cmd *cobra.Command, args []string, fl *fixFlags) error {
 }
 
 // summary prints "N fixed, M left" and what a human still has to do.
-func summary(w io.Writer, p *fixplan.Result, dry bool) {
+func summary(w io.Writer, p *fixplan.FixPlan, dry bool) {
 	verb := "fixed"
 	if dry {
 		verb = "would be fixed"

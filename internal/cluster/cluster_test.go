@@ -59,7 +59,7 @@ func withExamples(t *testing.T) *clustertest.Env {
 	return env
 }
 
-func read(t *testing.T, opts Options) Result {
+func read(t *testing.T, opts Options) Snapshot {
 	t.Helper()
 	if opts.Context == "" {
 		opts.Context = ctxName

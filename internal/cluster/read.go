@@ -45,9 +45,9 @@ type Options struct {
 	Progress func(done, total int)
 }
 
-// Result is what the cluster yielded. Errors and notes never stop the
+// Snapshot is what the cluster yielded. Errors and notes never stop the
 // other kinds from being read.
-type Result struct {
+type Snapshot struct {
 	// Files holds one parsed stream per object, named
 	// cluster://<context>/<namespace>/<Kind>/<name>.
 	Files []load.File
@@ -60,10 +60,10 @@ type Result struct {
 }
 
 // Read lists every kind of opts.Kinds. It only ever sends GET requests.
-func Read(ctx context.Context, opts Options) Result {
+func Read(ctx context.Context, opts Options) Snapshot {
 	src := "cluster://" + opts.Context
-	fail := func(format string, args ...any) Result {
-		return Result{Errors: []load.Error{{File: src, Message: fmt.Sprintf(format, args...)}}}
+	fail := func(format string, args ...any) Snapshot {
+		return Snapshot{Errors: []load.Error{{File: src, Message: fmt.Sprintf(format, args...)}}}
 	}
 	kinds := opts.Kinds
 	if kinds == nil {
@@ -88,7 +88,7 @@ func Read(ctx context.Context, opts Options) Result {
 		return fail("cannot reach the API server: %v", err)
 	}
 
-	var res Result
+	var res Snapshot
 	served := map[schema.GroupVersion]map[string]bool{}
 	var listed []Kind
 	for _, k := range kinds {
@@ -123,7 +123,7 @@ func Read(ctx context.Context, opts Options) Result {
 
 	// Kinds are listed concurrently (the client's QPS limit still holds)
 	// and reported in table order.
-	perKind := make([]Result, len(listed))
+	perKind := make([]Snapshot, len(listed))
 	var wg sync.WaitGroup
 	var done atomic.Int64
 	for i, k := range listed {
@@ -142,7 +142,7 @@ func Read(ctx context.Context, opts Options) Result {
 	return res
 }
 
-func readKind(ctx context.Context, dyn dynamic.Interface, k Kind, src string, opts *Options) Result {
+func readKind(ctx context.Context, dyn dynamic.Interface, k Kind, src string, opts *Options) Snapshot {
 	var client dynamic.ResourceInterface = dyn.Resource(k.GroupVersionResource)
 	where := "in all namespaces"
 	if k.Namespaced && opts.Namespace != "" {
@@ -155,7 +155,7 @@ func readKind(ctx context.Context, dyn dynamic.Interface, k Kind, src string, op
 		return client.List(ctx, lo)
 	})
 	p.PageSize = opts.PageSize
-	var res Result
+	var res Snapshot
 	each := func(o runtime.Object) error {
 		u, ok := o.(*unstructured.Unstructured)
 		if !ok {
@@ -171,11 +171,11 @@ func readKind(ctx context.Context, dyn dynamic.Interface, k Kind, src string, op
 	// (etcd compacted its revision) costs one fresh start.
 	err := p.EachListItem(ctx, metav1.ListOptions{}, each)
 	if apierrors.IsResourceExpired(err) {
-		res = Result{}
+		res = Snapshot{}
 		err = p.EachListItem(ctx, metav1.ListOptions{}, each)
 	}
 	if err != nil {
-		return Result{Errors: []load.Error{{File: src, Message: fmt.Sprintf("list %s %s: %v", k.Name(), where, err)}}}
+		return Snapshot{Errors: []load.Error{{File: src, Message: fmt.Sprintf("list %s %s: %v", k.Name(), where, err)}}}
 	}
 	return res
 }

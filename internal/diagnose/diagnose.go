@@ -42,9 +42,9 @@ type Input struct {
 	Rules   rules.Options
 }
 
-// Result is a scan result (static and diagnose findings, errors, summary)
+// Diagnosis is a scan result (static and diagnose findings, errors, summary)
 // with what each pod was observed to do.
-type Result struct {
+type Diagnosis struct {
 	*scan.Result
 	Pods []*observe.Observation
 	// Notes say where a rule found no evidence either way.
@@ -53,7 +53,7 @@ type Result struct {
 
 // Run diagnoses every pod of the input. Input problems are errors in the
 // result (the rest is still diagnosed); the returned error is for options.
-func Run(in Input) (*Result, error) {
+func Run(in Input) (*Diagnosis, error) {
 	if in.Catalog == nil {
 		in.Catalog = catalog.All()
 	}
@@ -80,7 +80,7 @@ func Run(in Input) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &Result{Result: res}
+	out := &Diagnosis{Result: res}
 	res.Summary.Files += len(in.Events) + len(in.Logs)
 	res.Errors = append(res.Errors, inputErrors...)
 
@@ -196,7 +196,7 @@ func printedOnly(data []byte) bool {
 }
 
 // Worst returns the highest severity found.
-func (r *Result) Worst() finding.Severity {
+func (r *Diagnosis) Worst() finding.Severity {
 	w := finding.None
 	for _, f := range r.Findings {
 		w = max(w, f.Severity)
@@ -205,6 +205,6 @@ func (r *Result) Worst() finding.Severity {
 }
 
 // Of returns the findings of one rule.
-func (r *Result) Of(id string) []finding.Finding {
+func (r *Diagnosis) Of(id string) []finding.Finding {
 	return slices.DeleteFunc(slices.Clone(r.Findings), func(f finding.Finding) bool { return f.Rule != id })
 }

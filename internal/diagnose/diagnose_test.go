@@ -21,7 +21,7 @@ func read(t *testing.T, path string) []byte {
 }
 
 // seed003 diagnoses the example captures of seed 003.
-func seed003(t *testing.T) *Result {
+func seed003(t *testing.T) *Diagnosis {
 	t.Helper()
 	dir := filepath.Join(testutil.RepoRoot(t), "examples", "diagnose")
 	res, err := Run(Input{
@@ -41,7 +41,7 @@ func seed003(t *testing.T) *Result {
 	return res
 }
 
-func one(t *testing.T, res *Result, rule string, sev finding.Severity, container string) finding.Finding {
+func one(t *testing.T, res *Diagnosis, rule string, sev finding.Severity, container string) finding.Finding {
 	t.Helper()
 	for _, f := range res.Of(rule) {
 		if f.Severity == sev && f.Container == container {

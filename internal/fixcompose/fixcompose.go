@@ -38,7 +38,7 @@ const MaxRounds = 4
 
 // RunObject runs the rules on one object (rules.RunObject) and composes
 // the fixes of its findings (Recompute).
-func RunObject(o *object.Object, ix *index.Index, rs []*rules.Rule, opts *rules.Options) rules.Result {
+func RunObject(o *object.Object, ix *index.Index, rs []*rules.Rule, opts *rules.Options) rules.Outcome {
 	res := rules.RunObject(o, ix, rs, opts)
 	Recompute(o, ix, rs, opts, res.Findings)
 	return res

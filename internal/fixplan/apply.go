@@ -68,8 +68,8 @@ type Placeholder struct {
 	File, Field, Value string
 }
 
-// Result is the plan: new contents, proven, not yet written.
-type Result struct {
+// FixPlan is the plan: new contents, proven, not yet written.
+type FixPlan struct {
 	// Files are the files to change; after Write, those written.
 	Files []*File
 	// Unwritten are the files Write could not write.
@@ -105,7 +105,7 @@ type Result struct {
 }
 
 // keepFixedRoutes keeps the routes of the findings fixed.
-func (r *Result) keepFixedRoutes() {
+func (r *FixPlan) keepFixedRoutes() {
 	var kept []Route
 	for _, rt := range r.Routes {
 		for _, f := range r.Fixed {
@@ -130,7 +130,7 @@ func spanFiles(spans []Span) []string {
 
 // fileRules gives each changed file the rules whose findings its changes
 // fix: a rule whose finding is left is not named.
-func (r *Result) fileRules() {
+func (r *FixPlan) fileRules() {
 	for _, f := range r.Files {
 		f.Rules = nil
 		for i, fx := range r.Fixed {
@@ -185,7 +185,7 @@ func keyOf(f finding.Finding) key { return key{f.Identity(), f.Stream} }
 // edited there; when the proof does not bear that edit out, the plan is
 // made again without template edits, and the finding is left with the
 // reason.
-func Plan(opts Options) (*Result, error) {
+func Plan(opts Options) (*FixPlan, error) {
 	r, err := plan(opts, true, "")
 	if r != nil && r.templateWhy != "" {
 		return plan(opts, false, r.templateWhy)
@@ -202,7 +202,7 @@ type templateProofError struct{ err error }
 
 func (e *templateProofError) Error() string { return e.err.Error() }
 
-func plan(opts Options, templates bool, proofWhy string) (*Result, error) {
+func plan(opts Options, templates bool, proofWhy string) (*FixPlan, error) {
 	if opts.Scan.MaxFileSize <= 0 {
 		opts.Scan.MaxFileSize = source.DefaultMaxFileSize
 	}
@@ -231,7 +231,7 @@ func plan(opts Options, templates bool, proofWhy string) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &Result{Errors: res.Errors}
+	out := &FixPlan{Errors: res.Errors}
 	var chosen []finding.Finding
 	for _, f := range res.Findings {
 		if len(opts.Rules) > 0 && !slices.ContainsFunc(opts.Rules, func(r string) bool { return strings.EqualFold(r, f.Rule) }) {
@@ -436,7 +436,7 @@ type planned struct {
 	spans []Span
 }
 
-func (r *Result) leave(fs []finding.Finding, c fix.Change, why string) {
+func (r *FixPlan) leave(fs []finding.Finding, c fix.Change, why string) {
 	for _, i := range c.Findings {
 		r.Left = append(r.Left, Left{fs[i], why})
 	}
@@ -445,7 +445,7 @@ func (r *Result) leave(fs []finding.Finding, c fix.Change, why string) {
 // prove rescans the new contents: the fixed findings must be gone, no
 // new finding may appear, the new files must parse, and the fixes applied
 // again must change nothing.
-func (r *Result) prove(opts Options, before *scan.Result, chosen []finding.Finding, applied []planned) error {
+func (r *FixPlan) prove(opts Options, before *scan.Result, chosen []finding.Finding, applied []planned) error {
 	overlay := map[string][]byte{}
 	for _, f := range r.Files {
 		overlay[f.Path] = f.New
@@ -902,7 +902,7 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // Diff writes a unified diff of every changed file.
-func (r *Result) Diff(w io.Writer) error {
+func (r *FixPlan) Diff(w io.Writer) error {
 	for _, f := range r.Files {
 		d := difflib.UnifiedDiff{
 			A: difflib.SplitLines(string(f.Old)), B: difflib.SplitLines(string(f.New)),
@@ -925,7 +925,7 @@ func (r *Result) Diff(w io.Writer) error {
 // errors say which, and the other files are still written. A finding
 // whose fix writes a file that was not written is not fixed: it moves to
 // Left with the error, and the file to Unwritten.
-func (r *Result) Write() []error {
+func (r *FixPlan) Write() []error {
 	var errs []error
 	failed := map[string]error{}
 	var written []*File

@@ -80,7 +80,7 @@ func golden(t *testing.T, path string, got []byte) {
 
 // fixTwice plans, checks the diff against its golden file, writes, and
 // checks that a second run finds nothing left to change.
-func fixTwice(t *testing.T, goldenPath string, manual map[string]bool, o Options) *Result {
+func fixTwice(t *testing.T, goldenPath string, manual map[string]bool, o Options) *FixPlan {
 	t.Helper()
 	p, err := Plan(o)
 	if err != nil {
@@ -222,7 +222,7 @@ spec:
           failureThreshold: 1
 `
 
-func writeSmall(t *testing.T) (string, *Result) {
+func writeSmall(t *testing.T) (string, *FixPlan) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "api.yaml")
 	if err := os.WriteFile(path, []byte(small), 0o644); err != nil {
@@ -395,7 +395,7 @@ func TestHarborChartValuesOut(t *testing.T) {
 	}
 	golden(t, filepath.Join(root, "internal", "fixplan", "testdata", "harbor-values-out.yaml"), p.Files[0].New)
 	var diff bytes.Buffer
-	if err := (&Result{Files: p.Files[1:]}).Diff(&diff); err != nil {
+	if err := (&FixPlan{Files: p.Files[1:]}).Diff(&diff); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, filepath.Join(root, "internal", "fixplan", "testdata", "harbor-template.diff"), diff.Bytes())

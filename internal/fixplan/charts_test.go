@@ -54,7 +54,7 @@ func chartOptions(chart, valuesOut string) Options {
 // fixChart plans, checks the diff against its golden file, writes, then
 // checks that nothing is left to do and that a scan of the result (with
 // the values file of --values-out) reports none of the fixed findings.
-func fixChart(t *testing.T, o Options, goldenName string) *Result {
+func fixChart(t *testing.T, o Options, goldenName string) *FixPlan {
 	t.Helper()
 	p, err := Plan(o)
 	if err != nil {
@@ -103,7 +103,7 @@ func fixChart(t *testing.T, o Options, goldenName string) *Result {
 }
 
 // routeOf is the route fix took for a block of an object.
-func routeOf(p *Result, name, block string) *Route {
+func routeOf(p *FixPlan, name, block string) *Route {
 	for i, r := range p.Routes {
 		if r.Object.Name == name && strings.HasSuffix(r.Block, block) {
 			return &p.Routes[i]
@@ -112,7 +112,7 @@ func routeOf(p *Result, name, block string) *Route {
 	return nil
 }
 
-func assertFixed(t *testing.T, p *Result, rules ...string) {
+func assertFixed(t *testing.T, p *FixPlan, rules ...string) {
 	t.Helper()
 	var got []string
 	for _, f := range p.Fixed {

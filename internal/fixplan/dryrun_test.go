@@ -225,7 +225,7 @@ func TestKustomizeOverlayPassesServerSideDryRun(t *testing.T) {
 
 // assertFixedAccepted checks that the object of every fixed finding was
 // changed by the fix and accepted by the dry run.
-func assertFixedAccepted(t *testing.T, p *Result, accepted map[object.Ref]bool) {
+func assertFixedAccepted(t *testing.T, p *FixPlan, accepted map[object.Ref]bool) {
 	t.Helper()
 	if len(p.Fixed) == 0 {
 		t.Fatal("nothing fixed")
@@ -243,7 +243,7 @@ func assertFixedAccepted(t *testing.T, p *Result, accepted map[object.Ref]bool) 
 // (with values, the files --values-out wrote) and dry-runs every object
 // whose rendering changed, before and after; the fixed findings' objects
 // must be among them. It returns the accepted objects.
-func writeAndDryRun(t *testing.T, env *clustertest.Env, p *Result, chart string, values []string) map[object.Ref]bool {
+func writeAndDryRun(t *testing.T, env *clustertest.Env, p *FixPlan, chart string, values []string) map[object.Ref]bool {
 	t.Helper()
 	before := renderChart(t, chart, nil)
 	if errs := p.Write(); len(errs) > 0 {

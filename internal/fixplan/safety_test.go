@@ -53,7 +53,7 @@ func writeTree(t *testing.T, files map[string]string) string {
 	return dir
 }
 
-func planWrite(t *testing.T, o Options) *Result {
+func planWrite(t *testing.T, o Options) *FixPlan {
 	t.Helper()
 	p, err := Plan(o)
 	if err != nil {

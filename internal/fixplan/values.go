@@ -453,7 +453,7 @@ func (v *valuesPlan) place(t *chartTrial, key string, val any) string {
 // is left out, and the others are composed again without it: their
 // numbers were only overruled for the sake of the new handler. It returns
 // why nothing can be set, or "".
-func planValues(o *object.Object, c fix.Change, chosen []finding.Finding, v *valuesPlan, out *Result) string {
+func planValues(o *object.Object, c fix.Change, chosen []finding.Finding, v *valuesPlan, out *FixPlan) string {
 	rest := planRoutes(o, c, chosen, v)
 	if rest == nil {
 		return ""

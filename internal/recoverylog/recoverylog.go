@@ -99,8 +99,8 @@ type Match struct {
 	Time time.Time
 }
 
-// Result is what one log said.
-type Result struct {
+// Reading is what one log said.
+type Reading struct {
 	Lines   int
 	Matches []Match
 	// InvalidUTF8 counts lines that held bytes that are not UTF-8: they
@@ -117,8 +117,8 @@ type Result struct {
 const MaxLine = 1 << 20
 
 // Scan searches a log for the patterns of every server.
-func Scan(data []byte) Result {
-	var res Result
+func Scan(data []byte) Reading {
+	var res Reading
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 64*1024), MaxLine)
 	sc.Split(scanLines)
@@ -165,7 +165,7 @@ func scanLines(data []byte, atEOF bool) (int, []byte, error) {
 }
 
 // Servers returns the servers whose patterns matched, in table order.
-func (r Result) Servers() []string {
+func (r Reading) Servers() []string {
 	var out []string
 	for _, m := range r.Matches {
 		found := false
@@ -180,7 +180,7 @@ func (r Result) Servers() []string {
 }
 
 // Of returns the matches of one kind.
-func (r Result) Of(k Kind) []Match {
+func (r Reading) Of(k Kind) []Match {
 	var out []Match
 	for _, m := range r.Matches {
 		if m.Pattern.Kind == k {

@@ -14,9 +14,9 @@ import (
 	"backfire.dev/backfire/internal/object"
 )
 
-// Result is what the engine found, in object order; the pipeline locates
+// Outcome is what the engine found, in object order; the pipeline locates
 // and sorts it.
-type Result struct {
+type Outcome struct {
 	Findings []Reported
 	// Suppressed are the findings the ignore annotation silenced.
 	Suppressed []Suppressed
@@ -76,9 +76,9 @@ func containsFold(list []string, s string) bool {
 // Run applies the scan rules among rules to every object of the index and
 // returns the findings in object order. Rules are pure functions of an
 // object and the index, so objects are checked on all cores.
-func Run(ix *index.Index, rules []*Rule, opts *Options) Result {
+func Run(ix *index.Index, rules []*Rule, opts *Options) Outcome {
 	objs := ix.Objects()
-	perObject := make([]Result, len(objs))
+	perObject := make([]Outcome, len(objs))
 	workers := min(runtime.GOMAXPROCS(0), max(len(objs), 1))
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -96,7 +96,7 @@ func Run(ix *index.Index, rules []*Rule, opts *Options) Result {
 		}()
 	}
 	wg.Wait()
-	var res Result
+	var res Outcome
 	for _, r := range perObject {
 		res.Findings = append(res.Findings, r.Findings...)
 		res.Suppressed = append(res.Suppressed, r.Suppressed...)
@@ -107,8 +107,8 @@ func Run(ix *index.Index, rules []*Rule, opts *Options) Result {
 
 // check applies the rules to one object; rules that read the others'
 // findings run last.
-func check(o *object.Object, ix *index.Index, rules []*Rule, opts *Options) Result {
-	var res Result
+func check(o *object.Object, ix *index.Index, rules []*Rule, opts *Options) Outcome {
+	var res Outcome
 	shared := map[any]any{}
 	var reported map[string]bool // rule IDs that reported here, made on the first
 	run := func(r *Rule) {

@@ -205,7 +205,7 @@ type checked struct {
 	// rec is what the check asked the index, nil when it needs no
 	// verifying.
 	rec *index.Recorder
-	out rules.Result // until located
+	out rules.Outcome // until located
 	// located findings.
 	findings   []finding.Finding
 	suppressed []result.Suppressed
@@ -406,7 +406,7 @@ func (s *scanner) settle(c *checked, files sourceLines) {
 		c.suppressed = append(c.suppressed, result.Suppressed{Finding: f, Reason: sp.Reason})
 	}
 	c.ruleErrors = c.out.Errors
-	c.out = rules.Result{}
+	c.out = rules.Outcome{}
 	c.located = true
 }
 

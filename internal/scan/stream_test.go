@@ -69,7 +69,7 @@ func oracle(t *testing.T, paths []string) *Result {
 	}
 	ix.Freeze()
 	res.Summary.Objects = len(objs)
-	var out rules.Result
+	var out rules.Outcome
 	for i, o := range objs {
 		r := rules.RunObject(o, ix.View(scopes[i], nil), enabled, cfg)
 		out.Findings = append(out.Findings, r.Findings...)

@@ -144,7 +144,7 @@ func (j *Judge) Judge(req *admissionv1.AdmissionRequest) Verdict {
 // without cluster access.
 const NoClusterGap = "the webhook has no cluster access: the object was judged alone, without the AnalysisTemplates, autoscalers, Services and workloadRef Deployments of the cluster, nor the workloads a budget, policy or DestinationRule selects"
 
-func (j *Judge) run(o *object.Object) rules.Result {
+func (j *Judge) run(o *object.Object) rules.Outcome {
 	objs := []*object.Object{o}
 	if j.context != nil {
 		for _, c := range j.context.Objects(o.Namespace) {

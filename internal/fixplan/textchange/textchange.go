@@ -21,7 +21,7 @@ import (
 // inside the parts of the files its object's fix wrote (fixplan.Span).
 // Findings whose hunks cannot be told apart from another object's (a hunk
 // that crosses two documents) get none of those.
-func ByFinding(p *fixplan.Result) map[string][]result.TextChange {
+func ByFinding(p *fixplan.FixPlan) map[string][]result.TextChange {
 	hunks := map[string][]hunk{}
 	for _, f := range p.Files {
 		hunks[f.Path] = hunksOf(f.Path, f.Old, f.New)

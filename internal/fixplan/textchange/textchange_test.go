@@ -77,7 +77,7 @@ func TestApplyRejectsBadRegions(t *testing.T) {
 func TestByFindingSplitsAFileByDocument(t *testing.T) {
 	old := "kind: A\nx: 1\n---\nkind: B\ny: 1\n"
 	nw := "kind: A\nx: 2\nz: 0\n---\nkind: B\ny: 2\n"
-	p := &fixplan.Result{
+	p := &fixplan.FixPlan{
 		Files: []*fixplan.File{{Path: "m.yaml", Old: []byte(old), New: []byte(nw)}, {Path: "values.yaml", Old: []byte("a: 1\nk: 0\nb: 1\n"), New: []byte("a: 2\nk: 0\nb: 2\nc: 3\n")}},
 		Fixed: []finding.Finding{{Fingerprint: "a"}, {Fingerprint: "b"}, {Fingerprint: "c"}, {Fingerprint: "d"}},
 		Spans: map[string][]fixplan.Span{

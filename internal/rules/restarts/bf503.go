@@ -149,7 +149,7 @@ func refusedProbes(obs *observe.Observation, container string) []observe.Event {
 	return out
 }
 
-func serverName(res recoverylog.Result, v classify.Verdict) string {
+func serverName(res recoverylog.Reading, v classify.Verdict) string {
 	if v.Server != nil {
 		return v.Server.Name
 	}

@@ -305,7 +305,7 @@ func scanFixture(rs []*rules.Rule, all bool, stdin []byte, paths ...string) (*sc
 // kubectl prints of them; NAME.CONTAINER.log the logs. A printed capture's
 // "# want" comments are cut before it is read, so that the reader sees the
 // capture as kubectl printed it, with its lines where they were.
-func diagnoseFixture(r *rules.Rule, file string) (*diagnose.Result, error) {
+func diagnoseFixture(r *rules.Rule, file string) (*diagnose.Diagnosis, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return nil, err
@@ -350,7 +350,7 @@ func reportText(res *result.Result) []byte {
 
 // diagnoseText is the text report followed by the notes: a negative
 // fixture's golden says why nothing was found.
-func diagnoseText(res *diagnose.Result) []byte {
+func diagnoseText(res *diagnose.Diagnosis) []byte {
 	b := reportText(res.Result)
 	for _, n := range res.Notes {
 		b = append(b, "no evidence: "+n+"\n"...)

@@ -84,8 +84,8 @@ type Sample struct {
 	OK         bool
 }
 
-// Result is what happened.
-type Result struct {
+// Timeline is what happened.
+type Timeline struct {
 	Restarts            int
 	RestartsPerDay      float64
 	RecoverySeconds     float64 // time spent recovering
@@ -103,8 +103,8 @@ type Result struct {
 }
 
 // Run simulates cfg.
-func Run(cfg Config) Result {
-	res := Result{FirstKill: -1, Duration: cfg.Duration}
+func Run(cfg Config) Timeline {
+	res := Timeline{FirstKill: -1, Duration: cfg.Duration}
 	bo := probe.NewBackoff()
 	n := 0 // probes sent
 	start, needsRecovery := 0.0, cfg.AfterCrash
@@ -160,7 +160,7 @@ func (cfg Config) grace(name string) int {
 
 // runOnce plays one container run from start until a probe kills it
 // (kill, its time and the probe) or the simulation ends.
-func runOnce(cfg Config, start, recEnd float64, n *int, res *Result) (bool, float64, string) {
+func runOnce(cfg Config, start, recEnd float64, n *int, res *Timeline) (bool, float64, string) {
 	started := cfg.Startup == nil
 	var sFail, lFail int
 	nextS, nextL := math.Inf(1), math.Inf(1)

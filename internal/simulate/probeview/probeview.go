@@ -37,7 +37,7 @@ type Run struct {
 	Container string
 	Liveness  *probesim.Probe
 	Startup   *probesim.Probe
-	Result    probesim.Result
+	Result    probesim.Timeline
 	// NeverEnds and Budget: the arithmetic's verdict on a recovery of
 	// this length (see probesim.NeverEnds).
 	NeverEnds bool

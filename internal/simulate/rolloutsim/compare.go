@@ -196,9 +196,9 @@ func Compare(in Input, remedies []Remedy, sw Sweep) (*Comparison, error) {
 		cases[i].Start = StartText(cases[i].PodStart)
 	}
 	type job struct{ c, r int }
-	results := make([][]*Result, len(cases))
+	results := make([][]*Timeline, len(cases))
 	for i := range results {
-		results[i] = make([]*Result, len(remedies))
+		results[i] = make([]*Timeline, len(remedies))
 	}
 	jobs := make(chan job)
 	errs := make(chan error, len(cases)*len(remedies))
@@ -252,7 +252,7 @@ func Compare(in Input, remedies []Remedy, sw Sweep) (*Comparison, error) {
 
 // judge puts a case's runs on one horizon and finds the one that lost
 // least (the earliest to stop serving the broken version on a tie).
-func judge(c Case, remedies []Remedy, runs []*Result) CaseResult {
+func judge(c Case, remedies []Remedy, runs []*Timeline) CaseResult {
 	cr := CaseResult{Case: c}
 	for _, r := range runs {
 		cr.Horizon = max(cr.Horizon, float64(len(r.Timeline)))

@@ -108,13 +108,13 @@ func TestCompareChoosesBySimulation(t *testing.T) {
 // TestJudgeRepeatsTheLastSecond: a run that settled early is counted up to
 // the horizon with its last second.
 func TestJudgeRepeatsTheLastSecond(t *testing.T) {
-	short := &Result{Timeline: []Row{{OfferedRps: 10, FailedRps: 5, Failed: Failures{BrokenVersion: 5}, BrokenRps: 10}},
+	short := &Timeline{Timeline: []Row{{OfferedRps: 10, FailedRps: 5, Failed: Failures{BrokenVersion: 5}, BrokenRps: 10}},
 		Totals: Totals{OfferedRequests: 10, FailedRequests: 5, FailedByCause: Failures{BrokenVersion: 5}, BrokenUntil: 1}}
-	long := &Result{Timeline: make([]Row, 4), Totals: Totals{OfferedRequests: 40}}
+	long := &Timeline{Timeline: make([]Row, 4), Totals: Totals{OfferedRequests: 40}}
 	for i := range long.Timeline {
 		long.Timeline[i].OfferedRps = 10
 	}
-	cr := judge(Case{}, []Remedy{{Name: "short"}, {Name: "long"}}, []*Result{short, long})
+	cr := judge(Case{}, []Remedy{{Name: "short"}, {Name: "long"}}, []*Timeline{short, long})
 	if cr.Horizon != 4 || cr.Tried[0].FailedRequests != 20 || cr.Tried[0].OfferedRequests != 40 || cr.Tried[0].BrokenUntil != 4 || cr.Least != "long" {
 		t.Fatalf("%+v", cr)
 	}

@@ -161,8 +161,8 @@ type Totals struct {
 	Settled float64 `json:"settledAt"`
 }
 
-// Result is a run.
-type Result struct {
+// Timeline is a run.
+type Timeline struct {
 	Scenario string `json:"scenario"`
 	Version  string `json:"version"`
 	// Canary and Stable name the revisions the run moves between.
@@ -178,7 +178,7 @@ type Result struct {
 }
 
 // Run plays the scenario.
-func Run(in Input) (*Result, error) {
+func Run(in Input) (*Timeline, error) {
 	if !slices.Contains(Scenarios, in.Scenario) {
 		return nil, fmt.Errorf("unknown scenario %q (want one of %v)", in.Scenario, Scenarios)
 	}
@@ -203,7 +203,7 @@ type run struct {
 	ctl    *twin.Controller
 	cl     *twin.Cluster
 	pods   *cluster
-	res    *Result
+	res    *Timeline
 	broken string // the revision that fails BrokenErrorRate of requests
 	// weight is what the router holds: the last weight written.
 	weight int32
@@ -269,7 +269,7 @@ func newRun(in *Input, ctl *twin.Controller) *run {
 	cl := &twin.Cluster{Template: target, ReplicaSets: list, Status: twin.Promoted(stable, steps, twin.Counts{}),
 		CanarySelector: stable, StableSelector: stable}
 	r := &run{in: in, ctl: ctl, cl: cl, pods: newCluster(in), lastRun: -1,
-		res: &Result{Scenario: in.Scenario, Version: ctl.Version, Canary: target, Stable: stable}}
+		res: &Timeline{Scenario: in.Scenario, Version: ctl.Version, Canary: target, Stable: stable}}
 	if in.Scenario != Deploy && in.Scenario != Abort && in.Scenario != PromoteFull {
 		r.broken = stable
 	}
@@ -305,7 +305,7 @@ func newLiveRun(in *Input, ctl *twin.Controller) *run {
 		cl.ReplicaSets = append(cl.ReplicaSets, &c)
 	}
 	r := &run{in: in, ctl: ctl, cl: &cl, pods: newCluster(in), lastRun: -1, broken: lv.Current,
-		res: &Result{Scenario: Rollback, Version: ctl.Version, Canary: lv.Target, Stable: lv.Stable, Broken: lv.Current}}
+		res: &Timeline{Scenario: Rollback, Version: ctl.Version, Canary: lv.Target, Stable: lv.Stable, Broken: lv.Current}}
 	for _, rs := range cl.ReplicaSets {
 		r.pods.adoptLive(rs, rs.Revision == lv.Current)
 	}
@@ -322,7 +322,7 @@ func (r *run) noteAnalysis() {
 	}
 }
 
-func (r *run) play() *Result {
+func (r *run) play() *Timeline {
 	// The metrics backend already holds the minute before the run: the
 	// stable serving everything.
 	if a := r.in.Analysis; a != nil {

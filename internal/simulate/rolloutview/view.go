@@ -27,9 +27,9 @@ const Schema = "backfire/v1/simulation"
 type Report struct {
 	Rollout string
 	Inputs  map[string]any
-	Run     *rolloutsim.Result
+	Run     *rolloutsim.Timeline
 	// Fixed is the run with the fix, and Fix says what was changed.
-	Fixed *rolloutsim.Result
+	Fixed *rolloutsim.Timeline
 	Fix   []string
 }
 
@@ -49,7 +49,7 @@ type document struct {
 	Broken   string            `json:"brokenRevision,omitempty"`
 }
 
-func doc(rollout string, inputs map[string]any, r *rolloutsim.Result) *document {
+func doc(rollout string, inputs map[string]any, r *rolloutsim.Timeline) *document {
 	return &document{Rollout: rollout, Scenario: r.Scenario, Version: r.Version, Inputs: inputs, Notes: r.Notes,
 		Timeline: r.Timeline, Totals: r.Totals, Canary: r.Canary, Stable: r.Stable, Broken: r.Broken}
 }
@@ -107,7 +107,7 @@ func Text(w io.Writer, rep *Report) error {
 		return err
 	}
 	fmt.Fprintln(w)
-	cols := []*rolloutsim.Result{r}
+	cols := []*rolloutsim.Timeline{r}
 	head := []string{"", "as written"}
 	if rep.Fixed != nil {
 		cols = append(cols, rep.Fixed)
@@ -140,7 +140,7 @@ func Text(w io.Writer, rep *Report) error {
 
 // brokenColumn names the cause "answered with errors by the version
 // rolled back from" for a run (none in a deploy).
-func brokenColumn(r *rolloutsim.Result) string {
+func brokenColumn(r *rolloutsim.Timeline) string {
 	if r.Broken == "" {
 		return "errors (none broken)"
 	}
@@ -152,7 +152,7 @@ type totalLine struct {
 	value func(rolloutsim.Totals) string
 }
 
-func totalLines(r *rolloutsim.Result) []totalLine {
+func totalLines(r *rolloutsim.Timeline) []totalLine {
 	share := func(part, all float64) string {
 		if all == 0 {
 			return "0"
@@ -206,7 +206,7 @@ var moreLines = []totalLine{
 
 // Trade says, when the fix loses more requests than the Rollout as
 // written, where the difference comes from, cause by cause.
-func Trade(asWritten, fixed *rolloutsim.Result) string {
+func Trade(asWritten, fixed *rolloutsim.Timeline) string {
 	a, f := asWritten.Totals, fixed.Totals
 	if f.FailedRequests <= a.FailedRequests {
 		return ""
@@ -235,7 +235,7 @@ type runSeries struct {
 	weight, share, ready, desired, broken, tooFew, noEndpoint svgplot.Series
 }
 
-func series(r *rolloutsim.Result, dash int, suffix string) runSeries {
+func series(r *rolloutsim.Timeline, dash int, suffix string) runSeries {
 	n := len(r.Timeline)
 	x := make([]float64, n)
 	col := func() []float64 { return make([]float64, n) }

@@ -24,7 +24,7 @@ func report(fixed bool) *Report {
 		{T: 2, Reconcile: 6, StepIndex: i32(5), Weight: 100, CanaryDesired: 20, CanaryAvailable: 2, CanaryReady: 2, StableDesired: 20, StableReady: 19, OfferedRps: 96, ServedRps: 30, FailedRps: 66, Failed: rolloutsim.Failures{TooFewReady: 66}, CanaryRps: 96, TargetShare: 100, Analysis: "-"},
 		{T: 3, Reconcile: 7, StepIndex: i32(5), Weight: 100, CanaryDesired: 20, StableDesired: 20, StableReady: 19, OfferedRps: 96, FailedRps: 96, Failed: rolloutsim.Failures{NoEndpoint: 96}, CanaryRps: 96, TargetShare: 100, Analysis: "-"},
 	}
-	run := &rolloutsim.Result{Scenario: "rollback", Version: "v1.8.2", Canary: "previous", Stable: "current", Broken: "current", Timeline: rows,
+	run := &rolloutsim.Timeline{Scenario: "rollback", Version: "v1.8.2", Canary: "previous", Stable: "current", Broken: "current", Timeline: rows,
 		Notes: []string{"replicas 20 from --replicas"},
 		Totals: rolloutsim.Totals{OfferedRequests: 384, FailedRequests: 258, FailedByCause: rolloutsim.Failures{BrokenVersion: 96, TooFewReady: 66, NoEndpoint: 96},
 			FailedShare: 258.0 / 384, ZeroEndpointSeconds: 1, PeakRpsPerCanaryPod: 48, Outcome: "in progress", WindowStart: 2, WindowSeconds: 2, WindowOffered: 192, WindowFailed: 162, WindowFailedShare: 162.0 / 192,
@@ -101,9 +101,9 @@ func TestTradeSaysWhyTheFixLosesMore(t *testing.T) {
 		t.Errorf("the burst-for-stay explanation given where the canary's failures grew:\n%s", got)
 	}
 	// The seed's case: the fix keeps the broken version longer.
-	a := &rolloutsim.Result{Stable: "current", Broken: "current", Totals: rolloutsim.Totals{FailedRequests: 8721, BrokenUntil: 32,
+	a := &rolloutsim.Timeline{Stable: "current", Broken: "current", Totals: rolloutsim.Totals{FailedRequests: 8721, BrokenUntil: 32,
 		FailedByCause: rolloutsim.Failures{BrokenVersion: 1536, TooFewReady: 3345, NoEndpoint: 3840}}}
-	f := &rolloutsim.Result{Stable: "current", Broken: "current", Totals: rolloutsim.Totals{FailedRequests: 10176, BrokenUntil: 222,
+	f := &rolloutsim.Timeline{Stable: "current", Broken: "current", Totals: rolloutsim.Totals{FailedRequests: 10176, BrokenUntil: 222,
 		FailedByCause: rolloutsim.Failures{BrokenVersion: 10176}}}
 	if got := Trade(a, f); !strings.Contains(got, "1455 more requests fail") || !strings.Contains(got, "trades a burst on the canary for a longer stay") {
 		t.Errorf("seed trade: %s", got)
