@@ -430,9 +430,14 @@ func (s *scanner) recheck() {
 				dropped[c.ord] = true
 			}
 		}
-		// The dropped ones are read again in one pass over their file.
+		// The dropped ones are read again in one pass over their file. A
+		// file no larger than a check window is kept whole while its
+		// objects are checked again: their rules ask for its other objects
+		// (a headless Service for its StatefulSet, a Rollout for its
+		// Deployment), and reading the file again for each cost a parse of
+		// it per question.
 		if len(dropped) > 0 {
-			s.reload(dropped)
+			s.reload(dropped, true)
 		}
 		for _, k := range stale {
 			c := &r.checked[k]
@@ -466,15 +471,16 @@ func (s *scanner) load(ord index.Ordinal) *object.Object {
 	if o, ok := s.loaded[ord]; ok {
 		return o
 	}
-	s.reload(map[index.Ordinal]bool{ord: true})
+	s.reload(map[index.Ordinal]bool{ord: true}, false)
 	return s.loaded[ord]
 }
 
 // reload reads objects of one plain file again, in one pass over it, into
 // s.loaded: the scan dropped them, and they must be checked again or a
 // rule needs their contents. An object that cannot be read (its file
-// changed) is left out.
-func (s *scanner) reload(ords map[index.Ordinal]bool) {
+// changed) is left out. With whole, every object of a file no larger
+// than a window is kept.
+func (s *scanner) reload(ords map[index.Ordinal]bool, whole bool) {
 	if s.loaded == nil {
 		s.loaded = map[index.Ordinal]*object.Object{}
 	}
@@ -495,12 +501,13 @@ func (s *scanner) reload(ords map[index.Ordinal]bool) {
 		}
 	}
 	defer release(len(data))
+	whole = whole && len(data) <= window
 	n := 0
 	// A file that shrank since it was read loses the objects past its
 	// new end: they are reported as changed (see recheck).
 	_ = source.Guard(func() {
 		load.Stream(in.Path, data, func(d *load.Document, _ int) {
-			if ord := ordinal(input, 0, n); ords[ord] {
+			if ord := ordinal(input, 0, n); ords[ord] || (whole && s.loaded[ord] == nil) {
 				if o, err := object.Decode(d); err == nil {
 					s.loaded[ord] = o
 				}
