@@ -96,6 +96,9 @@ type state struct {
 	filtered map[*PodFilter][]podSetEntry
 	// load reads a dropped object again, for a frozen index.
 	load func(Ordinal) *object.Object
+	// window finds a dropped object that is still in memory while the
+	// index fills: one of a file being checked (see SetWindow).
+	window func(Ordinal) *object.Object
 	// scopes are the scopes handed out, by number (0 is Everywhere);
 	// trees finds a directory's.
 	scopes []scopeDef
@@ -241,6 +244,12 @@ func (ix *Index) Freeze() {
 // when a rule needs its contents.
 func (ix *Index) SetLoader(load func(Ordinal) *object.Object) { ix.load = load }
 
+// SetWindow gives an index that is still filling the way to find an
+// object it does not keep while its file is being checked: a rule asking
+// for it then gets its contents instead of a guess that must be checked
+// again once the index is complete.
+func (ix *Index) SetWindow(window func(Ordinal) *object.Object) { ix.window = window }
+
 // View returns the index as an object of scope sees it: every answer
 // is made of objects that scope sees (see Scope). With rec, the view
 // records every answer it gives into rec.
@@ -295,6 +304,11 @@ func (ix *Index) contents(e entry) *object.Object {
 	}
 	if ix.frozen && ix.load != nil {
 		return ix.load(e.ord)
+	}
+	if !ix.frozen && ix.window != nil {
+		if o := ix.window(e.ord); o != nil {
+			return o
+		}
 	}
 	if ix.rec != nil {
 		ix.rec.Incomplete = true

@@ -114,6 +114,26 @@ func (ix *Index) Selected(namespace string, sel labels.Selector) []PodSet {
 	return out
 }
 
+// servedBy marks a pod-set question by governing Service (ServedBy) in
+// the Recorder's keys, apart from label selectors.
+const servedBy = "StatefulSet.spec.serviceName"
+
+// ServedBy returns the StatefulSets of namespace whose serviceName is
+// service. Asked this narrowly, the answer changes only when such a
+// StatefulSet is added, so a Service checked before the index is complete
+// is checked again only then (a walk over every pod set of the namespace
+// would be answered differently by every workload added after it).
+func (ix *Index) ServedBy(namespace, service string) []PodSet {
+	k := key{servedBy, normalNamespace(namespace), service}
+	out, h := ix.selected(ix.scope, k.namespace, servedByMatch(service))
+	ix.note(query{op: opPodSets, key: k}, true, h)
+	return out
+}
+
+func servedByMatch(service string) func(PodSet) bool {
+	return func(ps PodSet) bool { return ps.Kind == "StatefulSet" && ps.ServiceName == service }
+}
+
 // PodFilter picks pod sets across namespaces (the workloads that run a
 // container registry) by what their own template says. Filters are
 // registered once (RegisterPodFilter): the index applies each to every

@@ -160,7 +160,9 @@ func (ix *Index) answer(scope Scope, q query) (bool, Ordinal) {
 			return true, a
 		}
 		match := func(PodSet) bool { return true }
-		if sel, err := labels.Parse(q.key.name); err == nil {
+		if q.key.kind == servedBy {
+			match = servedByMatch(q.key.name)
+		} else if sel, err := labels.Parse(q.key.name); err == nil {
 			match = func(ps PodSet) bool { return sel.Matches(labels.Set(ps.Labels)) }
 		}
 		_, a := ix.selectedLocked(scope, q.key.namespace, match)

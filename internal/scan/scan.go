@@ -117,6 +117,12 @@ func run(opts Options, tune tuning) (*Result, *scanner, error) {
 		}
 		res.Spill = s.spill
 	}
+	s.ix.SetWindow(func(ord index.Ordinal) *object.Object {
+		if o, ok := s.window.Load(ord); ok {
+			return o.(*object.Object)
+		}
+		return nil
+	})
 	s.readAll()
 	for j, f := range opts.Extra {
 		s.extra(len(inputs)+j, f)
@@ -169,10 +175,13 @@ const window = 4 << 20
 
 // scanner holds one scan's state.
 type scanner struct {
-	opts   *Options
-	tune   tuning
-	rules  []*rules.Rule
-	ix     *index.Index
+	opts  *Options
+	tune  tuning
+	rules []*rules.Rule
+	ix    *index.Index
+	// window holds the objects of the windows being checked, which the
+	// index does not keep (see index.SetWindow), by ordinal.
+	window sync.Map
 	inputs []source.Input
 	// results are per input (then per extra file), in input order.
 	results []inputResult
@@ -358,6 +367,18 @@ func (s *scanner) check(r *inputResult, input, file, first int, docs []*load.Doc
 		objs = append(objs, added{o, ord})
 	}
 	r.decoded += len(objs)
+	if !keep {
+		// The window's objects, dropped by the index, are in memory until
+		// they are checked: the index answers from them (SetWindow).
+		for _, a := range objs {
+			s.window.Store(a.ord, a.obj)
+		}
+		defer func() {
+			for _, a := range objs {
+				s.window.Delete(a.ord)
+			}
+		}()
+	}
 	for _, a := range objs {
 		rec := &index.Recorder{}
 		c := checked{ord: a.ord, obj: a.obj, out: fixcompose.RunObject(a.obj, s.ix.View(r.scope, rec), s.rules, &s.opts.Rules)}

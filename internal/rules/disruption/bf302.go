@@ -9,7 +9,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"backfire.dev/backfire/internal/classify"
@@ -154,10 +153,7 @@ func unresolvablePeers(p *rules.Pass, svc *corev1.Service) {
 	if svc.Spec.ClusterIP != corev1.ClusterIPNone || svc.Spec.PublishNotReadyAddresses {
 		return
 	}
-	for _, ps := range p.Index.Selected(p.Object.Namespace, labels.Everything()) {
-		if ps.Kind != "StatefulSet" || ps.ServiceName != p.Object.Name {
-			continue
-		}
+	for _, ps := range p.Index.ServedBy(p.Object.Namespace, p.Object.Name) {
 		o := p.Index.Get("StatefulSet", ps.Namespace, ps.Name)
 		if o == nil {
 			continue
