@@ -34,12 +34,12 @@ func TestChartLinksLeavingTheNamedPathAreRefused(t *testing.T) {
 	secret := filepath.Join(dir, "secret.txt")
 	writeChart(t, dir, map[string]string{
 		"secret.txt":                  "password: hunter2\n",
-		"repo/shared/cm.yaml":         "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: shared}\n",
+		"repo/common/cm.yaml":         "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: shared}\n",
 		"repo/chart/Chart.yaml":       tinyChart,
 		"repo/chart/templates/a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
 	})
 	chart := filepath.Join(dir, "repo", "chart")
-	if err := os.Symlink("../../shared/cm.yaml", filepath.Join(chart, "templates", "shared.yaml")); err != nil {
+	if err := os.Symlink("../../common/cm.yaml", filepath.Join(chart, "templates", "shared.yaml")); err != nil {
 		t.Fatal(err)
 	}
 	r, err := helm.New(helm.Options{})
@@ -52,7 +52,7 @@ func TestChartLinksLeavingTheNamedPathAreRefused(t *testing.T) {
 	}
 	// Named alone, it leaves the chart.
 	_, errs := r.Render(source.Input{Path: chart, Kind: source.Chart})
-	if len(errs) != 1 || !strings.Contains(errs[0].Message, "templates/shared.yaml is a symbolic link to "+filepath.Join(dir, "repo", "shared", "cm.yaml")+", outside "+chart) {
+	if len(errs) != 1 || !strings.Contains(errs[0].Message, "templates/shared.yaml is a symbolic link to "+filepath.Join(dir, "repo", "common", "cm.yaml")+", outside "+chart) {
 		t.Errorf("chart alone: %v", errs)
 	}
 	if err := os.Symlink(secret, filepath.Join(chart, "templates", "env.yaml")); err != nil {

@@ -69,15 +69,15 @@ func TestWalkFollowsLinksInsideTheRootOnly(t *testing.T) {
 	write(t, outside, "kind: Secret\n")
 	root := filepath.Join(dir, "repo")
 	write(t, filepath.Join(root, "apps", "web", "deploy.yaml"), "kind: X\n")
-	write(t, filepath.Join(root, "shared", "hpa.yaml"), "kind: Y\n")
-	symlink(t, "../../shared", filepath.Join(root, "apps", "web", "shared"))   // a directory inside
+	write(t, filepath.Join(root, "team", "hpa.yaml"), "kind: Y\n")
+	symlink(t, "../../team", filepath.Join(root, "apps", "web", "team"))       // a directory inside
 	symlink(t, "deploy.yaml", filepath.Join(root, "apps", "web", "same.yaml")) // a second name
 	symlink(t, "..", filepath.Join(root, "apps", "loop"))                      // a loop
 	symlink(t, outside, filepath.Join(root, "apps", "env.yaml"))               // out of the root
 	symlink(t, "missing.yaml", filepath.Join(root, "apps", "gone.yaml"))       // dangling
 	t.Chdir(dir)
 	ins, errs := Discover([]string{"repo"})
-	want := []string{"repo/apps/web/deploy.yaml", "repo/apps/web/shared/hpa.yaml"}
+	want := []string{"repo/apps/web/deploy.yaml", "repo/apps/web/team/hpa.yaml"}
 	if !slices.Equal(paths(ins), want) {
 		t.Errorf("inputs %v, want %v", paths(ins), want)
 	}
