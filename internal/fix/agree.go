@@ -143,12 +143,12 @@ func project(own, composed map[string]any) map[string]any {
 				continue
 			}
 		case []any:
-			if c, ok := cv.([]any); ok && named(o) && named(c) {
+			if c, ok := cv.([]any); ok && NamedList(o) && NamedList(c) {
 				var items []any
 				for _, oi := range o {
-					name, _ := itemName(oi)
+					name, _ := ItemName(oi)
 					for _, ci := range c {
-						if cn, _ := itemName(ci); cn == name {
+						if cn, _ := ItemName(ci); cn == name {
 							items = append(items, project(oi.(map[string]any), ci.(map[string]any)))
 						}
 					}

@@ -169,7 +169,7 @@ func (m *merger) merge(dst, src map[string]any, path, rule string) {
 				continue
 			}
 		case []any:
-			if d, ok := dv.([]any); ok && named(s) && named(d) {
+			if d, ok := dv.([]any); ok && NamedList(s) && NamedList(d) {
 				dst[k] = m.mergeNamed(d, s, p, rule)
 				continue
 			}
@@ -239,7 +239,7 @@ func (m *merger) own(v any, path, rule string) {
 		}
 	case []any:
 		for _, c := range x {
-			if n, ok := itemName(c); ok {
+			if n, ok := ItemName(c); ok {
 				m.own(c, path+"["+n+"]", rule)
 			}
 		}
@@ -254,7 +254,7 @@ func (m *merger) mark(v any, path, rule string) {
 		}
 	case []any:
 		for _, c := range x {
-			if n, ok := itemName(c); ok {
+			if n, ok := ItemName(c); ok {
 				m.mark(c, path+"["+n+"]", rule)
 			}
 		}
@@ -267,10 +267,10 @@ func (m *merger) mark(v any, path, rule string) {
 // item by item, as a strategic merge patch does.
 func (m *merger) mergeNamed(dst, src []any, path, rule string) []any {
 	for _, s := range src {
-		name, _ := itemName(s)
+		name, _ := ItemName(s)
 		found := false
 		for _, d := range dst {
-			if dn, _ := itemName(d); dn == name {
+			if dn, _ := ItemName(d); dn == name {
 				m.merge(d.(map[string]any), s.(map[string]any), path+"["+name+"]", rule)
 				found = true
 				break
@@ -293,7 +293,9 @@ func handlerDeleted(pm map[string]any) bool {
 	return false
 }
 
-func itemName(v any) (string, bool) {
+// ItemName is a list item's name, when it is a map with one, as a
+// strategic merge patch merges containers by it.
+func ItemName(v any) (string, bool) {
 	m, ok := v.(map[string]any)
 	if !ok {
 		return "", false
@@ -302,9 +304,11 @@ func itemName(v any) (string, bool) {
 	return n, ok
 }
 
-func named(l []any) bool {
+// NamedList reports whether every item of a non-empty list has a name
+// (ItemName): such a list is merged item by item.
+func NamedList(l []any) bool {
 	for _, v := range l {
-		if _, ok := itemName(v); !ok {
+		if _, ok := ItemName(v); !ok {
 			return false
 		}
 	}

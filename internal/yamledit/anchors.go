@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"backfire.dev/backfire/internal/fix"
 )
 
 // YAML anchors and aliases: one node written once (`livenessProbe:
@@ -113,11 +115,11 @@ func (a *anchors) survey(n *yaml.Node, v any) {
 			}
 		}
 	case []any:
-		if n.Kind != yaml.SequenceNode || !named(x) {
+		if n.Kind != yaml.SequenceNode || !fix.NamedList(x) {
 			return
 		}
 		for _, it := range x {
-			name, _ := itemName(it)
+			name, _ := fix.ItemName(it)
 			for _, c := range n.Content {
 				if _, nv := pair(c, "name"); nv != nil && nv.Value == name {
 					a.survey(c, withoutName(it))

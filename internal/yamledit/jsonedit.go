@@ -8,6 +8,7 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
+	"backfire.dev/backfire/internal/fix"
 	"backfire.dev/backfire/internal/load"
 )
 
@@ -147,7 +148,7 @@ func patchJSON(n *yaml.Node, patch map[string]any, keepNulls bool) error {
 					continue
 				}
 			case []any:
-				if cur.Kind == yaml.SequenceNode && named(x) {
+				if cur.Kind == yaml.SequenceNode && fix.NamedList(x) {
 					if err := patchItems(cur, x, keepNulls); err != nil {
 						return err
 					}
@@ -162,7 +163,7 @@ func patchJSON(n *yaml.Node, patch map[string]any, keepNulls bool) error {
 
 func patchItems(seq *yaml.Node, items []any, keepNulls bool) error {
 	for _, it := range items {
-		name, _ := itemName(it)
+		name, _ := fix.ItemName(it)
 		var found *yaml.Node
 		for _, c := range seq.Content {
 			if _, nv := pair(c, "name"); nv != nil && nv.Value == name {

@@ -8,26 +8,6 @@ import "encoding/json"
 // probeHandlers are the keys of a probe that say what it checks.
 var probeHandlers = []string{"exec", "httpGet", "tcpSocket", "grpc"}
 
-func itemName(v any) (string, bool) {
-	m, ok := v.(map[string]any)
-	if !ok {
-		return "", false
-	}
-	n, ok := m["name"].(string)
-	return n, ok
-}
-
-// named reports whether every item of a list is a map with a name, as a
-// strategic merge patch merges containers.
-func named(l []any) bool {
-	for _, v := range l {
-		if _, ok := itemName(v); !ok {
-			return false
-		}
-	}
-	return len(l) > 0
-}
-
 func join(path, k string) string {
 	if path == "" {
 		return k

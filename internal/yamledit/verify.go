@@ -8,6 +8,7 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
+	"backfire.dev/backfire/internal/fix"
 	"backfire.dev/backfire/internal/load"
 )
 
@@ -194,7 +195,7 @@ func merged(v, p any, keepNulls bool) any {
 		return out
 	case []any:
 		vl, ok := v.([]any)
-		if !ok || !named(x) || !named(vl) {
+		if !ok || !fix.NamedList(x) || !fix.NamedList(vl) {
 			if keepNulls {
 				return x
 			}
@@ -202,10 +203,10 @@ func merged(v, p any, keepNulls bool) any {
 		}
 		out := append([]any(nil), vl...)
 		for _, it := range x {
-			name, _ := itemName(it)
+			name, _ := fix.ItemName(it)
 			found := false
 			for i, c := range out {
-				if cn, _ := itemName(c); cn == name {
+				if cn, _ := fix.ItemName(c); cn == name {
 					out[i] = merged(c, it, keepNulls)
 					found = true
 				}

@@ -13,6 +13,7 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
+	"backfire.dev/backfire/internal/fix"
 	"backfire.dev/backfire/internal/load"
 )
 
@@ -332,7 +333,7 @@ func (e *editor) set(key, val *yaml.Node, v any, path string) error {
 		}
 		return e.replace(key, x, path)
 	case []any:
-		if val.Kind == yaml.SequenceNode && named(x) && len(val.Content) > 0 {
+		if val.Kind == yaml.SequenceNode && fix.NamedList(x) && len(val.Content) > 0 {
 			return e.namedItems(val, x, path)
 		}
 		if val.Kind == yaml.SequenceNode && equalNode(val, x) {
@@ -413,7 +414,7 @@ func scalarLen(rest []byte, val *yaml.Node) int {
 func (e *editor) namedItems(seq *yaml.Node, items []any, path string) error {
 	var missing []any
 	for _, it := range items {
-		name, _ := itemName(it)
+		name, _ := fix.ItemName(it)
 		var found *yaml.Node
 		for _, c := range seq.Content {
 			if c.Kind != yaml.MappingNode {
@@ -769,7 +770,7 @@ func (e *editor) itemText(b *strings.Builder, indent int, v any, path string) {
 		fmt.Fprintf(b, "%s- %s\n", pad, scalar(v))
 		return
 	}
-	if name, ok := itemName(m); ok {
+	if name, ok := fix.ItemName(m); ok {
 		path += "[" + name + "]"
 	}
 	var inner strings.Builder
