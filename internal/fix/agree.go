@@ -23,20 +23,38 @@ func Agree(fs []finding.Finding) {
 	// others are not decoded and composed at all. Objects are independent
 	// and each finding belongs to one, so they are agreed on all cores.
 	groups := sharingTargets(fs)
+	agreeGroup := func(g *targetGroup) {
+		// Each patch is decoded once, for composing and for agreeing.
+		owns := make([]map[string]any, len(g.findings))
+		decoded := make([]bool, len(g.findings))
+		for k := range g.findings {
+			decoded[k] = json.Unmarshal(g.findings[k].Fix.Patch, &owns[k]) == nil
+		}
+		for _, c := range compose(g.findings, owns) {
+			if len(c.Findings) < 2 {
+				continue
+			}
+			own := make([]map[string]any, len(c.Findings))
+			ok := make([]bool, len(c.Findings))
+			for k, i := range c.Findings {
+				own[k], ok[k] = owns[i], decoded[i]
+				c.Findings[k] = g.at[i]
+			}
+			agreeChange(fs, c, own, ok)
+		}
+	}
+	// A scan agrees the findings of one object at a time, already on all
+	// cores: that is one group, agreed here.
+	if len(groups) == 1 {
+		agreeGroup(&groups[0])
+		return
+	}
 	work := make(chan *targetGroup)
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), len(groups)) {
 		wg.Go(func() {
 			for g := range work {
-				for _, c := range Compose(g.findings) {
-					if len(c.Findings) < 2 {
-						continue
-					}
-					for k, i := range c.Findings {
-						c.Findings[k] = g.at[i]
-					}
-					agreeChange(fs, c)
-				}
+				agreeGroup(g)
 			}
 		})
 	}
@@ -48,22 +66,22 @@ func Agree(fs []finding.Finding) {
 }
 
 // agreeChange rewrites the patch of each finding of c (indices into fs)
-// that disagrees with the composed patch.
-func agreeChange(fs []finding.Finding, c Change) {
+// that disagrees with the composed patch; own holds each one's patch,
+// decoded where decoded says so.
+func agreeChange(fs []finding.Finding, c Change, own []map[string]any, decoded []bool) {
 	var rulesIn []string
 	for _, i := range c.Findings {
 		if !slices.Contains(rulesIn, fs[i].Rule) {
 			rulesIn = append(rulesIn, fs[i].Rule)
 		}
 	}
-	for _, i := range c.Findings {
+	for k, i := range c.Findings {
 		f := &fs[i]
-		var own map[string]any
-		if json.Unmarshal(f.Fix.Patch, &own) != nil {
+		if !decoded[k] {
 			continue
 		}
-		agreed := project(own, c.Patch)
-		if equal(agreed, own) {
+		agreed := project(own[k], c.Patch)
+		if equal(agreed, own[k]) {
 			continue
 		}
 		b, err := json.Marshal(agreed)

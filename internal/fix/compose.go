@@ -3,9 +3,11 @@ package fix
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 
@@ -47,6 +49,12 @@ type Change struct {
 // Fields that only one fix sets are all kept. The rescan of `backfire fix`
 // proves the result: every composed finding must be gone.
 func Compose(fs []finding.Finding) []Change {
+	return compose(fs, nil)
+}
+
+// compose is Compose with the findings' patches already decoded, where
+// patches is not nil (a nil entry is decoded here).
+func compose(fs []finding.Finding, patches []map[string]any) []Change {
 	type part struct {
 		i     int
 		patch map[string]any
@@ -59,8 +67,13 @@ func Compose(fs []finding.Finding) []Change {
 			continue
 		}
 		var p map[string]any
-		if err := json.Unmarshal(f.Fix.Patch, &p); err != nil {
-			continue // rules build patches with json.Marshal: cannot happen
+		if patches != nil {
+			p = patches[i]
+		}
+		if p == nil {
+			if err := json.Unmarshal(f.Fix.Patch, &p); err != nil {
+				continue // rules build patches with json.Marshal: cannot happen
+			}
 		}
 		t := TargetOf(f)
 		if _, ok := byTarget[t]; !ok {
@@ -350,16 +363,108 @@ func show(v any) string {
 	return string(b)
 }
 
-// Equal reports whether two decoded JSON values are the same.
+// Equal reports whether two decoded JSON values are the same: whether
+// they encode to the same JSON.
 func Equal(a, b any) bool { return equal(a, b) }
 
+// equal is JSON equality, walked structurally for the types json.Unmarshal
+// makes (the patches' values) instead of encoding both sides: the fixes'
+// composition asks it for every field of every patch. Anything else (an
+// int from a rule, a nil map, a string that is not UTF-8, which encoding
+// changes) is compared by its encoding, as before.
 func equal(a, b any) bool {
+	switch x := a.(type) {
+	case nil:
+		if b == nil {
+			return true
+		}
+	case string:
+		if y, ok := b.(string); ok && utf8.ValidString(x) && utf8.ValidString(y) {
+			return x == y
+		}
+	case bool:
+		if y, ok := b.(bool); ok {
+			return x == y
+		}
+	case float64:
+		if y, ok := b.(float64); ok && !math.IsNaN(x) && !math.IsNaN(y) && !math.IsInf(x, 0) && !math.IsInf(y, 0) {
+			// -0 encodes as "-0": it is not 0 here either.
+			return x == y && math.Signbit(x) == math.Signbit(y)
+		}
+	case map[string]any:
+		// Keys that are not UTF-8 may encode alike: those go by encoding.
+		if y, ok := b.(map[string]any); ok && x != nil && y != nil && validKeys(x) && validKeys(y) {
+			if len(x) != len(y) {
+				return false
+			}
+			for k, xv := range x {
+				if yv, ok := y[k]; !ok || !equal(xv, yv) {
+					return false
+				}
+			}
+			return true
+		}
+	case []any:
+		if y, ok := b.([]any); ok && x != nil && y != nil {
+			return slices.EqualFunc(x, y, equal)
+		}
+	}
 	ja, _ := json.Marshal(a)
 	jb, _ := json.Marshal(b)
 	return string(ja) == string(jb)
 }
 
+func validKeys(m map[string]any) bool {
+	for k := range m {
+		if !utf8.ValidString(k) {
+			return false
+		}
+	}
+	return true
+}
+
+// clone is v encoded and decoded again: a deep copy, made directly for the
+// types json.Unmarshal makes and through JSON for anything else.
 func clone(v any) any {
+	switch x := v.(type) {
+	case nil:
+		return nil
+	case bool:
+		return x
+	case float64:
+		if !math.IsNaN(x) && !math.IsInf(x, 0) {
+			return x
+		}
+	case string:
+		if utf8.ValidString(x) {
+			return x
+		}
+	case map[string]any:
+		if x == nil {
+			return nil
+		}
+		out := make(map[string]any, len(x))
+		for k, c := range x {
+			if !utf8.ValidString(k) {
+				return cloneJSON(v)
+			}
+			out[k] = clone(c)
+		}
+		return out
+	case []any:
+		if x == nil {
+			return nil
+		}
+		out := make([]any, len(x))
+		for i, c := range x {
+			out[i] = clone(c)
+		}
+		return out
+	}
+	return cloneJSON(v)
+}
+
+func cloneJSON(v any) any {
 	b, _ := json.Marshal(v)
 	var out any
 	_ = json.Unmarshal(b, &out)
