@@ -149,9 +149,11 @@ func run(opts Options, tune tuning) (*Result, *scanner, error) {
 		for i := range in.checked {
 			c := &in.checked[i]
 			s.settle(c, files)
-			ruleErrors = append(ruleErrors, c.ruleErrors...)
-			res.Findings = append(res.Findings, c.findings...)
-			res.Suppressed = append(res.Suppressed, c.suppressed...)
+			if o := c.open; o != nil {
+				ruleErrors = append(ruleErrors, o.ruleErrors...)
+				res.Findings = append(res.Findings, o.findings...)
+				res.Suppressed = append(res.Suppressed, o.suppressed...)
+			}
 		}
 	}
 	res.Errors = append(res.Errors, ruleErrors...)
@@ -207,21 +209,45 @@ type inputResult struct {
 	stdin []byte
 }
 
-// checked is one object's outcome.
+// checked is one object's outcome. A scan keeps one for every object until
+// it ends, so what stays after the object is settled is kept small: with a
+// spill, usually only its place, its recorder and its spilled findings.
 type checked struct {
 	ord index.Ordinal
-	obj *object.Object // set while it must be located, or kept
 	// rec is what the check asked the index, nil when it needs no
 	// verifying.
 	rec *index.Recorder
-	out rules.Outcome // until located
+	// spilled are the findings' entries in the spill.
+	spilled result.Spilled
+	// open is the rest, nil once settled with nothing of it left.
+	open *outcome
+}
+
+// outcome is what a check found, until it is settled, and what of it is
+// kept afterwards.
+type outcome struct {
+	obj *object.Object // set while it must be located, or kept
+	out rules.Outcome  // until located
 	// located findings.
 	findings   []finding.Finding
 	suppressed []result.Suppressed
 	ruleErrors []load.Error
 	located    bool
-	// spilled are the findings' entries in the spill.
-	spilled result.Spilled
+}
+
+// held is the checked object while the scan holds it, else nil.
+func (c *checked) held() *object.Object {
+	if c.open == nil {
+		return nil
+	}
+	return c.open.obj
+}
+
+// compact drops the outcome once nothing of it is left to keep.
+func (c *checked) compact() {
+	if o := c.open; o != nil && o.located && o.obj == nil && o.findings == nil && o.suppressed == nil && o.ruleErrors == nil {
+		c.open = nil
+	}
 }
 
 // ordinal places document doc of file file of input in the input order.
@@ -381,7 +407,7 @@ func (s *scanner) check(r *inputResult, input, file, first int, docs []*load.Doc
 	}
 	for _, a := range objs {
 		rec := &index.Recorder{}
-		c := checked{ord: a.ord, obj: a.obj, out: fixcompose.RunObject(a.obj, s.ix.View(r.scope, rec), s.rules, &s.opts.Rules)}
+		c := checked{ord: a.ord, open: &outcome{obj: a.obj, out: fixcompose.RunObject(a.obj, s.ix.View(r.scope, rec), s.rules, &s.opts.Rules)}}
 		if rec.Compact() {
 			c.rec = rec
 		}
@@ -390,8 +416,9 @@ func (s *scanner) check(r *inputResult, input, file, first int, docs []*load.Doc
 			s.settle(&c, nil)
 		}
 		if !keep {
-			c.obj = nil
+			c.open.obj = nil
 		}
+		c.compact()
 		r.checked = append(r.checked, c)
 		if keep {
 			r.objects = append(r.objects, a.obj)
@@ -405,30 +432,31 @@ func (s *scanner) check(r *inputResult, input, file, first int, docs []*load.Doc
 // object (each finding's fix is its part of one change) and masks the
 // secrets they quote. With a spill, the findings go there.
 func (s *scanner) settle(c *checked, files sourceLines) {
-	if c.located {
+	o := c.open
+	if o == nil || o.located {
 		return
 	}
-	for _, f := range c.out.Findings {
-		c.findings = append(c.findings, locate(f, files))
+	for _, f := range o.out.Findings {
+		o.findings = append(o.findings, locate(f, files))
 	}
-	fix.Agree(c.findings)
+	fix.Agree(o.findings)
 	// Secrets a probe command carries are masked before any report sees
 	// the findings (the JSON report's spill included).
-	for i := range c.findings {
-		redact.Finding(&c.findings[i])
+	for i := range o.findings {
+		redact.Finding(&o.findings[i])
 	}
 	if s.spill != nil {
-		c.spilled = s.spill.Add(uint64(c.ord), c.findings)
-		c.findings = nil
+		c.spilled = s.spill.Add(uint64(c.ord), o.findings)
+		o.findings = nil
 	}
-	for _, sp := range c.out.Suppressed {
+	for _, sp := range o.out.Suppressed {
 		f := locate(sp.Reported, files)
 		redact.Finding(&f)
-		c.suppressed = append(c.suppressed, result.Suppressed{Finding: f, Reason: sp.Reason})
+		o.suppressed = append(o.suppressed, result.Suppressed{Finding: f, Reason: sp.Reason})
 	}
-	c.ruleErrors = c.out.Errors
-	c.out = rules.Outcome{}
-	c.located = true
+	o.ruleErrors = o.out.Errors
+	o.out = rules.Outcome{}
+	o.located = true
 }
 
 const changedWhileScanned = "changed while it was being scanned: its objects were checked without the objects read after it"
@@ -447,7 +475,7 @@ func (s *scanner) recheck() {
 				continue
 			}
 			stale = append(stale, k)
-			if c.obj == nil {
+			if c.held() == nil {
 				dropped[c.ord] = true
 			}
 		}
@@ -462,7 +490,8 @@ func (s *scanner) recheck() {
 		}
 		for _, k := range stale {
 			c := &r.checked[k]
-			o := c.obj
+			held := c.held()
+			o := held
 			if o == nil {
 				if o = s.loaded[c.ord]; o == nil {
 					// The file changed or vanished since it was read.
@@ -477,10 +506,11 @@ func (s *scanner) recheck() {
 				s.spill.Drop(c.spilled)
 			}
 			s.rechecked++
-			*c = checked{ord: c.ord, obj: c.obj, out: fixcompose.RunObject(o, s.ix.View(r.scope, nil), s.rules, &s.opts.Rules)}
+			*c = checked{ord: c.ord, open: &outcome{obj: held, out: fixcompose.RunObject(o, s.ix.View(r.scope, nil), s.rules, &s.opts.Rules)}}
 			if o.Doc.Trace == nil {
 				s.settle(c, nil)
 			}
+			c.compact()
 		}
 		clear(s.loaded) // the objects of one input at a time
 	}
