@@ -34,38 +34,49 @@ var WorkloadKinds = []string{"Pod", "Deployment", "StatefulSet", "DaemonSet", "R
 // PodTemplate returns the object's own pod template, or nil when it has none.
 // A Rollout that uses workloadRef has none of its own: the index resolves it.
 func (o *Object) PodTemplate() *PodTemplate {
-	tmpl := field.NewPath("spec", "template")
 	switch v := o.Typed.(type) {
 	case *corev1.Pod:
-		return &PodTemplate{Owner: o, Meta: &v.ObjectMeta, Spec: &v.Spec, Path: nil, SpecPath: field.NewPath("spec")}
+		return &PodTemplate{Owner: o, Meta: &v.ObjectMeta, Spec: &v.Spec, Path: nil, SpecPath: podSpecPath}
 	case *appsv1.Deployment:
-		return fromSpec(o, &v.Spec.Template, tmpl)
+		return fromSpec(o, &v.Spec.Template)
 	case *appsv1.StatefulSet:
-		return fromSpec(o, &v.Spec.Template, tmpl)
+		return fromSpec(o, &v.Spec.Template)
 	case *appsv1.DaemonSet:
-		return fromSpec(o, &v.Spec.Template, tmpl)
+		return fromSpec(o, &v.Spec.Template)
 	case *appsv1.ReplicaSet:
-		return fromSpec(o, &v.Spec.Template, tmpl)
+		return fromSpec(o, &v.Spec.Template)
 	case *corev1.ReplicationController:
 		if v.Spec.Template == nil {
 			return nil
 		}
-		return fromSpec(o, v.Spec.Template, tmpl)
+		return fromSpec(o, v.Spec.Template)
 	case *batchv1.Job:
-		return fromSpec(o, &v.Spec.Template, tmpl)
+		return fromSpec(o, &v.Spec.Template)
 	case *batchv1.CronJob:
-		return fromSpec(o, &v.Spec.JobTemplate.Spec.Template, field.NewPath("spec", "jobTemplate", "spec", "template"))
+		t := &v.Spec.JobTemplate.Spec.Template
+		return &PodTemplate{Owner: o, Meta: &t.ObjectMeta, Spec: &t.Spec, Path: jobTemplatePath, SpecPath: jobTemplateSpecPath}
 	case *rolloutsv1alpha1.Rollout:
 		if v.Spec.WorkloadRef != nil {
 			return nil
 		}
-		return fromSpec(o, &v.Spec.Template, tmpl)
+		return fromSpec(o, &v.Spec.Template)
 	}
 	return nil
 }
 
-func fromSpec(o *Object, t *corev1.PodTemplateSpec, path *field.Path) *PodTemplate {
-	return &PodTemplate{Owner: o, Meta: &t.ObjectMeta, Spec: &t.Spec, Path: path, SpecPath: path.Child("spec")}
+// The paths of pod templates, made once: rules ask for an object's
+// template many times, and a field.Path is never changed once made.
+var (
+	podSpecPath         = field.NewPath("spec")
+	templatePath        = field.NewPath("spec", "template")
+	templateSpecPath    = templatePath.Child("spec")
+	jobTemplatePath     = field.NewPath("spec", "jobTemplate", "spec", "template")
+	jobTemplateSpecPath = jobTemplatePath.Child("spec")
+)
+
+// fromSpec is the template at spec.template.
+func fromSpec(o *Object, t *corev1.PodTemplateSpec) *PodTemplate {
+	return &PodTemplate{Owner: o, Meta: &t.ObjectMeta, Spec: &t.Spec, Path: templatePath, SpecPath: templateSpecPath}
 }
 
 // Replicas returns spec.replicas of a scalable workload and whether it was
