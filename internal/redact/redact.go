@@ -90,11 +90,10 @@ func maskWith(s string, c clients, filter bool) string {
 	// (?i) folds non-ASCII letters onto ASCII ones (ſ onto s, the Kelvin
 	// sign onto k): the case-insensitive filters hold only for ASCII text.
 	folds := !filter || !isASCII(s)
-	lower := strings.ToLower(s)
 	if !filter || strings.Contains(s, "--") && (folds || hasLongOption(s)) {
 		s = maskAfter(longOption, s)
 	}
-	if !filter || strings.Contains(s, "=") && (folds || strings.ContainsAny(lower, "pstak") && containsAny(lower, "pass", "pwd", "secret", "token", "apikey", "api_key", "auth")) {
+	if !filter || strings.Contains(s, "=") && (folds || strings.ContainsAny(s, "pstakPSTAK") && containsAnyFold(s, "pass", "pwd", "secret", "token", "apikey", "api_key", "auth")) {
 		s = maskAfter(envAssignment, s)
 	}
 	if !filter || strings.Contains(s, "://") && strings.Contains(s, "@") {
@@ -103,7 +102,7 @@ func maskWith(s string, c clients, filter bool) string {
 	if !filter || strings.Contains(s, ":") && hasUserOption(s) {
 		s = maskAfter(userPassword, s)
 	}
-	if !filter || folds || strings.Contains(lower, "authorization") {
+	if !filter || folds || containsFold(s, "authorization") {
 		s = maskAfter(authorization, s)
 	}
 	if c.mysql && (!filter || strings.Contains(s, "-p")) {
@@ -116,6 +115,40 @@ func maskWith(s string, c clients, filter bool) string {
 		s = maskAfter(redisShort, s)
 	}
 	return s
+}
+
+// containsAnyFold reports whether ASCII s holds one of the lower-case
+// needles in any case. The filters ask it of every text of every finding:
+// lower-casing a copy of each cost more than the masking it spares.
+func containsAnyFold(s string, needles ...string) bool {
+	for _, n := range needles {
+		if containsFold(s, n) {
+			return true
+		}
+	}
+	return false
+}
+
+// containsFold reports whether ASCII s holds the lower-case needle in any
+// case.
+func containsFold(s, needle string) bool {
+	for i := 0; i+len(needle) <= len(s); i++ {
+		j := 0
+		for j < len(needle) && lowerASCII(s[i+j]) == needle[j] {
+			j++
+		}
+		if j == len(needle) {
+			return true
+		}
+	}
+	return false
+}
+
+func lowerASCII(b byte) byte {
+	if 'A' <= b && b <= 'Z' {
+		return b + 'a' - 'A'
+	}
+	return b
 }
 
 func isASCII(s string) bool {
