@@ -118,12 +118,16 @@ func maskWith(s string, c clients, filter bool) string {
 }
 
 // containsAnyFold reports whether ASCII s holds one of the lower-case
-// needles in any case. The filters ask it of every text of every finding:
-// lower-casing a copy of each cost more than the masking it spares.
+// needles in any case, in one pass over s. The filters ask it of every
+// text of every finding: lower-casing a copy of each cost more than the
+// masking it spares.
 func containsAnyFold(s string, needles ...string) bool {
-	for _, n := range needles {
-		if containsFold(s, n) {
-			return true
+	for i := 0; i < len(s); i++ {
+		c := lowerASCII(s[i])
+		for _, n := range needles {
+			if n[0] == c && hasFoldAt(s, i, n) {
+				return true
+			}
 		}
 	}
 	return false
@@ -131,17 +135,19 @@ func containsAnyFold(s string, needles ...string) bool {
 
 // containsFold reports whether ASCII s holds the lower-case needle in any
 // case.
-func containsFold(s, needle string) bool {
-	for i := 0; i+len(needle) <= len(s); i++ {
-		j := 0
-		for j < len(needle) && lowerASCII(s[i+j]) == needle[j] {
-			j++
-		}
-		if j == len(needle) {
-			return true
+func containsFold(s, needle string) bool { return containsAnyFold(s, needle) }
+
+// hasFoldAt reports whether s holds the lower-case needle at i, in any case.
+func hasFoldAt(s string, i int, needle string) bool {
+	if len(s)-i < len(needle) {
+		return false
+	}
+	for j := 0; j < len(needle); j++ {
+		if lowerASCII(s[i+j]) != needle[j] {
+			return false
 		}
 	}
-	return false
+	return true
 }
 
 func lowerASCII(b byte) byte {

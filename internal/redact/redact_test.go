@@ -2,6 +2,7 @@ package redact
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"backfire.dev/backfire/internal/finding"
@@ -103,4 +104,24 @@ func FuzzFilter(f *testing.F) {
 			t.Errorf("%q: filtered %q, every pattern %q", s, got, want)
 		}
 	})
+}
+
+// TestContainsFold holds the in-place search to lower-casing a copy.
+func TestContainsFold(t *testing.T) {
+	needles := []string{"pass", "pwd", "secret", "token", "apikey", "api_key", "auth", "authorization"}
+	texts := []string{"", "a", "PASS", "xPaSsWord", "pw", "PWD=1", "my_SECRET", "tok", "ToKeN", "API_KEY", "apiKey", "Authorizatio", "AUTHORIZATION: Bearer x", "--user a:b"}
+	for _, s := range texts {
+		for _, n := range needles {
+			if got, want := containsFold(s, n), strings.Contains(strings.ToLower(s), n); got != want {
+				t.Errorf("containsFold(%q, %q) = %v, want %v", s, n, got, want)
+			}
+		}
+		want := false
+		for _, n := range needles[:7] {
+			want = want || strings.Contains(strings.ToLower(s), n)
+		}
+		if got := containsAnyFold(s, needles[:7]...); got != want {
+			t.Errorf("containsAnyFold(%q) = %v, want %v", s, got, want)
+		}
+	}
 }
