@@ -3,7 +3,6 @@ package result
 import (
 	"bytes"
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"os"
 	"slices"
@@ -169,33 +168,5 @@ func (s *Spill) Each(fn func(encoded []byte) error) error {
 			return err
 		}
 	}
-	return nil
-}
-
-// FindingEncoder encodes findings exactly as the JSON report writes them in
-// its findings list (two-space indent, at depth two, no HTML escaping, no
-// trailing newline).
-type FindingEncoder struct {
-	w   *bytes.Buffer
-	tmp bytes.Buffer
-	enc *json.Encoder
-}
-
-// NewFindingEncoder appends encoded findings to w.
-func NewFindingEncoder(w *bytes.Buffer) *FindingEncoder {
-	e := &FindingEncoder{w: w}
-	e.enc = json.NewEncoder(&e.tmp)
-	e.enc.SetEscapeHTML(false)
-	e.enc.SetIndent("    ", "  ")
-	return e
-}
-
-// Encode appends f.
-func (e *FindingEncoder) Encode(f *finding.Finding) error {
-	e.tmp.Reset()
-	if err := e.enc.Encode(f); err != nil {
-		return err
-	}
-	e.w.Write(bytes.TrimSuffix(e.tmp.Bytes(), []byte("\n")))
 	return nil
 }
