@@ -172,3 +172,23 @@ func BenchmarkFindingEncoder(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkSpillAdd spills the generated corpus's findings one object's
+// worth (a finding) at a time, as a scan does.
+func BenchmarkSpillAdd(b *testing.B) {
+	fs := benchcorpusFindings(b, benchcorpus.Generate, 10)
+	sp, err := result.NewSpill()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sp.Close()
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		sp.Add(uint64(i), fs[i%len(fs):i%len(fs)+1])
+		i++
+	}
+	if err := sp.Err(); err != nil {
+		b.Fatal(err)
+	}
+}

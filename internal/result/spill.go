@@ -79,11 +79,13 @@ func (s *Spill) Add(ord uint64, fs []finding.Finding) Spilled {
 	if len(fs) == 0 {
 		return Spilled{}
 	}
-	var buf bytes.Buffer
-	enc := NewFindingEncoder(&buf)
+	sb := spillBuffers.Get().(*spillBuffer)
+	defer spillBuffers.Put(sb)
+	buf := &sb.buf
+	buf.Reset()
 	ends := make([]int, len(fs))
 	for i := range fs {
-		if err := enc.Encode(&fs[i]); err != nil {
+		if err := sb.enc.Encode(&fs[i]); err != nil {
 			s.fail(err)
 			return Spilled{}
 		}
@@ -111,6 +113,19 @@ func (s *Spill) Add(ord uint64, fs []finding.Finding) Spilled {
 	}
 	s.size += int64(buf.Len())
 	return at
+}
+
+// spillBuffers keep Add's buffer and encoder from one object to the next:
+// new ones would grow from nothing for each object.
+var spillBuffers = sync.Pool{New: func() any {
+	sb := &spillBuffer{}
+	sb.enc = NewFindingEncoder(&sb.buf)
+	return sb
+}}
+
+type spillBuffer struct {
+	buf bytes.Buffer
+	enc *FindingEncoder
 }
 
 // Drop withdraws findings added before Sort (an object checked again).
