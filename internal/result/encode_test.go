@@ -236,8 +236,8 @@ func TestFindingEncoderEdgeCases(t *testing.T) {
 	}
 }
 
-// fuzzFinding builds a finding from fuzzed text and numbers, with the
-// text in every string field and evidence of each type the rules use.
+// fuzzFinding builds a finding from fuzzed text, numbers and patch, with
+// the text in every string field and evidence of each type the rules use.
 func fuzzFinding(s, k string, i int64, u uint64, x float64, patch []byte) finding.Finding {
 	f := finding.Finding{
 		Rule: s, Slug: k, Severity: finding.Severity(i % 5), Container: s, File: k, Line: int(i), Column: int(u),
@@ -254,6 +254,12 @@ func fuzzFinding(s, k string, i int64, u uint64, x float64, patch []byte) findin
 		s: k, k: s, "i": i, "i32": int32(i), "u": u, "x": x, "x32": float32(x), "b": i > 0,
 		"list": []string{s, k}, "any": []any{x, s, map[string]any{k: i, s: []any{}}},
 	}
+	// The patch, when it is JSON, as evidence too: nested maps and lists of
+	// any shape, as a report read back holds.
+	var parsed any
+	if json.Unmarshal(patch, &parsed) == nil {
+		f.Evidence["parsed"] = parsed
+	}
 	if u%4 != 0 {
 		f.Fix = &finding.Fix{Description: s, Type: k, Patch: patch, Placeholders: []string{s}}
 		if u%3 == 0 {
@@ -269,6 +275,7 @@ func FuzzFindingEncoder(f *testing.F) {
 	f.Add("", "", int64(0), uint64(0), 1e-7, []byte(nil))
 	f.Add("a", "a", int64(math.MinInt64), uint64(math.MaxUint64), math.Copysign(0, -1), []byte(`{"a":`))
 	f.Add("b", "c", int64(2), uint64(2), math.NaN(), []byte(`1`))
+	f.Add("d", "e", int64(5), uint64(5), -2.5e-9, []byte(`{"a":[{"b":{}},[],[[1.5e300]]],"":"\u2028"}`))
 	d := newDiffer()
 	f.Fuzz(func(t *testing.T, s, k string, i int64, u uint64, x float64, patch []byte) {
 		fd := fuzzFinding(s, k, i, u, x, patch)
