@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 
+	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/result"
 )
 
@@ -24,7 +25,7 @@ func JSON(w io.Writer, r *result.Result, opts JSONOptions) error {
 	if r.Spill != nil {
 		streamSpill(s, r.Spill)
 	} else {
-		streamArray(s, "findings", r.Findings, false)
+		streamFindings(s, r.Findings)
 	}
 	streamArray(s, "errors", r.Errors, false)
 	s.field("summary", d.Summary, len(d.Suppressed) == 0)
@@ -98,6 +99,31 @@ func streamArray[T any](s *jsonStream, name string, items []T, last bool) {
 	}
 	s.raw("  ]")
 	s.end(last)
+}
+
+// streamFindings writes the findings list as streamArray would, with the
+// spill's encoder: it writes the same bytes as the json.Encoder, faster.
+func streamFindings(s *jsonStream, fs []finding.Finding) {
+	s.raw("  " + quote("findings") + ": ")
+	if len(fs) == 0 {
+		s.raw("[]")
+		s.end(false)
+		return
+	}
+	s.raw("[\n")
+	enc := result.NewFindingEncoder(&s.buf)
+	for i := range fs {
+		s.raw(indent(2))
+		if s.err == nil {
+			s.buf.Reset()
+			if s.err = enc.Encode(&fs[i]); s.err == nil {
+				_, s.err = s.w.Write(s.buf.Bytes())
+			}
+		}
+		s.end(i == len(fs)-1)
+	}
+	s.raw("  ]")
+	s.end(false)
 }
 
 // streamSpill writes the findings list from a spill, whose findings are

@@ -3,7 +3,6 @@ package result
 import (
 	"bytes"
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"os"
 	"slices"
@@ -80,11 +79,13 @@ func (s *Spill) Add(ord uint64, fs []finding.Finding) Spilled {
 	if len(fs) == 0 {
 		return Spilled{}
 	}
-	var buf bytes.Buffer
-	enc := NewFindingEncoder(&buf)
+	sb := spillBuffers.Get().(*spillBuffer)
+	defer spillBuffers.Put(sb)
+	buf := &sb.buf
+	buf.Reset()
 	ends := make([]int, len(fs))
 	for i := range fs {
-		if err := enc.Encode(&fs[i]); err != nil {
+		if err := sb.enc.Encode(&fs[i]); err != nil {
 			s.fail(err)
 			return Spilled{}
 		}
@@ -112,6 +113,19 @@ func (s *Spill) Add(ord uint64, fs []finding.Finding) Spilled {
 	}
 	s.size += int64(buf.Len())
 	return at
+}
+
+// spillBuffers keep Add's buffer and encoder from one object to the next:
+// new ones would grow from nothing for each object.
+var spillBuffers = sync.Pool{New: func() any {
+	sb := &spillBuffer{}
+	sb.enc = NewFindingEncoder(&sb.buf)
+	return sb
+}}
+
+type spillBuffer struct {
+	buf bytes.Buffer
+	enc *FindingEncoder
 }
 
 // Drop withdraws findings added before Sort (an object checked again).
@@ -169,33 +183,5 @@ func (s *Spill) Each(fn func(encoded []byte) error) error {
 			return err
 		}
 	}
-	return nil
-}
-
-// FindingEncoder encodes findings exactly as the JSON report writes them in
-// its findings list (two-space indent, at depth two, no HTML escaping, no
-// trailing newline).
-type FindingEncoder struct {
-	w   *bytes.Buffer
-	tmp bytes.Buffer
-	enc *json.Encoder
-}
-
-// NewFindingEncoder appends encoded findings to w.
-func NewFindingEncoder(w *bytes.Buffer) *FindingEncoder {
-	e := &FindingEncoder{w: w}
-	e.enc = json.NewEncoder(&e.tmp)
-	e.enc.SetEscapeHTML(false)
-	e.enc.SetIndent("    ", "  ")
-	return e
-}
-
-// Encode appends f.
-func (e *FindingEncoder) Encode(f *finding.Finding) error {
-	e.tmp.Reset()
-	if err := e.enc.Encode(f); err != nil {
-		return err
-	}
-	e.w.Write(bytes.TrimSuffix(e.tmp.Bytes(), []byte("\n")))
 	return nil
 }
