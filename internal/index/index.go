@@ -303,7 +303,13 @@ func (ix *Index) contents(e entry) *object.Object {
 		return e.obj
 	}
 	if ix.frozen && ix.load != nil {
-		return ix.load(e.ord)
+		o := ix.load(e.ord)
+		if o == nil && ix.rec != nil {
+			// The loader has not read it yet (a scan's recheck reads
+			// what its checks asked for together).
+			ix.rec.Incomplete = true
+		}
+		return o
 	}
 	if !ix.frozen && ix.window != nil {
 		if o := ix.window(e.ord); o != nil {

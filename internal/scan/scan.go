@@ -85,6 +85,11 @@ type tuning struct {
 	// mapped runs once a plain file's data is read or mapped, before it
 	// is parsed.
 	mapped func(path string)
+	// reread runs each time a plain file is read again (see reload).
+	reread func(path string)
+	// noDefer reads each dropped object a recheck needs as it is asked
+	// for, to show a test needs the deferring (see recheck).
+	noDefer bool
 }
 
 func run(opts Options, tune tuning) (*Result, *scanner, error) {
@@ -189,6 +194,9 @@ type scanner struct {
 	results []inputResult
 	// loaded caches objects read again from plain files, by ordinal.
 	loaded map[index.Ordinal]*object.Object
+	// wanted, while a recheck defers, collects the objects the loader
+	// was asked for and did not have (see load).
+	wanted map[index.Ordinal]bool
 	spill  *result.Spill
 	// rechecked counts the objects checked again (see recheck).
 	rechecked int
@@ -488,42 +496,95 @@ func (s *scanner) recheck() {
 		if len(dropped) > 0 {
 			s.reload(dropped, true)
 		}
-		for _, k := range stale {
-			c := &r.checked[k]
-			held := c.held()
-			o := held
-			if o == nil {
-				if o = s.loaded[c.ord]; o == nil {
-					// The file changed or vanished since it was read.
-					if e := (load.Error{File: s.inputs[i].Path, Message: changedWhileScanned}); !slices.Contains(r.errors, e) {
-						r.errors = append(r.errors, e)
+		// A rule of a stale object may need the contents of a dropped
+		// object of a large file (a Service its StatefulSet's). Read one
+		// at a time, each would cost a parse of its whole file; so the
+		// checks that need one are put off, the objects the round asked
+		// for are read in one pass over each file, and those checks run
+		// again. The last round reads what it needs as it asks.
+		pending := stale
+		for round := 0; len(pending) > 0; round++ {
+			deferring := round < deferredRounds && !s.tune.noDefer
+			if deferring {
+				s.wanted = map[index.Ordinal]bool{}
+			}
+			var again []int
+			for _, k := range pending {
+				c := &r.checked[k]
+				held := c.held()
+				o := held
+				if o == nil {
+					if o = s.loaded[c.ord]; o == nil {
+						// The file changed or vanished since it was read.
+						if e := (load.Error{File: s.inputs[i].Path, Message: changedWhileScanned}); !slices.Contains(r.errors, e) {
+							r.errors = append(r.errors, e)
+						}
+						c.rec = nil
+						continue
 					}
-					c.rec = nil
+				}
+				var rec *index.Recorder
+				if deferring {
+					rec = &index.Recorder{}
+				}
+				out := fixcompose.RunObject(o, s.ix.View(r.scope, rec), s.rules, &s.opts.Rules)
+				if rec != nil && rec.Incomplete {
+					again = append(again, k)
 					continue
 				}
+				if s.spill != nil {
+					s.spill.Drop(c.spilled)
+				}
+				s.rechecked++
+				*c = checked{ord: c.ord, open: &outcome{obj: held, out: out}}
+				if o.Doc.Trace == nil {
+					s.settle(c, nil)
+				}
+				c.compact()
 			}
-			if s.spill != nil {
-				s.spill.Drop(c.spilled)
-			}
-			s.rechecked++
-			*c = checked{ord: c.ord, open: &outcome{obj: held, out: fixcompose.RunObject(o, s.ix.View(r.scope, nil), s.rules, &s.opts.Rules)}}
-			if o.Doc.Trace == nil {
-				s.settle(c, nil)
-			}
-			c.compact()
+			s.readWanted()
+			pending = again
 		}
 		clear(s.loaded) // the objects of one input at a time
 	}
 }
 
+// deferredRounds bounds the rounds of a recheck that put off the checks
+// needing a dropped object until the objects asked for are read together
+// (see recheck).
+const deferredRounds = 3
+
 // load returns a dropped object of a plain file whose contents a rule of
-// another object needs (the index's loader).
+// another object needs (the index's loader). While a recheck defers, an
+// object not read yet is noted for readWanted and the answer is nil: the
+// index marks the pass that asked incomplete.
 func (s *scanner) load(ord index.Ordinal) *object.Object {
 	if o, ok := s.loaded[ord]; ok {
 		return o
 	}
+	if s.wanted != nil {
+		s.wanted[ord] = true
+		return nil
+	}
 	s.reload(map[index.Ordinal]bool{ord: true}, false)
 	return s.loaded[ord]
+}
+
+// readWanted reads the objects the loader was asked for while deferring,
+// in one pass over each of their files, and stops deferring.
+func (s *scanner) readWanted() {
+	byInput := map[int]map[index.Ordinal]bool{}
+	for ord := range s.wanted {
+		input, _ := placeOf(ord)
+		if byInput[input] == nil {
+			byInput[input] = map[index.Ordinal]bool{}
+		}
+		byInput[input][ord] = true
+	}
+	s.wanted = nil
+	for _, ords := range byInput {
+		s.reload(ords, false)
+	}
 }
 
 // reload reads objects of one plain file again, in one pass over it, into
@@ -544,6 +605,9 @@ func (s *scanner) reload(ords map[index.Ordinal]bool, whole bool) {
 		return
 	}
 	in := s.inputs[input]
+	if s.tune.reread != nil {
+		s.tune.reread(in.Path)
+	}
 	data, release := s.results[input].stdin, func(int) {}
 	if in.Kind != source.Stdin {
 		var err error

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"backfire.dev/backfire/internal/benchcorpus"
 	"backfire.dev/backfire/internal/catalog"
 	"backfire.dev/backfire/internal/config"
 	"backfire.dev/backfire/internal/finding"
@@ -288,5 +289,54 @@ func TestFileChangedBeforeTheRecheck(t *testing.T) {
 	}
 	if s.rechecked != 0 || len(res.Errors) != 1 || res.Errors[0].File != files[0] || res.Errors[0].Message != changedWhileScanned {
 		t.Errorf("rechecked %d, errors %v", s.rechecked, res.Errors)
+	}
+}
+
+// A large file whose objects are checked again (here every object is
+// dropped, and each is there twice, so every namespace-wide answer
+// changes) is read again a few times, not once for each dropped object a
+// rule needs (a Service its StatefulSet's): that cost a parse of the whole
+// file per question, minutes for a 30 MB file. The findings are still the
+// oracle's.
+func TestRecheckReadsALargeFileAFewTimes(t *testing.T) {
+	src := t.TempDir()
+	if _, err := benchcorpus.Generate(src, 15); err != nil {
+		t.Fatal(err)
+	}
+	parts, _ := filepath.Glob(filepath.Join(src, "*.yaml"))
+	var all strings.Builder
+	for range 2 {
+		for _, p := range parts {
+			all.WriteString(mustRead(t, p))
+			all.WriteString("---\n")
+		}
+	}
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "all.yaml"), all.String())
+	want := jsonOf(t, oracle(t, []string{dir}))
+
+	rereads := func(tune tuning) (int, int) {
+		n := 0
+		tune.window = 1
+		tune.reread = func(string) { n++ }
+		res, s, err := run(Options{Paths: []string{dir}}, tune)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := jsonOf(t, res); got != want {
+			t.Fatalf("noDefer %v: the scan differs from the oracle\n got: %s\nwant: %s", tune.noDefer, got, want)
+		}
+		return n, s.rechecked
+	}
+	n, rechecked := rereads(tuning{})
+	if n > deferredRounds+1 {
+		t.Errorf("the file was read again %d times for %d objects checked again", n, rechecked)
+	}
+	// Without deferring, each needed object costs a reading: the bound
+	// above is one the scan could miss.
+	undeferred, _ := rereads(tuning{noDefer: true})
+	t.Logf("read again %d times deferring, %d times not, for %d objects checked again", n, undeferred, rechecked)
+	if undeferred <= deferredRounds+1 {
+		t.Errorf("without deferring the file was read again %d times: the test does not exercise the deferring", undeferred)
 	}
 }
