@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"regexp"
 	"slices"
 	"strconv"
@@ -454,31 +455,43 @@ type chunk struct {
 
 // splitDocuments cuts a stream at lines that start with "---" or "..."
 // (document markers may not appear inside a YAML scalar, so this is safe).
-// The marker line stays with the document it opens.
-func splitDocuments(data []byte) []chunk {
-	var out []chunk
-	start, startLine, line := 0, 1, 1
-	for i := 0; i < len(data); {
-		end := bytes.IndexByte(data[i:], '\n')
-		next := len(data)
-		if end >= 0 {
-			next = i + end + 1
+// The marker line stays with the document it opens. Chunks are yielded as
+// they are found, numbered from 0: a large mapped file is then read from
+// disk as it is parsed, and its pages can leave memory behind the parser,
+// instead of the whole file being read in before the first document.
+func splitDocuments(data []byte) iter.Seq2[int, chunk] {
+	return func(yield func(int, chunk) bool) {
+		n := 0
+		emit := func(c chunk) bool {
+			n++
+			return yield(n-1, c)
 		}
-		l := data[i:next]
-		if isMarker(l, "---") && i > start {
-			out = append(out, chunk{data: data[start:i], line: startLine})
-			start, startLine = i, line
-		} else if isMarker(l, "...") {
-			out = append(out, chunk{data: data[start:i], line: startLine})
-			start, startLine = next, line+1
+		start, startLine, line := 0, 1, 1
+		for i := 0; i < len(data); {
+			end := bytes.IndexByte(data[i:], '\n')
+			next := len(data)
+			if end >= 0 {
+				next = i + end + 1
+			}
+			l := data[i:next]
+			if isMarker(l, "---") && i > start {
+				if !emit(chunk{data: data[start:i], line: startLine}) {
+					return
+				}
+				start, startLine = i, line
+			} else if isMarker(l, "...") {
+				if !emit(chunk{data: data[start:i], line: startLine}) {
+					return
+				}
+				start, startLine = next, line+1
+			}
+			i = next
+			line++
 		}
-		i = next
-		line++
+		if start < len(data) {
+			emit(chunk{data: data[start:], line: startLine})
+		}
 	}
-	if start < len(data) {
-		out = append(out, chunk{data: data[start:], line: startLine})
-	}
-	return out
 }
 
 func isMarker(l []byte, m string) bool {

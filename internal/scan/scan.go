@@ -621,13 +621,21 @@ func (s *scanner) reload(ords map[index.Ordinal]bool, whole bool) {
 	// A file that shrank since it was read loses the objects past its
 	// new end: they are reported as changed (see recheck).
 	_ = source.Guard(func() {
-		load.Stream(in.Path, data, func(d *load.Document, _ int) {
+		released := 0
+		load.Stream(in.Path, data, func(d *load.Document, read int) {
 			if ord := ordinal(input, 0, n); ords[ord] || (whole && s.loaded[ord] == nil) {
 				if o, err := object.Decode(d); err == nil {
 					s.loaded[ord] = o
 				}
 			}
 			n++
+			// As on the first reading, the pages of a mapped file leave
+			// memory as they are passed: a 100 MB file read again would
+			// otherwise stay whole in memory until the end.
+			if read-released >= window {
+				release(read)
+				released = read
+			}
 		})
 	})
 }
