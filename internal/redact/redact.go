@@ -93,7 +93,7 @@ func maskWith(s string, c clients, filter bool) string {
 	if !filter || strings.Contains(s, "--") && (folds || hasLongOption(s)) {
 		s = maskAfter(longOption, s)
 	}
-	if !filter || strings.Contains(s, "=") && (folds || strings.ContainsAny(s, "pstakPSTAK") && containsAnyFold(s, "pass", "pwd", "secret", "token", "apikey", "api_key", "auth")) {
+	if !filter || strings.Contains(s, "=") && (folds || secretWords.in(s)) {
 		s = maskAfter(envAssignment, s)
 	}
 	if !filter || strings.Contains(s, "://") && strings.Contains(s, "@") {
@@ -102,7 +102,7 @@ func maskWith(s string, c clients, filter bool) string {
 	if !filter || strings.Contains(s, ":") && hasUserOption(s) {
 		s = maskAfter(userPassword, s)
 	}
-	if !filter || folds || containsFold(s, "authorization") {
+	if !filter || folds || authorizationWord.in(s) {
 		s = maskAfter(authorization, s)
 	}
 	if c.mysql && (!filter || strings.Contains(s, "-p")) {
@@ -117,15 +117,32 @@ func maskWith(s string, c clients, filter bool) string {
 	return s
 }
 
-// containsAnyFold reports whether ASCII s holds one of the lower-case
-// needles in any case, in one pass over s. The filters ask it of every
-// text of every finding: lower-casing a copy of each cost more than the
-// masking it spares.
-func containsAnyFold(s string, needles ...string) bool {
+// foldWords finds lower-case words in ASCII text in any case, in one pass
+// and without lower-casing a copy of the text: the filters ask it of every
+// text of every finding, and the copies cost more than the masking they
+// spared. Each byte is looked up once; only a word's first letter starts
+// a comparison.
+type foldWords struct {
+	first [256][]string // the words by their first letter, in both cases
+}
+
+func newFoldWords(words ...string) *foldWords {
+	w := &foldWords{}
+	for _, word := range words {
+		c := word[0]
+		w.first[c] = append(w.first[c], word)
+		if 'a' <= c && c <= 'z' {
+			w.first[c-'a'+'A'] = append(w.first[c-'a'+'A'], word)
+		}
+	}
+	return w
+}
+
+// in reports whether ASCII s holds one of the words, in any case.
+func (w *foldWords) in(s string) bool {
 	for i := 0; i < len(s); i++ {
-		c := lowerASCII(s[i])
-		for _, n := range needles {
-			if n[0] == c && hasFoldAt(s, i, n) {
+		for _, word := range w.first[s[i]] {
+			if hasFoldAt(s, i, word) {
 				return true
 			}
 		}
@@ -133,9 +150,10 @@ func containsAnyFold(s string, needles ...string) bool {
 	return false
 }
 
-// containsFold reports whether ASCII s holds the lower-case needle in any
-// case.
-func containsFold(s, needle string) bool { return containsAnyFold(s, needle) }
+var (
+	secretWords       = newFoldWords("pass", "pwd", "secret", "token", "apikey", "api_key", "auth")
+	authorizationWord = newFoldWords("authorization")
+)
 
 // hasFoldAt reports whether s holds the lower-case needle at i, in any case.
 func hasFoldAt(s string, i int, needle string) bool {
