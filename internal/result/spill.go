@@ -20,11 +20,15 @@ import (
 // need fields the JSON report does not carry (a chart finding's values
 // line), and a scan for them keeps its findings in memory.
 type Spill struct {
-	mu      sync.Mutex
-	file    *os.File
-	size    int64
-	entries []spilled
-	err     error
+	mu   sync.Mutex
+	file *os.File
+	// size counts the bytes added, flushed counts those in the file; the
+	// rest are in pending, written out a block at a time (one write per
+	// object cost a system call for each).
+	size, flushed int64
+	pending       []byte
+	entries       []spilled
+	err           error
 	// removed is true once the file has no name: it is gone with the
 	// process however the process ends.
 	removed bool
@@ -96,10 +100,7 @@ func (s *Spill) Add(ord uint64, fs []finding.Finding) Spilled {
 	if s.err != nil {
 		return Spilled{}
 	}
-	if _, err := s.file.WriteAt(buf.Bytes(), s.size); err != nil {
-		s.err = fmt.Errorf("writing findings to a temporary file: %w", err)
-		return Spilled{}
-	}
+	s.pending = append(s.pending, buf.Bytes()...)
 	at := Spilled{from: len(s.entries), to: len(s.entries) + len(fs)}
 	start := 0
 	for i := range fs {
@@ -112,7 +113,25 @@ func (s *Spill) Add(ord uint64, fs []finding.Finding) Spilled {
 		start = ends[i]
 	}
 	s.size += int64(buf.Len())
+	if len(s.pending) >= spillBlock {
+		s.flush()
+	}
 	return at
+}
+
+// spillBlock is how much Add keeps before writing it to the file.
+const spillBlock = 1 << 20
+
+// flush writes what is pending; s.mu is held.
+func (s *Spill) flush() {
+	if len(s.pending) == 0 || s.err != nil {
+		return
+	}
+	if _, err := s.file.WriteAt(s.pending, s.flushed); err != nil {
+		s.err = fmt.Errorf("writing findings to a temporary file: %w", err)
+	}
+	s.flushed += int64(len(s.pending))
+	s.pending = s.pending[:0]
 }
 
 // spillBuffers keep Add's buffer and encoder from one object to the next:
@@ -145,7 +164,8 @@ func (s *Spill) fail(err error) {
 	}
 }
 
-// Err is the first error writing the spill.
+// Err is the first error writing the spill; after Sort, it includes the
+// writing of the last block.
 func (s *Spill) Err() error { return s.err }
 
 // Len is the number of findings.
@@ -154,6 +174,10 @@ func (s *Spill) Len() int { return len(s.entries) }
 // Sort orders the findings as rules.Sort orders findings listed in input
 // order: by finding.Key, then by place in the input. It removes dropped findings; nothing is added after it.
 func (s *Spill) Sort() {
+	s.mu.Lock()
+	s.flush()
+	s.pending = nil
+	s.mu.Unlock()
 	s.entries = slices.DeleteFunc(s.entries, func(e spilled) bool { return e.dead })
 	slices.SortFunc(s.entries, func(a, b spilled) int {
 		return cmp.Or(finding.CompareKeys(a.key, b.key), cmp.Compare(a.ord, b.ord), cmp.Compare(a.seq, b.seq))
@@ -167,7 +191,7 @@ func (s *Spill) Severities(fn func(finding.Severity)) {
 	}
 }
 
-// Each calls fn with each finding's encoded bytes, in order; the slice is
+// Each calls fn with each finding's encoded bytes, in order, after Sort; the slice is
 // reused between calls.
 func (s *Spill) Each(fn func(encoded []byte) error) error {
 	var buf []byte

@@ -163,11 +163,11 @@ func run(opts Options, tune tuning) (*Result, *scanner, error) {
 	}
 	res.Errors = append(res.Errors, ruleErrors...)
 	if s.spill != nil {
+		s.spill.Sort()
 		if err := s.spill.Err(); err != nil {
 			s.spill.Close()
 			return nil, nil, err
 		}
-		s.spill.Sort()
 	}
 	rules.Sort(res.Findings)
 	res.Count()
