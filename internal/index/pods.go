@@ -1,6 +1,7 @@
 package index
 
 import (
+	"math"
 	"slices"
 	"sync"
 
@@ -142,6 +143,9 @@ func servedByMatch(service string) func(PodSet) bool {
 type PodFilter struct {
 	Name  string
 	Match func(PodSet) bool
+	// id is the filter's place in the registered list, from 1 (0 for a
+	// filter that was not registered): what a Recorder keeps of it.
+	id uint16
 }
 
 var podFilters struct {
@@ -154,8 +158,22 @@ var podFilters struct {
 func RegisterPodFilter(f *PodFilter) *PodFilter {
 	podFilters.Lock()
 	defer podFilters.Unlock()
+	if len(podFilters.list) == math.MaxUint16 {
+		panic("index: too many pod filters")
+	}
 	podFilters.list = append(podFilters.list, f)
+	f.id = uint16(len(podFilters.list))
 	return f
+}
+
+// podFilter returns the registered filter of id, nil for 0.
+func podFilter(id uint16) *PodFilter {
+	if id == 0 {
+		return nil
+	}
+	podFilters.Lock()
+	defer podFilters.Unlock()
+	return podFilters.list[id-1]
 }
 
 func registeredFilters() []*PodFilter {
@@ -171,7 +189,7 @@ func (ix *Index) PodSetsWhere(f *PodFilter) []PodSet {
 	ix.mu.RLock()
 	out, h := ix.filteredLocked(ix.scope, f)
 	ix.mu.RUnlock()
-	ix.note(query{op: opPodSets, key: key{"", "", f.Name}, filter: f}, true, h)
+	ix.note(query{op: opFiltered, key: key{"", "", f.Name}, filter: f.id}, true, h)
 	return out
 }
 
