@@ -177,15 +177,15 @@ func (ix *Index) Add(o *object.Object, ord Ordinal, scope Scope, keep bool) {
 		ix.byKind[o.Kind] = insert(ix.byKind[o.Kind], e)
 	}
 	if ps, ok := podSetOf(o, ord, scope); ok {
+		// The filters see the template's labels as decoded; the index
+		// keeps them compact.
+		decoded := ps.PodSet
+		ps.compact()
 		ns := normalNamespace(o.Namespace)
-		list := ix.podSets[ns]
-		i, _ := slices.BinarySearchFunc(list, ord, func(x podSetEntry, o Ordinal) int { return cmp.Compare(x.ord, o) })
-		ix.podSets[ns] = slices.Insert(list, i, ps)
+		ix.podSets[ns] = insertPodSet(ix.podSets[ns], ps)
 		for _, f := range registeredFilters() {
-			if f.Match(ps.PodSet) {
-				l := ix.filtered[f]
-				i, _ := slices.BinarySearchFunc(l, ord, func(x podSetEntry, o Ordinal) int { return cmp.Compare(x.ord, o) })
-				ix.filtered[f] = slices.Insert(l, i, ps)
+			if f.Match(decoded) {
+				ix.filtered[f] = insertPodSet(ix.filtered[f], ps)
 			}
 		}
 	}
@@ -224,6 +224,11 @@ func (ix *Index) Add(o *object.Object, ord Ordinal, scope Scope, keep bool) {
 
 func insert(list []entry, e entry) []entry {
 	i, _ := slices.BinarySearchFunc(list, e.ord, func(x entry, o Ordinal) int { return cmp.Compare(x.ord, o) })
+	return slices.Insert(list, i, e)
+}
+
+func insertPodSet(list []podSetEntry, e podSetEntry) []podSetEntry {
+	i, _ := slices.BinarySearchFunc(list, e.ord, func(x podSetEntry, o Ordinal) int { return cmp.Compare(x.ord, o) })
 	return slices.Insert(list, i, e)
 }
 

@@ -50,8 +50,12 @@ type PodContainer struct {
 	PullPolicy  corev1.PullPolicy // as written; "" when unset
 }
 
+// podSetEntry is a pod set as the index keeps it, until the scan ends.
+// Its labels are kept compact, in labels; PodSet.Labels is nil, and is
+// made again for the pod sets an answer returns (see podSet).
 type podSetEntry struct {
 	PodSet
+	labels      podLabels
 	ord         Ordinal
 	scope       Scope
 	replicas    int32 // spec.replicas, or 1 when unset
@@ -61,7 +65,8 @@ type podSetEntry struct {
 }
 
 // podSetOf reads the fields of a workload the pod questions need; ok is
-// false for kinds without pods.
+// false for kinds without pods. The entry's PodSet has the template's
+// labels map, for the registered filters, until compact drops it.
 func podSetOf(o *object.Object, ord Ordinal, scope Scope) (podSetEntry, bool) {
 	e := podSetEntry{PodSet: PodSet{Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, Scalable: true}, ord: ord, scope: scope}
 	e.replicas, e.replicasSet = o.Replicas()
@@ -94,6 +99,19 @@ func podSetOf(o *object.Object, ord Ordinal, scope Scope) (podSetEntry, bool) {
 	return e, true
 }
 
+// compact keeps the labels in labels rather than in their map.
+func (e *podSetEntry) compact() {
+	e.labels, e.Labels = compactLabels(e.Labels), nil
+}
+
+// podSet returns the pod set as an answer gives it, with its labels
+// (those of the Deployment a Rollout runs, for one with workloadRef).
+func (e *podSetEntry) podSet(l *podLabels) PodSet {
+	ps := e.PodSet
+	ps.Labels = l.Map()
+	return ps
+}
+
 func parallelism(p *int32) int32 {
 	if p == nil {
 		return 1 // the Job API's default
@@ -110,7 +128,7 @@ const PodSets = "podSets"
 // pods are the Rollout's, which is returned with the Deployment's labels).
 func (ix *Index) Selected(namespace string, sel labels.Selector) []PodSet {
 	k := key{"", normalNamespace(namespace), sel.String()}
-	out, h := ix.selected(ix.scope, k.namespace, func(ps PodSet) bool { return sel.Matches(labels.Set(ps.Labels)) })
+	out, h := ix.selected(ix.scope, k.namespace, selects(sel))
 	ix.note(query{op: opPodSets, key: k}, true, h)
 	return out
 }
@@ -131,8 +149,16 @@ func (ix *Index) ServedBy(namespace, service string) []PodSet {
 	return out
 }
 
-func servedByMatch(service string) func(PodSet) bool {
-	return func(ps PodSet) bool { return ps.Kind == "StatefulSet" && ps.ServiceName == service }
+// A podSetMatch picks the pod sets an answer is made of, by the entry and
+// its labels (the Deployment's, for a Rollout with workloadRef).
+type podSetMatch func(e *podSetEntry, l labels.Labels) bool
+
+func selects(sel labels.Selector) podSetMatch {
+	return func(_ *podSetEntry, l labels.Labels) bool { return sel.Matches(l) }
+}
+
+func servedByMatch(service string) podSetMatch {
+	return func(e *podSetEntry, _ labels.Labels) bool { return e.Kind == "StatefulSet" && e.ServiceName == service }
 }
 
 // PodFilter picks pod sets across namespaces (the workloads that run a
@@ -187,23 +213,30 @@ func registeredFilters() []*PodFilter {
 // is judged without its Deployment's template.
 func (ix *Index) PodSetsWhere(f *PodFilter) []PodSet {
 	ix.mu.RLock()
-	out, h := ix.filteredLocked(ix.scope, f)
+	out, h := ix.filteredLocked(ix.scope, f, true)
 	ix.mu.RUnlock()
 	ix.note(query{op: opFiltered, key: key{"", "", f.Name}, filter: f.id}, true, h)
 	return out
 }
 
-func (ix *Index) filteredLocked(scope Scope, f *PodFilter) ([]PodSet, Ordinal) {
+// filteredLocked lists the pod sets f matches that an object of scope
+// sees, when collect is set, and the hash of what the answer was made of.
+func (ix *Index) filteredLocked(scope Scope, f *PodFilter, collect bool) ([]PodSet, Ordinal) {
 	var out []PodSet
 	var h hash
-	for _, e := range ix.filtered[f] {
+	list := ix.filtered[f]
+	for i := range list {
+		e := &list[i]
 		if !ix.sees(scope, e.scope) {
 			continue
 		}
 		h.add(e.ord)
-		ps := e.PodSet
-		ps.Replicas = ix.replicasLocked(scope, e, &h)
-		out = append(out, ps)
+		r := ix.replicasLocked(scope, e, &h)
+		if collect {
+			ps := e.podSet(&e.labels)
+			ps.Replicas = r
+			out = append(out, ps)
+		}
 	}
 	return out, Ordinal(h)
 }
@@ -211,37 +244,47 @@ func (ix *Index) filteredLocked(scope Scope, f *PodFilter) ([]PodSet, Ordinal) {
 // selected lists the matching pod sets of namespace ns (every namespace
 // for "") that an object of scope sees, and the hash of what the answer
 // was made of.
-func (ix *Index) selected(scope Scope, ns string, match func(PodSet) bool) ([]PodSet, Ordinal) {
+func (ix *Index) selected(scope Scope, ns string, match podSetMatch) ([]PodSet, Ordinal) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	return ix.selectedLocked(scope, ns, match)
+	return ix.selectedLocked(scope, ns, match, true)
 }
 
-func (ix *Index) selectedLocked(scope Scope, ns string, match func(PodSet) bool) ([]PodSet, Ordinal) {
+// selectedLocked is selected with ix.mu held; the pod sets are listed
+// only when collect is set.
+func (ix *Index) selectedLocked(scope Scope, ns string, match podSetMatch, collect bool) ([]PodSet, Ordinal) {
 	var out []PodSet
 	var h hash
-	for _, e := range ix.podSetsIn(ns) {
+	list := ix.podSetsIn(ns)
+	for i := range list {
+		e := &list[i]
 		if !ix.sees(scope, e.scope) {
 			continue
 		}
 		if e.Kind == "Deployment" && slices.ContainsFunc(ix.workloadRefs[keyOf("Deployment", e.Namespace, e.Name)], func(r entry) bool { return ix.sees(e.scope, r.scope) }) {
 			continue // run by a Rollout
 		}
-		ps := e.PodSet
+		// The pods' template: a Rollout with workloadRef runs its
+		// Deployment's.
+		t := e
 		if e.workloadRef != "" {
 			d, ok := ix.podSetNamed(e.scope, e.Namespace, "Deployment", e.workloadRef)
 			if !ok {
 				continue
 			}
-			ps.Labels, ps.Containers, ps.HostNetwork = d.Labels, d.Containers, d.HostNetwork
+			t = d
 			h.add(d.ord)
 		}
-		if !match(ps) {
+		if !match(e, &t.labels) {
 			continue
 		}
 		h.add(e.ord)
-		ps.Replicas = ix.replicasLocked(scope, e, &h)
-		out = append(out, ps)
+		r := ix.replicasLocked(scope, e, &h)
+		if collect {
+			ps := e.podSet(&t.labels)
+			ps.Containers, ps.HostNetwork, ps.Replicas = t.Containers, t.HostNetwork, r
+			out = append(out, ps)
+		}
 	}
 	return out, Ordinal(h)
 }
@@ -259,19 +302,20 @@ func (ix *Index) podSetsIn(ns string) []podSetEntry {
 }
 
 // podSetNamed finds the pod set an object of scope sees by kind and name.
-func (ix *Index) podSetNamed(scope Scope, ns, kind, name string) (podSetEntry, bool) {
-	for _, e := range ix.podSets[normalNamespace(ns)] {
-		if e.Kind == kind && e.Name == name && ix.sees(scope, e.scope) {
+func (ix *Index) podSetNamed(scope Scope, ns, kind, name string) (*podSetEntry, bool) {
+	list := ix.podSets[normalNamespace(ns)]
+	for i := range list {
+		if e := &list[i]; e.Kind == kind && e.Name == name && ix.sees(scope, e.scope) {
 			return e, true
 		}
 	}
-	return podSetEntry{}, false
+	return nil, false
 }
 
 // replicasLocked resolves a pod set's count as ReplicasOf does, with the
 // autoscalers both the asking scope and the pod set see, folding them into
 // h.
-func (ix *Index) replicasLocked(scope Scope, e podSetEntry, h *hash) Replicas {
+func (ix *Index) replicasLocked(scope Scope, e *podSetEntry, h *hash) Replicas {
 	var scalers []scaler
 	if e.Scalable {
 		scalers = append(scalers, ix.scalers[keyOf(e.Kind, e.Namespace, e.Name)]...)

@@ -167,16 +167,16 @@ func (ix *Index) answer(scope Scope, q query) (bool, Ordinal) {
 			}
 		}
 	case opFiltered:
-		_, a := ix.filteredLocked(scope, podFilter(q.filter))
+		_, a := ix.filteredLocked(scope, podFilter(q.filter), false)
 		return true, a
 	case opPodSets:
-		match := func(PodSet) bool { return true }
+		match := selects(labels.Everything())
 		if q.key.kind == servedBy {
 			match = servedByMatch(q.key.name)
 		} else if sel, err := labels.Parse(q.key.name); err == nil {
-			match = func(ps PodSet) bool { return sel.Matches(labels.Set(ps.Labels)) }
+			match = selects(sel)
 		}
-		_, a := ix.selectedLocked(scope, q.key.namespace, match)
+		_, a := ix.selectedLocked(scope, q.key.namespace, match, false)
 		return true, a
 	}
 	return true, Ordinal(h)
