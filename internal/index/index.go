@@ -176,15 +176,12 @@ func (ix *Index) Add(o *object.Object, ord Ordinal, scope Scope, keep bool) {
 	if listed(o.Kind) {
 		ix.byKind[o.Kind] = insert(ix.byKind[o.Kind], e)
 	}
-	if ps, ok := podSetOf(o, ord, scope); ok {
-		// The filters see the template's labels as decoded; the index
-		// keeps them compact.
-		decoded := ps.PodSet
-		ps.compact()
+	if ps, decoded, ok := podSetOf(o, ord, scope); ok {
 		ns := normalNamespace(o.Namespace)
 		ix.podSets[ns] = insertPodSet(ix.podSets[ns], ps)
+		// The filters see the template's labels as decoded.
 		for _, f := range registeredFilters() {
-			if f.Match(decoded) {
+			if f.Match(ps.podSet(&ps, decoded)) {
 				ix.filtered[f] = insertPodSet(ix.filtered[f], ps)
 			}
 		}

@@ -50,66 +50,77 @@ type PodContainer struct {
 	PullPolicy  corev1.PullPolicy // as written; "" when unset
 }
 
-// podSetEntry is a pod set as the index keeps it, until the scan ends.
-// Its labels are kept compact, in labels; PodSet.Labels is nil, and is
-// made again for the pod sets an answer returns (see podSet).
+// podSetEntry is a pod set as the index keeps it, until the scan ends:
+// the fields of PodSet that are the workload's own, its labels compact
+// (see podLabels), and what resolves its count; podSet makes the PodSet
+// an answer returns.
 type podSetEntry struct {
-	PodSet
-	labels      podLabels
+	kind, namespace, name string
+	labels                podLabels
+	containers            []PodContainer
+	serviceName           string
+	// workloadRef names the Deployment whose template a Rollout runs.
+	workloadRef string
 	ord         Ordinal
 	scope       Scope
 	replicas    int32 // spec.replicas, or 1 when unset
 	replicasSet bool
-	// workloadRef names the Deployment whose template a Rollout runs.
-	workloadRef string
+	perNode     bool
+	hostNetwork bool
+	scalable    bool
 }
 
 // podSetOf reads the fields of a workload the pod questions need; ok is
-// false for kinds without pods. The entry's PodSet has the template's
-// labels map, for the registered filters, until compact drops it.
-func podSetOf(o *object.Object, ord Ordinal, scope Scope) (podSetEntry, bool) {
-	e := podSetEntry{PodSet: PodSet{Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, Scalable: true}, ord: ord, scope: scope}
+// false for kinds without pods. It returns the template's labels as
+// decoded too, for the registered filters.
+func podSetOf(o *object.Object, ord Ordinal, scope Scope) (e podSetEntry, decoded map[string]string, ok bool) {
+	e = podSetEntry{kind: o.Kind, namespace: o.Namespace, name: o.Name, scalable: true, ord: ord, scope: scope}
 	e.replicas, e.replicasSet = o.Replicas()
 	switch v := o.Typed.(type) {
 	case *rolloutsv1alpha1.Rollout:
 		if v.Spec.WorkloadRef != nil && v.Spec.WorkloadRef.Kind == "Deployment" {
 			e.workloadRef = v.Spec.WorkloadRef.Name
-			return e, true
+			return e, nil, true
 		}
 	case *appsv1.DaemonSet:
-		e.PerNode, e.Scalable = true, false
+		e.perNode, e.scalable = true, false
 	case *appsv1.StatefulSet:
-		e.ServiceName = v.Spec.ServiceName
+		e.serviceName = v.Spec.ServiceName
 	case *batchv1.Job:
-		e.replicas, e.Scalable = parallelism(v.Spec.Parallelism), false
+		e.replicas, e.scalable = parallelism(v.Spec.Parallelism), false
 	case *batchv1.CronJob:
-		e.replicas, e.Scalable = parallelism(v.Spec.JobTemplate.Spec.Parallelism), false
+		e.replicas, e.scalable = parallelism(v.Spec.JobTemplate.Spec.Parallelism), false
 	case *corev1.Pod:
-		e.Scalable = false
+		e.scalable = false
 	}
 	t := o.PodTemplate()
 	if t == nil {
-		return e, e.workloadRef != ""
+		return e, nil, e.workloadRef != ""
 	}
-	e.Labels = t.Meta.Labels
-	e.HostNetwork = t.Spec.HostNetwork
-	for _, c := range t.Containers() {
-		e.Containers = append(e.Containers, PodContainer{Name: c.Name, Image: c.Image, PullPolicy: c.ImagePullPolicy})
+	e.labels = compactLabels(t.Meta.Labels)
+	e.hostNetwork = t.Spec.HostNetwork
+	if cs := t.Containers(); len(cs) > 0 {
+		e.containers = make([]PodContainer, len(cs))
+		for i, c := range cs {
+			e.containers[i] = PodContainer{Name: c.Name, Image: c.Image, PullPolicy: c.ImagePullPolicy}
+		}
 	}
-	return e, true
+	return e, t.Meta.Labels, true
 }
 
-// compact keeps the labels in labels rather than in their map.
-func (e *podSetEntry) compact() {
-	e.labels, e.Labels = compactLabels(e.Labels), nil
-}
-
-// podSet returns the pod set as an answer gives it, with its labels
-// (those of the Deployment a Rollout runs, for one with workloadRef).
-func (e *podSetEntry) podSet(l *podLabels) PodSet {
-	ps := e.PodSet
-	ps.Labels = l.Map()
-	return ps
+// podSet returns the pod set as an answer gives it, its Replicas left
+// to the caller: the pods run the template of t (e itself, or the
+// Deployment of a Rollout with workloadRef), which carries labels.
+func (e *podSetEntry) podSet(t *podSetEntry, labels map[string]string) PodSet {
+	return PodSet{
+		Kind: e.kind, Namespace: e.namespace, Name: e.name,
+		Labels:      labels,
+		PerNode:     e.perNode,
+		Containers:  t.containers,
+		HostNetwork: t.hostNetwork,
+		ServiceName: e.serviceName,
+		Scalable:    e.scalable,
+	}
 }
 
 func parallelism(p *int32) int32 {
@@ -158,7 +169,7 @@ func selects(sel labels.Selector) podSetMatch {
 }
 
 func servedByMatch(service string) podSetMatch {
-	return func(e *podSetEntry, _ labels.Labels) bool { return e.Kind == "StatefulSet" && e.ServiceName == service }
+	return func(e *podSetEntry, _ labels.Labels) bool { return e.kind == "StatefulSet" && e.serviceName == service }
 }
 
 // PodFilter picks pod sets across namespaces (the workloads that run a
@@ -233,7 +244,7 @@ func (ix *Index) filteredLocked(scope Scope, f *PodFilter, collect bool) ([]PodS
 		h.add(e.ord)
 		r := ix.replicasLocked(scope, e, &h)
 		if collect {
-			ps := e.podSet(&e.labels)
+			ps := e.podSet(e, e.labels.Map())
 			ps.Replicas = r
 			out = append(out, ps)
 		}
@@ -261,14 +272,14 @@ func (ix *Index) selectedLocked(scope Scope, ns string, match podSetMatch, colle
 		if !ix.sees(scope, e.scope) {
 			continue
 		}
-		if e.Kind == "Deployment" && slices.ContainsFunc(ix.workloadRefs[keyOf("Deployment", e.Namespace, e.Name)], func(r entry) bool { return ix.sees(e.scope, r.scope) }) {
+		if e.kind == "Deployment" && slices.ContainsFunc(ix.workloadRefs[keyOf("Deployment", e.namespace, e.name)], func(r entry) bool { return ix.sees(e.scope, r.scope) }) {
 			continue // run by a Rollout
 		}
 		// The pods' template: a Rollout with workloadRef runs its
 		// Deployment's.
 		t := e
 		if e.workloadRef != "" {
-			d, ok := ix.podSetNamed(e.scope, e.Namespace, "Deployment", e.workloadRef)
+			d, ok := ix.podSetNamed(e.scope, e.namespace, "Deployment", e.workloadRef)
 			if !ok {
 				continue
 			}
@@ -281,8 +292,8 @@ func (ix *Index) selectedLocked(scope Scope, ns string, match podSetMatch, colle
 		h.add(e.ord)
 		r := ix.replicasLocked(scope, e, &h)
 		if collect {
-			ps := e.podSet(&t.labels)
-			ps.Containers, ps.HostNetwork, ps.Replicas = t.Containers, t.HostNetwork, r
+			ps := e.podSet(t, t.labels.Map())
+			ps.Replicas = r
 			out = append(out, ps)
 		}
 	}
@@ -305,7 +316,7 @@ func (ix *Index) podSetsIn(ns string) []podSetEntry {
 func (ix *Index) podSetNamed(scope Scope, ns, kind, name string) (*podSetEntry, bool) {
 	list := ix.podSets[normalNamespace(ns)]
 	for i := range list {
-		if e := &list[i]; e.Kind == kind && e.Name == name && ix.sees(scope, e.scope) {
+		if e := &list[i]; e.kind == kind && e.name == name && ix.sees(scope, e.scope) {
 			return e, true
 		}
 	}
@@ -317,10 +328,10 @@ func (ix *Index) podSetNamed(scope Scope, ns, kind, name string) (*podSetEntry, 
 // h.
 func (ix *Index) replicasLocked(scope Scope, e *podSetEntry, h *hash) Replicas {
 	var scalers []scaler
-	if e.Scalable {
-		scalers = append(scalers, ix.scalers[keyOf(e.Kind, e.Namespace, e.Name)]...)
+	if e.scalable {
+		scalers = append(scalers, ix.scalers[keyOf(e.kind, e.namespace, e.name)]...)
 		if e.workloadRef != "" {
-			scalers = append(scalers, ix.scalers[keyOf("Deployment", e.Namespace, e.workloadRef)]...)
+			scalers = append(scalers, ix.scalers[keyOf("Deployment", e.namespace, e.workloadRef)]...)
 		}
 		scalers = slices.DeleteFunc(slices.Clone(scalers), func(s scaler) bool { return !ix.sees(scope, s.scope) || !ix.sees(e.scope, s.scope) })
 	}
