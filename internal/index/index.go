@@ -43,9 +43,15 @@ type Ordinal uint64
 // entry is one object as the index remembers it.
 type entry struct {
 	ord   Ordinal
-	scope Scope
 	obj   *object.Object // nil when the object was not retained
-	// name is kept for the questions that only need names (Names).
+	scope Scope
+}
+
+// listedEntry is an object of a listed kind, with the name and namespace
+// the questions that list objects look at (Names, Named, InNamespace).
+// Entries found by key need neither: their key holds both.
+type listedEntry struct {
+	entry
 	name, namespace string
 }
 
@@ -85,7 +91,7 @@ type state struct {
 	byKey   map[key][]entry // each sorted by ordinal
 	// byKind holds every object of a kind some question lists by name or
 	// namespace (Services, AnalysisTemplates).
-	byKind  map[string][]entry
+	byKind  map[string][]listedEntry
 	scalers map[key][]scaler
 	// workloadRefs maps a Deployment to the Rollouts that run its template.
 	workloadRefs map[key][]entry
@@ -137,7 +143,7 @@ type Scaler struct {
 func New() *Index {
 	return &Index{state: &state{
 		byKey:        map[key][]entry{},
-		byKind:       map[string][]entry{},
+		byKind:       map[string][]listedEntry{},
 		scalers:      map[key][]scaler{},
 		workloadRefs: map[key][]entry{},
 		podSets:      map[string][]podSetEntry{},
@@ -162,7 +168,7 @@ func Build(objs []*object.Object) *Index {
 // from several goroutines. keep retains the whole object whatever its
 // kind.
 func (ix *Index) Add(o *object.Object, ord Ordinal, scope Scope, keep bool) {
-	e := entry{ord: ord, scope: scope, name: o.Name, namespace: o.Namespace}
+	e := entry{ord: ord, scope: scope}
 	if keep || Retained(o.Kind) {
 		e.obj = o
 	}
@@ -174,15 +180,15 @@ func (ix *Index) Add(o *object.Object, ord Ordinal, scope Scope, keep bool) {
 	k := keyOf(o.Kind, o.Namespace, o.Name)
 	ix.byKey[k] = insert(ix.byKey[k], e)
 	if listed(o.Kind) {
-		ix.byKind[o.Kind] = insert(ix.byKind[o.Kind], e)
+		ix.byKind[o.Kind] = insert(ix.byKind[o.Kind], listedEntry{e, o.Name, o.Namespace})
 	}
 	if ps, decoded, ok := podSetOf(o, ord, scope); ok {
 		ns := normalNamespace(o.Namespace)
-		ix.podSets[ns] = insertPodSet(ix.podSets[ns], ps)
+		ix.podSets[ns] = insert(ix.podSets[ns], ps)
 		// The filters see the template's labels as decoded.
 		for _, f := range registeredFilters() {
 			if f.Match(ps.podSet(&ps, decoded)) {
-				ix.filtered[f] = insertPodSet(ix.filtered[f], ps)
+				ix.filtered[f] = insert(ix.filtered[f], ps)
 			}
 		}
 	}
@@ -193,7 +199,7 @@ func (ix *Index) Add(o *object.Object, ord Ordinal, scope Scope, keep bool) {
 			min = *v.Spec.MinReplicas
 		}
 		t := keyOf(v.Spec.ScaleTargetRef.Kind, o.Namespace, v.Spec.ScaleTargetRef.Name)
-		ix.scalers[t] = insertScaler(ix.scalers[t], scaler{Scaler{Object: o, Min: min, Max: v.Spec.MaxReplicas}, ord, scope})
+		ix.scalers[t] = insert(ix.scalers[t], scaler{Scaler{Object: o, Min: min, Max: v.Spec.MaxReplicas}, ord, scope})
 	case *object.ScaledObject:
 		if v.Spec.ScaleTargetRef == nil {
 			return
@@ -210,7 +216,7 @@ func (ix *Index) Add(o *object.Object, ord Ordinal, scope Scope, keep bool) {
 			s.Max = *v.Spec.MaxReplicaCount
 		}
 		t := keyOf(kind, o.Namespace, v.Spec.ScaleTargetRef.Name)
-		ix.scalers[t] = insertScaler(ix.scalers[t], scaler{s, ord, scope})
+		ix.scalers[t] = insert(ix.scalers[t], scaler{s, ord, scope})
 	case *rolloutsv1alpha1.Rollout:
 		if ref := v.Spec.WorkloadRef; ref != nil && ref.Kind == "Deployment" {
 			t := keyOf("Deployment", o.Namespace, ref.Name)
@@ -219,19 +225,17 @@ func (ix *Index) Add(o *object.Object, ord Ordinal, scope Scope, keep bool) {
 	}
 }
 
-func insert(list []entry, e entry) []entry {
-	i, _ := slices.BinarySearchFunc(list, e.ord, func(x entry, o Ordinal) int { return cmp.Compare(x.ord, o) })
-	return slices.Insert(list, i, e)
-}
+// inOrder is what the index's lists hold, each sorted by ordinal.
+type inOrder interface{ ordinal() Ordinal }
 
-func insertPodSet(list []podSetEntry, e podSetEntry) []podSetEntry {
-	i, _ := slices.BinarySearchFunc(list, e.ord, func(x podSetEntry, o Ordinal) int { return cmp.Compare(x.ord, o) })
-	return slices.Insert(list, i, e)
-}
+func (e entry) ordinal() Ordinal       { return e.ord }
+func (e podSetEntry) ordinal() Ordinal { return e.ord }
+func (s scaler) ordinal() Ordinal      { return s.ord }
 
-func insertScaler(list []scaler, s scaler) []scaler {
-	i, _ := slices.BinarySearchFunc(list, s.ord, func(x scaler, o Ordinal) int { return cmp.Compare(x.ord, o) })
-	return slices.Insert(list, i, s)
+// insert adds e to list in its place.
+func insert[E inOrder](list []E, e E) []E {
+	i, _ := slices.BinarySearchFunc(list, e.ordinal(), func(x E, o Ordinal) int { return cmp.Compare(x.ordinal(), o) })
+	return slices.Insert(list, i, e)
 }
 
 // Freeze completes the index: every object has been added.
@@ -349,7 +353,7 @@ func (ix *Index) Named(kind, name string) []*object.Object {
 	var h hash
 	for _, e := range ix.byKind[kind] {
 		if e.name == name && ix.sees(ix.scope, e.scope) {
-			found = append(found, e)
+			found = append(found, e.entry)
 			h.add(e.ord)
 		}
 	}

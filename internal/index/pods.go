@@ -369,22 +369,22 @@ func compareOrd(a, b Ordinal) int {
 // PodDisruptionBudgets or NetworkPolicies beside the one a rule checks.
 func (ix *Index) InNamespace(kind, namespace string) []*object.Object {
 	ns := normalNamespace(namespace)
-	return ix.list(kind, ns, func(e entry) bool { return normalNamespace(e.namespace) == ns })
+	return ix.list(kind, ns, func(e listedEntry) bool { return normalNamespace(e.namespace) == ns })
 }
 
 // OfKind returns the retained objects of a listed kind in every namespace,
 // in input order (the Argo CD Applications of the input).
 func (ix *Index) OfKind(kind string) []*object.Object {
-	return ix.list(kind, "", func(entry) bool { return true })
+	return ix.list(kind, "", func(listedEntry) bool { return true })
 }
 
-func (ix *Index) list(kind, ns string, in func(entry) bool) []*object.Object {
+func (ix *Index) list(kind, ns string, in func(listedEntry) bool) []*object.Object {
 	ix.mu.RLock()
 	var found []entry
 	var h hash
 	for _, e := range ix.byKind[kind] {
 		if in(e) && ix.sees(ix.scope, e.scope) {
-			found = append(found, e)
+			found = append(found, e.entry)
 			h.add(e.ord)
 		}
 	}
