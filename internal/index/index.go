@@ -16,6 +16,7 @@ import (
 	"cmp"
 	"slices"
 	"sync"
+	"unique"
 
 	rolloutsv1alpha1 "github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -172,18 +173,20 @@ func (ix *Index) Add(o *object.Object, ord Ordinal, scope Scope, keep bool) {
 	if keep || Retained(o.Kind) {
 		e.obj = o
 	}
+	kind, namespace := intern(o.Kind), intern(o.Namespace)
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	if e.obj != nil {
 		ix.objects = append(ix.objects, ordered{ord, o})
 	}
-	k := keyOf(o.Kind, o.Namespace, o.Name)
+	k := keyOf(kind, namespace, o.Name)
 	ix.byKey[k] = insert(ix.byKey[k], e)
-	if listed(o.Kind) {
-		ix.byKind[o.Kind] = insert(ix.byKind[o.Kind], listedEntry{e, o.Name, o.Namespace})
+	if listed(kind) {
+		ix.byKind[kind] = insert(ix.byKind[kind], listedEntry{e, o.Name, namespace})
 	}
 	if ps, decoded, ok := podSetOf(o, ord, scope); ok {
-		ns := normalNamespace(o.Namespace)
+		ps.kind, ps.namespace = kind, namespace
+		ns := normalNamespace(namespace)
 		ix.podSets[ns] = insert(ix.podSets[ns], ps)
 		// The filters see the template's labels as decoded.
 		for _, f := range registeredFilters() {
@@ -198,15 +201,15 @@ func (ix *Index) Add(o *object.Object, ord Ordinal, scope Scope, keep bool) {
 		if v.Spec.MinReplicas != nil {
 			min = *v.Spec.MinReplicas
 		}
-		t := keyOf(v.Spec.ScaleTargetRef.Kind, o.Namespace, v.Spec.ScaleTargetRef.Name)
+		t := keyOf(intern(v.Spec.ScaleTargetRef.Kind), namespace, v.Spec.ScaleTargetRef.Name)
 		ix.scalers[t] = insert(ix.scalers[t], scaler{Scaler{Object: o, Min: min, Max: v.Spec.MaxReplicas}, ord, scope})
 	case *object.ScaledObject:
 		if v.Spec.ScaleTargetRef == nil {
 			return
 		}
-		kind := v.Spec.ScaleTargetRef.Kind
-		if kind == "" {
-			kind = "Deployment"
+		target := v.Spec.ScaleTargetRef.Kind
+		if target == "" {
+			target = "Deployment"
 		}
 		s := Scaler{Object: o, Min: object.KEDADefaultMinReplicas, Max: object.KEDADefaultMaxReplicas}
 		if v.Spec.MinReplicaCount != nil {
@@ -215,11 +218,11 @@ func (ix *Index) Add(o *object.Object, ord Ordinal, scope Scope, keep bool) {
 		if v.Spec.MaxReplicaCount != nil {
 			s.Max = *v.Spec.MaxReplicaCount
 		}
-		t := keyOf(kind, o.Namespace, v.Spec.ScaleTargetRef.Name)
+		t := keyOf(intern(target), namespace, v.Spec.ScaleTargetRef.Name)
 		ix.scalers[t] = insert(ix.scalers[t], scaler{s, ord, scope})
 	case *rolloutsv1alpha1.Rollout:
 		if ref := v.Spec.WorkloadRef; ref != nil && ref.Kind == "Deployment" {
-			t := keyOf("Deployment", o.Namespace, ref.Name)
+			t := keyOf("Deployment", namespace, ref.Name)
 			ix.workloadRefs[t] = insert(ix.workloadRefs[t], e)
 		}
 	}
@@ -237,6 +240,11 @@ func insert[E inOrder](list []E, e E) []E {
 	i, _ := slices.BinarySearchFunc(list, e.ordinal(), func(x E, o Ordinal) int { return cmp.Compare(x.ordinal(), o) })
 	return slices.Insert(list, i, e)
 }
+
+// intern returns the one copy of s that the index keeps of the strings
+// most of its entries and recorded questions share, kinds and
+// namespaces, rather than the copy decoded with each object.
+func intern(s string) string { return unique.Make(s).Value() }
 
 // Freeze completes the index: every object has been added.
 func (ix *Index) Freeze() {

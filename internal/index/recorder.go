@@ -95,6 +95,7 @@ func (ix *Index) note(q query, found bool, answer Ordinal) {
 			return
 		}
 	}
+	q.key.kind, q.key.namespace = intern(q.key.kind), intern(q.key.namespace)
 	ix.rec.queries = append(ix.rec.queries, q)
 }
 
