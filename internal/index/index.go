@@ -16,6 +16,7 @@ import (
 	"cmp"
 	"slices"
 	"sync"
+	"unique"
 
 	rolloutsv1alpha1 "github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -43,9 +44,15 @@ type Ordinal uint64
 // entry is one object as the index remembers it.
 type entry struct {
 	ord   Ordinal
-	scope Scope
 	obj   *object.Object // nil when the object was not retained
-	// name is kept for the questions that only need names (Names).
+	scope Scope
+}
+
+// listedEntry is an object of a listed kind, with the name and namespace
+// the questions that list objects look at (Names, Named, InNamespace).
+// Entries found by key need neither: their key holds both.
+type listedEntry struct {
+	entry
 	name, namespace string
 }
 
@@ -85,7 +92,7 @@ type state struct {
 	byKey   map[key][]entry // each sorted by ordinal
 	// byKind holds every object of a kind some question lists by name or
 	// namespace (Services, AnalysisTemplates).
-	byKind  map[string][]entry
+	byKind  map[string][]listedEntry
 	scalers map[key][]scaler
 	// workloadRefs maps a Deployment to the Rollouts that run its template.
 	workloadRefs map[key][]entry
@@ -137,7 +144,7 @@ type Scaler struct {
 func New() *Index {
 	return &Index{state: &state{
 		byKey:        map[key][]entry{},
-		byKind:       map[string][]entry{},
+		byKind:       map[string][]listedEntry{},
 		scalers:      map[key][]scaler{},
 		workloadRefs: map[key][]entry{},
 		podSets:      map[string][]podSetEntry{},
@@ -162,30 +169,29 @@ func Build(objs []*object.Object) *Index {
 // from several goroutines. keep retains the whole object whatever its
 // kind.
 func (ix *Index) Add(o *object.Object, ord Ordinal, scope Scope, keep bool) {
-	e := entry{ord: ord, scope: scope, name: o.Name, namespace: o.Namespace}
+	e := entry{ord: ord, scope: scope}
 	if keep || Retained(o.Kind) {
 		e.obj = o
 	}
+	kind, namespace := intern(o.Kind), intern(o.Namespace)
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	if e.obj != nil {
 		ix.objects = append(ix.objects, ordered{ord, o})
 	}
-	k := keyOf(o.Kind, o.Namespace, o.Name)
+	k := keyOf(kind, namespace, o.Name)
 	ix.byKey[k] = insert(ix.byKey[k], e)
-	if listed(o.Kind) {
-		ix.byKind[o.Kind] = insert(ix.byKind[o.Kind], e)
+	if listed(kind) {
+		ix.byKind[kind] = insert(ix.byKind[kind], listedEntry{e, o.Name, namespace})
 	}
-	if ps, ok := podSetOf(o, ord, scope); ok {
-		ns := normalNamespace(o.Namespace)
-		list := ix.podSets[ns]
-		i, _ := slices.BinarySearchFunc(list, ord, func(x podSetEntry, o Ordinal) int { return cmp.Compare(x.ord, o) })
-		ix.podSets[ns] = slices.Insert(list, i, ps)
+	if ps, decoded, ok := podSetOf(o, ord, scope); ok {
+		ps.kind, ps.namespace = kind, namespace
+		ns := normalNamespace(namespace)
+		ix.podSets[ns] = insert(ix.podSets[ns], ps)
+		// The filters see the template's labels as decoded.
 		for _, f := range registeredFilters() {
-			if f.Match(ps.PodSet) {
-				l := ix.filtered[f]
-				i, _ := slices.BinarySearchFunc(l, ord, func(x podSetEntry, o Ordinal) int { return cmp.Compare(x.ord, o) })
-				ix.filtered[f] = slices.Insert(l, i, ps)
+			if f.Match(ps.podSet(&ps, decoded)) {
+				ix.filtered[f] = insert(ix.filtered[f], ps)
 			}
 		}
 	}
@@ -195,15 +201,15 @@ func (ix *Index) Add(o *object.Object, ord Ordinal, scope Scope, keep bool) {
 		if v.Spec.MinReplicas != nil {
 			min = *v.Spec.MinReplicas
 		}
-		t := keyOf(v.Spec.ScaleTargetRef.Kind, o.Namespace, v.Spec.ScaleTargetRef.Name)
-		ix.scalers[t] = insertScaler(ix.scalers[t], scaler{Scaler{Object: o, Min: min, Max: v.Spec.MaxReplicas}, ord, scope})
+		t := keyOf(intern(v.Spec.ScaleTargetRef.Kind), namespace, v.Spec.ScaleTargetRef.Name)
+		ix.scalers[t] = insert(ix.scalers[t], scaler{Scaler{Object: o, Min: min, Max: v.Spec.MaxReplicas}, ord, scope})
 	case *object.ScaledObject:
 		if v.Spec.ScaleTargetRef == nil {
 			return
 		}
-		kind := v.Spec.ScaleTargetRef.Kind
-		if kind == "" {
-			kind = "Deployment"
+		target := v.Spec.ScaleTargetRef.Kind
+		if target == "" {
+			target = "Deployment"
 		}
 		s := Scaler{Object: o, Min: object.KEDADefaultMinReplicas, Max: object.KEDADefaultMaxReplicas}
 		if v.Spec.MinReplicaCount != nil {
@@ -212,25 +218,33 @@ func (ix *Index) Add(o *object.Object, ord Ordinal, scope Scope, keep bool) {
 		if v.Spec.MaxReplicaCount != nil {
 			s.Max = *v.Spec.MaxReplicaCount
 		}
-		t := keyOf(kind, o.Namespace, v.Spec.ScaleTargetRef.Name)
-		ix.scalers[t] = insertScaler(ix.scalers[t], scaler{s, ord, scope})
+		t := keyOf(intern(target), namespace, v.Spec.ScaleTargetRef.Name)
+		ix.scalers[t] = insert(ix.scalers[t], scaler{s, ord, scope})
 	case *rolloutsv1alpha1.Rollout:
 		if ref := v.Spec.WorkloadRef; ref != nil && ref.Kind == "Deployment" {
-			t := keyOf("Deployment", o.Namespace, ref.Name)
+			t := keyOf("Deployment", namespace, ref.Name)
 			ix.workloadRefs[t] = insert(ix.workloadRefs[t], e)
 		}
 	}
 }
 
-func insert(list []entry, e entry) []entry {
-	i, _ := slices.BinarySearchFunc(list, e.ord, func(x entry, o Ordinal) int { return cmp.Compare(x.ord, o) })
+// inOrder is what the index's lists hold, each sorted by ordinal.
+type inOrder interface{ ordinal() Ordinal }
+
+func (e entry) ordinal() Ordinal       { return e.ord }
+func (e podSetEntry) ordinal() Ordinal { return e.ord }
+func (s scaler) ordinal() Ordinal      { return s.ord }
+
+// insert adds e to list in its place.
+func insert[E inOrder](list []E, e E) []E {
+	i, _ := slices.BinarySearchFunc(list, e.ordinal(), func(x E, o Ordinal) int { return cmp.Compare(x.ordinal(), o) })
 	return slices.Insert(list, i, e)
 }
 
-func insertScaler(list []scaler, s scaler) []scaler {
-	i, _ := slices.BinarySearchFunc(list, s.ord, func(x scaler, o Ordinal) int { return cmp.Compare(x.ord, o) })
-	return slices.Insert(list, i, s)
-}
+// intern returns the one copy of s that the index keeps of the strings
+// most of its entries and recorded questions share, kinds and
+// namespaces, rather than the copy decoded with each object.
+func intern(s string) string { return unique.Make(s).Value() }
 
 // Freeze completes the index: every object has been added.
 func (ix *Index) Freeze() {
@@ -353,7 +367,7 @@ func (ix *Index) Named(kind, name string) []*object.Object {
 	var h hash
 	for _, e := range ix.byKind[kind] {
 		if e.name == name && ix.sees(ix.scope, e.scope) {
-			found = append(found, e)
+			found = append(found, e.entry)
 			h.add(e.ord)
 		}
 	}

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"math"
 	"slices"
 	"sync"
 
@@ -49,48 +50,77 @@ type PodContainer struct {
 	PullPolicy  corev1.PullPolicy // as written; "" when unset
 }
 
+// podSetEntry is a pod set as the index keeps it, until the scan ends:
+// the fields of PodSet that are the workload's own, its labels compact
+// (see podLabels), and what resolves its count; podSet makes the PodSet
+// an answer returns.
 type podSetEntry struct {
-	PodSet
+	kind, namespace, name string
+	labels                podLabels
+	containers            []PodContainer
+	serviceName           string
+	// workloadRef names the Deployment whose template a Rollout runs.
+	workloadRef string
 	ord         Ordinal
 	scope       Scope
 	replicas    int32 // spec.replicas, or 1 when unset
 	replicasSet bool
-	// workloadRef names the Deployment whose template a Rollout runs.
-	workloadRef string
+	perNode     bool
+	hostNetwork bool
+	scalable    bool
 }
 
 // podSetOf reads the fields of a workload the pod questions need; ok is
-// false for kinds without pods.
-func podSetOf(o *object.Object, ord Ordinal, scope Scope) (podSetEntry, bool) {
-	e := podSetEntry{PodSet: PodSet{Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, Scalable: true}, ord: ord, scope: scope}
+// false for kinds without pods. It returns the template's labels as
+// decoded too, for the registered filters.
+func podSetOf(o *object.Object, ord Ordinal, scope Scope) (e podSetEntry, decoded map[string]string, ok bool) {
+	e = podSetEntry{kind: o.Kind, namespace: o.Namespace, name: o.Name, scalable: true, ord: ord, scope: scope}
 	e.replicas, e.replicasSet = o.Replicas()
 	switch v := o.Typed.(type) {
 	case *rolloutsv1alpha1.Rollout:
 		if v.Spec.WorkloadRef != nil && v.Spec.WorkloadRef.Kind == "Deployment" {
 			e.workloadRef = v.Spec.WorkloadRef.Name
-			return e, true
+			return e, nil, true
 		}
 	case *appsv1.DaemonSet:
-		e.PerNode, e.Scalable = true, false
+		e.perNode, e.scalable = true, false
 	case *appsv1.StatefulSet:
-		e.ServiceName = v.Spec.ServiceName
+		e.serviceName = v.Spec.ServiceName
 	case *batchv1.Job:
-		e.replicas, e.Scalable = parallelism(v.Spec.Parallelism), false
+		e.replicas, e.scalable = parallelism(v.Spec.Parallelism), false
 	case *batchv1.CronJob:
-		e.replicas, e.Scalable = parallelism(v.Spec.JobTemplate.Spec.Parallelism), false
+		e.replicas, e.scalable = parallelism(v.Spec.JobTemplate.Spec.Parallelism), false
 	case *corev1.Pod:
-		e.Scalable = false
+		e.scalable = false
 	}
 	t := o.PodTemplate()
 	if t == nil {
-		return e, e.workloadRef != ""
+		return e, nil, e.workloadRef != ""
 	}
-	e.Labels = t.Meta.Labels
-	e.HostNetwork = t.Spec.HostNetwork
-	for _, c := range t.Containers() {
-		e.Containers = append(e.Containers, PodContainer{Name: c.Name, Image: c.Image, PullPolicy: c.ImagePullPolicy})
+	e.labels = compactLabels(t.Meta.Labels)
+	e.hostNetwork = t.Spec.HostNetwork
+	if cs := t.Containers(); len(cs) > 0 {
+		e.containers = make([]PodContainer, len(cs))
+		for i, c := range cs {
+			e.containers[i] = PodContainer{Name: c.Name, Image: c.Image, PullPolicy: c.ImagePullPolicy}
+		}
 	}
-	return e, true
+	return e, t.Meta.Labels, true
+}
+
+// podSet returns the pod set as an answer gives it, its Replicas left
+// to the caller: the pods run the template of t (e itself, or the
+// Deployment of a Rollout with workloadRef), which carries labels.
+func (e *podSetEntry) podSet(t *podSetEntry, labels map[string]string) PodSet {
+	return PodSet{
+		Kind: e.kind, Namespace: e.namespace, Name: e.name,
+		Labels:      labels,
+		PerNode:     e.perNode,
+		Containers:  t.containers,
+		HostNetwork: t.hostNetwork,
+		ServiceName: e.serviceName,
+		Scalable:    e.scalable,
+	}
 }
 
 func parallelism(p *int32) int32 {
@@ -109,7 +139,7 @@ const PodSets = "podSets"
 // pods are the Rollout's, which is returned with the Deployment's labels).
 func (ix *Index) Selected(namespace string, sel labels.Selector) []PodSet {
 	k := key{"", normalNamespace(namespace), sel.String()}
-	out, h := ix.selected(ix.scope, k.namespace, func(ps PodSet) bool { return sel.Matches(labels.Set(ps.Labels)) })
+	out, h := ix.selected(ix.scope, k.namespace, selects(sel))
 	ix.note(query{op: opPodSets, key: k}, true, h)
 	return out
 }
@@ -130,8 +160,16 @@ func (ix *Index) ServedBy(namespace, service string) []PodSet {
 	return out
 }
 
-func servedByMatch(service string) func(PodSet) bool {
-	return func(ps PodSet) bool { return ps.Kind == "StatefulSet" && ps.ServiceName == service }
+// A podSetMatch picks the pod sets an answer is made of, by the entry and
+// its labels (the Deployment's, for a Rollout with workloadRef).
+type podSetMatch func(e *podSetEntry, l labels.Labels) bool
+
+func selects(sel labels.Selector) podSetMatch {
+	return func(_ *podSetEntry, l labels.Labels) bool { return sel.Matches(l) }
+}
+
+func servedByMatch(service string) podSetMatch {
+	return func(e *podSetEntry, _ labels.Labels) bool { return e.kind == "StatefulSet" && e.serviceName == service }
 }
 
 // PodFilter picks pod sets across namespaces (the workloads that run a
@@ -142,6 +180,9 @@ func servedByMatch(service string) func(PodSet) bool {
 type PodFilter struct {
 	Name  string
 	Match func(PodSet) bool
+	// id is the filter's place in the registered list, from 1 (0 for a
+	// filter that was not registered): what a Recorder keeps of it.
+	id uint16
 }
 
 var podFilters struct {
@@ -154,8 +195,22 @@ var podFilters struct {
 func RegisterPodFilter(f *PodFilter) *PodFilter {
 	podFilters.Lock()
 	defer podFilters.Unlock()
+	if len(podFilters.list) == math.MaxUint16 {
+		panic("index: too many pod filters")
+	}
 	podFilters.list = append(podFilters.list, f)
+	f.id = uint16(len(podFilters.list))
 	return f
+}
+
+// podFilter returns the registered filter of id, nil for 0.
+func podFilter(id uint16) *PodFilter {
+	if id == 0 {
+		return nil
+	}
+	podFilters.Lock()
+	defer podFilters.Unlock()
+	return podFilters.list[id-1]
 }
 
 func registeredFilters() []*PodFilter {
@@ -169,23 +224,30 @@ func registeredFilters() []*PodFilter {
 // is judged without its Deployment's template.
 func (ix *Index) PodSetsWhere(f *PodFilter) []PodSet {
 	ix.mu.RLock()
-	out, h := ix.filteredLocked(ix.scope, f)
+	out, h := ix.filteredLocked(ix.scope, f, true)
 	ix.mu.RUnlock()
-	ix.note(query{op: opPodSets, key: key{"", "", f.Name}, filter: f}, true, h)
+	ix.note(query{op: opFiltered, key: key{"", "", f.Name}, filter: f.id}, true, h)
 	return out
 }
 
-func (ix *Index) filteredLocked(scope Scope, f *PodFilter) ([]PodSet, Ordinal) {
+// filteredLocked lists the pod sets f matches that an object of scope
+// sees, when collect is set, and the hash of what the answer was made of.
+func (ix *Index) filteredLocked(scope Scope, f *PodFilter, collect bool) ([]PodSet, Ordinal) {
 	var out []PodSet
 	var h hash
-	for _, e := range ix.filtered[f] {
+	list := ix.filtered[f]
+	for i := range list {
+		e := &list[i]
 		if !ix.sees(scope, e.scope) {
 			continue
 		}
 		h.add(e.ord)
-		ps := e.PodSet
-		ps.Replicas = ix.replicasLocked(scope, e, &h)
-		out = append(out, ps)
+		r := ix.replicasLocked(scope, e, &h)
+		if collect {
+			ps := e.podSet(e, e.labels.Map())
+			ps.Replicas = r
+			out = append(out, ps)
+		}
 	}
 	return out, Ordinal(h)
 }
@@ -193,37 +255,47 @@ func (ix *Index) filteredLocked(scope Scope, f *PodFilter) ([]PodSet, Ordinal) {
 // selected lists the matching pod sets of namespace ns (every namespace
 // for "") that an object of scope sees, and the hash of what the answer
 // was made of.
-func (ix *Index) selected(scope Scope, ns string, match func(PodSet) bool) ([]PodSet, Ordinal) {
+func (ix *Index) selected(scope Scope, ns string, match podSetMatch) ([]PodSet, Ordinal) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	return ix.selectedLocked(scope, ns, match)
+	return ix.selectedLocked(scope, ns, match, true)
 }
 
-func (ix *Index) selectedLocked(scope Scope, ns string, match func(PodSet) bool) ([]PodSet, Ordinal) {
+// selectedLocked is selected with ix.mu held; the pod sets are listed
+// only when collect is set.
+func (ix *Index) selectedLocked(scope Scope, ns string, match podSetMatch, collect bool) ([]PodSet, Ordinal) {
 	var out []PodSet
 	var h hash
-	for _, e := range ix.podSetsIn(ns) {
+	list := ix.podSetsIn(ns)
+	for i := range list {
+		e := &list[i]
 		if !ix.sees(scope, e.scope) {
 			continue
 		}
-		if e.Kind == "Deployment" && slices.ContainsFunc(ix.workloadRefs[keyOf("Deployment", e.Namespace, e.Name)], func(r entry) bool { return ix.sees(e.scope, r.scope) }) {
+		if e.kind == "Deployment" && slices.ContainsFunc(ix.workloadRefs[keyOf("Deployment", e.namespace, e.name)], func(r entry) bool { return ix.sees(e.scope, r.scope) }) {
 			continue // run by a Rollout
 		}
-		ps := e.PodSet
+		// The pods' template: a Rollout with workloadRef runs its
+		// Deployment's.
+		t := e
 		if e.workloadRef != "" {
-			d, ok := ix.podSetNamed(e.scope, e.Namespace, "Deployment", e.workloadRef)
+			d, ok := ix.podSetNamed(e.scope, e.namespace, "Deployment", e.workloadRef)
 			if !ok {
 				continue
 			}
-			ps.Labels, ps.Containers, ps.HostNetwork = d.Labels, d.Containers, d.HostNetwork
+			t = d
 			h.add(d.ord)
 		}
-		if !match(ps) {
+		if !match(e, &t.labels) {
 			continue
 		}
 		h.add(e.ord)
-		ps.Replicas = ix.replicasLocked(scope, e, &h)
-		out = append(out, ps)
+		r := ix.replicasLocked(scope, e, &h)
+		if collect {
+			ps := e.podSet(t, t.labels.Map())
+			ps.Replicas = r
+			out = append(out, ps)
+		}
 	}
 	return out, Ordinal(h)
 }
@@ -241,24 +313,25 @@ func (ix *Index) podSetsIn(ns string) []podSetEntry {
 }
 
 // podSetNamed finds the pod set an object of scope sees by kind and name.
-func (ix *Index) podSetNamed(scope Scope, ns, kind, name string) (podSetEntry, bool) {
-	for _, e := range ix.podSets[normalNamespace(ns)] {
-		if e.Kind == kind && e.Name == name && ix.sees(scope, e.scope) {
+func (ix *Index) podSetNamed(scope Scope, ns, kind, name string) (*podSetEntry, bool) {
+	list := ix.podSets[normalNamespace(ns)]
+	for i := range list {
+		if e := &list[i]; e.kind == kind && e.name == name && ix.sees(scope, e.scope) {
 			return e, true
 		}
 	}
-	return podSetEntry{}, false
+	return nil, false
 }
 
 // replicasLocked resolves a pod set's count as ReplicasOf does, with the
 // autoscalers both the asking scope and the pod set see, folding them into
 // h.
-func (ix *Index) replicasLocked(scope Scope, e podSetEntry, h *hash) Replicas {
+func (ix *Index) replicasLocked(scope Scope, e *podSetEntry, h *hash) Replicas {
 	var scalers []scaler
-	if e.Scalable {
-		scalers = append(scalers, ix.scalers[keyOf(e.Kind, e.Namespace, e.Name)]...)
+	if e.scalable {
+		scalers = append(scalers, ix.scalers[keyOf(e.kind, e.namespace, e.name)]...)
 		if e.workloadRef != "" {
-			scalers = append(scalers, ix.scalers[keyOf("Deployment", e.Namespace, e.workloadRef)]...)
+			scalers = append(scalers, ix.scalers[keyOf("Deployment", e.namespace, e.workloadRef)]...)
 		}
 		scalers = slices.DeleteFunc(slices.Clone(scalers), func(s scaler) bool { return !ix.sees(scope, s.scope) || !ix.sees(e.scope, s.scope) })
 	}
@@ -296,22 +369,22 @@ func compareOrd(a, b Ordinal) int {
 // PodDisruptionBudgets or NetworkPolicies beside the one a rule checks.
 func (ix *Index) InNamespace(kind, namespace string) []*object.Object {
 	ns := normalNamespace(namespace)
-	return ix.list(kind, ns, func(e entry) bool { return normalNamespace(e.namespace) == ns })
+	return ix.list(kind, ns, func(e listedEntry) bool { return normalNamespace(e.namespace) == ns })
 }
 
 // OfKind returns the retained objects of a listed kind in every namespace,
 // in input order (the Argo CD Applications of the input).
 func (ix *Index) OfKind(kind string) []*object.Object {
-	return ix.list(kind, "", func(entry) bool { return true })
+	return ix.list(kind, "", func(listedEntry) bool { return true })
 }
 
-func (ix *Index) list(kind, ns string, in func(entry) bool) []*object.Object {
+func (ix *Index) list(kind, ns string, in func(listedEntry) bool) []*object.Object {
 	ix.mu.RLock()
 	var found []entry
 	var h hash
 	for _, e := range ix.byKind[kind] {
 		if in(e) && ix.sees(ix.scope, e.scope) {
-			found = append(found, e)
+			found = append(found, e.entry)
 			h.add(e.ord)
 		}
 	}

@@ -34,15 +34,20 @@ const (
 	opRunBy
 	opList
 	opPodSets
+	// opFiltered is PodSetsWhere's question, asked of filter.
+	opFiltered
 )
 
+// A query is one recorded question and its answer. A scan keeps the
+// queries of most objects until it ends, so the fields are laid out to
+// fit 64 bytes.
 type query struct {
-	op  op
-	key key
-	// filter is the question of PodSetsWhere.
-	filter *PodFilter
-	found  bool
+	key    key
 	answer Ordinal
+	op     op
+	found  bool
+	// filter is the PodFilter of opFiltered (see PodFilter.id).
+	filter uint16
 }
 
 // What a rule asks the index, as Asked names it: the kind of the objects it
@@ -68,7 +73,7 @@ func (r *Recorder) Asked() []string {
 			a = Autoscalers
 		case opRunBy:
 			a = WorkloadRefs
-		case opPodSets:
+		case opPodSets, opFiltered:
 			a = PodSets
 		}
 		if !slices.Contains(out, a) {
@@ -90,6 +95,7 @@ func (ix *Index) note(q query, found bool, answer Ordinal) {
 			return
 		}
 	}
+	q.key.kind, q.key.namespace = intern(q.key.kind), intern(q.key.namespace)
 	ix.rec.queries = append(ix.rec.queries, q)
 }
 
@@ -109,9 +115,16 @@ func (r *Recorder) Stale(ix *Index) bool {
 }
 
 // Compact drops what is no longer needed once the pass is over and
-// reports whether anything is left to check.
+// reports whether anything is left to check. The queries were appended
+// one by one: they are copied to an array of their size, so that the room
+// appending left is freed rather than kept until the scan ends.
 func (r *Recorder) Compact() bool {
-	r.queries = r.queries[:len(r.queries):len(r.queries)]
+	switch {
+	case len(r.queries) == 0:
+		r.queries = nil
+	case cap(r.queries) > len(r.queries):
+		r.queries = append(make([]query, 0, len(r.queries)), r.queries...)
+	}
 	return r.Incomplete || len(r.queries) > 0
 }
 
@@ -154,18 +167,17 @@ func (ix *Index) answer(scope Scope, q query) (bool, Ordinal) {
 				h.add(e.ord)
 			}
 		}
+	case opFiltered:
+		_, a := ix.filteredLocked(scope, podFilter(q.filter), false)
+		return true, a
 	case opPodSets:
-		if q.filter != nil {
-			_, a := ix.filteredLocked(scope, q.filter)
-			return true, a
-		}
-		match := func(PodSet) bool { return true }
+		match := selects(labels.Everything())
 		if q.key.kind == servedBy {
 			match = servedByMatch(q.key.name)
 		} else if sel, err := labels.Parse(q.key.name); err == nil {
-			match = func(ps PodSet) bool { return sel.Matches(labels.Set(ps.Labels)) }
+			match = selects(sel)
 		}
-		_, a := ix.selectedLocked(scope, q.key.namespace, match)
+		_, a := ix.selectedLocked(scope, q.key.namespace, match, false)
 		return true, a
 	}
 	return true, Ordinal(h)

@@ -1,0 +1,123 @@
+package index
+
+import (
+	"encoding/binary"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// podLabels are a pod template's labels kept in one string, which the
+// index keeps for every workload until the scan ends: a decoded map of a
+// few labels costs some 300 bytes, and each of its keys and values is an
+// allocation of its own. The string holds the number of labels, then each
+// label in key order, its key and value each after its length (lengths as
+// uvarints, so that any key or value is kept as written). A nil map is
+// the empty string, and an empty map the count 0 alone, so that Map gives
+// back what was compacted.
+//
+// podLabels implement labels.Labels: a selector matches them as it
+// matches labels.Set of the map. Pass a pointer to one that lives in an
+// entry, so that the interface holds no copy.
+type podLabels string
+
+func compactLabels(m map[string]string) podLabels {
+	if m == nil {
+		return ""
+	}
+	keys := slices.Sorted(maps.Keys(m))
+	size := uvarintLen(len(keys))
+	for _, k := range keys {
+		size += uvarintLen(len(k)) + len(k) + uvarintLen(len(m[k])) + len(m[k])
+	}
+	var b strings.Builder
+	b.Grow(size)
+	writeUvarint(&b, len(keys))
+	for _, k := range keys {
+		writeUvarint(&b, len(k))
+		b.WriteString(k)
+		writeUvarint(&b, len(m[k]))
+		b.WriteString(m[k])
+	}
+	return podLabels(b.String())
+}
+
+// Lookup returns the value of label and whether it is set.
+func (l podLabels) Lookup(label string) (string, bool) {
+	n, s := uvarint(string(l))
+	for ; n > 0; n-- {
+		var k, v string
+		k, s = field(s)
+		v, s = field(s)
+		if k == label {
+			return v, true
+		}
+		if k > label {
+			break // the keys are sorted
+		}
+	}
+	return "", false
+}
+
+// Has reports whether label is set.
+func (l podLabels) Has(label string) bool {
+	_, ok := l.Lookup(label)
+	return ok
+}
+
+// Get returns the value of label, "" when it is not set.
+func (l podLabels) Get(label string) string {
+	v, _ := l.Lookup(label)
+	return v
+}
+
+// Map returns the labels as the map they were compacted from: nil for
+// nil.
+func (l podLabels) Map() map[string]string {
+	if l == "" {
+		return nil
+	}
+	n, s := uvarint(string(l))
+	m := make(map[string]string, n)
+	for ; n > 0; n-- {
+		var k, v string
+		k, s = field(s)
+		v, s = field(s)
+		m[k] = v
+	}
+	return m
+}
+
+// field splits a length-prefixed string off s.
+func field(s string) (string, string) {
+	n, s := uvarint(s)
+	return s[:n], s[n:]
+}
+
+// uvarint reads the uvarint s starts with, as binary.Uvarint does.
+func uvarint(s string) (int, string) {
+	var x int
+	var shift uint
+	for i := 0; i < len(s); i++ {
+		b := s[i]
+		if b < 0x80 {
+			return x | int(b)<<shift, s[i+1:]
+		}
+		x |= int(b&0x7f) << shift
+		shift += 7
+	}
+	return 0, ""
+}
+
+func writeUvarint(b *strings.Builder, n int) {
+	var buf [binary.MaxVarintLen64]byte
+	b.Write(binary.AppendUvarint(buf[:0], uint64(n)))
+}
+
+func uvarintLen(n int) int {
+	size := 1
+	for ; n >= 0x80; n >>= 7 {
+		size++
+	}
+	return size
+}
