@@ -26,6 +26,7 @@ type exitError struct{ code int }
 func (e exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
 
 func main() {
+	tuneGC()
 	stopProfiles := startProfiles(os.Stderr)
 	code := runAs(filepath.Base(os.Args[0]), os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stopProfiles()
