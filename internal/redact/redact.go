@@ -58,15 +58,6 @@ func clientsOf(s string) clients {
 	}
 }
 
-func containsAny(s string, subs ...string) bool {
-	for _, sub := range subs {
-		if strings.Contains(s, sub) {
-			return true
-		}
-	}
-	return false
-}
-
 // Text masks the literal secrets of s.
 func Text(s string) string {
 	if s == "" {
