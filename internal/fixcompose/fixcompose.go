@@ -21,8 +21,6 @@ import (
 	"slices"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/util/strategicpatch"
-
 	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/fix"
 	"backfire.dev/backfire/internal/index"
@@ -152,11 +150,7 @@ func patchedObject(o *object.Object, found []rules.Reported, parts []int) *objec
 	if len(changes) != 1 {
 		return nil
 	}
-	patch, err := json.Marshal(changes[0].Patch)
-	if err != nil {
-		return nil
-	}
-	out, err := strategicpatch.StrategicMergePatch(o.Doc.JSON, patch, o.Typed)
+	out, err := fix.Patched(o.Doc.JSON, changes[0].Patch, o.Typed)
 	if err != nil {
 		return nil
 	}
