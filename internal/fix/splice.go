@@ -42,29 +42,14 @@ func Patched(doc []byte, patch map[string]any, typed any) ([]byte, error) {
 
 // splice patches the JSON object doc with patch (see Patched).
 func splice(doc []byte, patch map[string]any, schema strategicpatch.LookupPatchMeta) ([]byte, error) {
-	es, ok, err := edits(doc, patch, schema)
+	out, ok, err := merge(doc, patch, schema)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
 		return whole(doc, patch, schema)
 	}
-	if len(es) == 0 {
-		return doc, nil
-	}
-	slices.SortFunc(es, func(a, b edit) int { return a.start - b.start })
-	size := len(doc)
-	for _, e := range es {
-		size += len(e.value) - (e.end - e.start)
-	}
-	out := make([]byte, 0, size)
-	at := 0
-	for _, e := range es {
-		out = append(out, doc[at:e.start]...)
-		out = append(out, e.value...)
-		at = e.end
-	}
-	return append(out, doc[at:]...), nil
+	return out, nil
 }
 
 // whole patches doc at this level as strategicpatch does.
@@ -76,69 +61,228 @@ func whole(doc []byte, patch map[string]any, schema strategicpatch.LookupPatchMe
 	return strategicpatch.StrategicMergePatchUsingLookupPatchMeta(doc, b, schema)
 }
 
-// An edit replaces doc[start:end] with value.
-type edit struct {
-	start, end int
-	value      []byte
-}
-
-// edits returns the replacements of doc's values that patch makes, or
-// false when this level must be patched whole.
-func edits(doc []byte, patch map[string]any, schema strategicpatch.LookupPatchMeta) ([]edit, bool, error) {
+// merge is one level of strategicpatch's mergeMap on the JSON object doc,
+// false where it is left to strategicpatch (see Patched): for each key of
+// the patch, null deletes the key; a value the document lacks, or holds
+// with another type, is set with the patch's nulls dropped; a scalar
+// replaces the document's; a map merges into the map; a list replaces the
+// document's, or merges into it item by item where the field merges by
+// key.
+func merge(doc []byte, patch map[string]any, schema strategicpatch.LookupPatchMeta) ([]byte, bool, error) {
 	if len(patch) == 0 {
-		return nil, true, nil
+		return doc, true, nil
 	}
 	members, ok := objectMembers(doc)
 	if !ok {
 		return nil, false, nil
 	}
-	var out []edit
+	values := make([][]byte, len(members)) // the new value of each member, nil where kept
+	deleted := make([]bool, len(members))
+	var added []string // keys the document lacks, with their values in patch
+	changed := false
 	for k, v := range patch {
 		if strings.HasPrefix(k, "$") {
 			return nil, false, nil
 		}
-		at, ok := find(members, k)
-		if !ok {
-			return nil, false, nil
+		i := find(members, k)
+		if v == nil {
+			if i >= 0 {
+				deleted[i], changed = true, true
+			}
+			continue
 		}
-		value := doc[at.start:at.end]
-		switch v := v.(type) {
+		var value []byte
+		if i >= 0 {
+			value = doc[members[i].start:members[i].end]
+		}
+		var b []byte
+		switch pv := v.(type) {
 		case map[string]any:
+			if i < 0 || value[0] != '{' {
+				b, ok = set(v)
+				break
+			}
 			sub, meta, err := schema.LookupPatchMetadataForStruct(k)
-			if s, ok := strategy(meta); err != nil || !ok || s == "replace" || value[0] != '{' {
+			if s, sok := strategy(meta); err != nil || !sok || s == "replace" {
 				return nil, false, nil
 			}
-			b, err := splice(value, v, sub)
-			if err != nil {
+			if b, err = splice(value, pv, sub); err != nil {
 				return nil, false, err
 			}
-			out = append(out, edit{at.start, at.end, b})
 		case []any:
-			items, ok, err := itemEdits(value, v, k, schema)
-			if err != nil || !ok {
-				return nil, ok, err
+			if i < 0 || value[0] != '[' {
+				b, ok = set(v)
+				break
 			}
-			for _, e := range items {
-				out = append(out, edit{at.start + e.start, at.start + e.end, e.value})
+			var err error
+			if b, ok, err = mergeList(value, pv, k, schema); err != nil {
+				return nil, false, err
 			}
+		case string, float64, bool:
+			b, ok = set(v)
 		default:
 			return nil, false, nil
 		}
+		if !ok {
+			return nil, false, nil
+		}
+		if i < 0 {
+			added = append(added, k)
+			values = append(values, b)
+		} else {
+			values[i] = b
+		}
+		changed = true
 	}
-	return out, true, nil
+	if !changed {
+		return doc, true, nil
+	}
+	return rebuild(doc, members, values, deleted, added), true, nil
+}
+
+// set encodes a value the patch sets whole: mergeMap drops its nulls
+// (removing its directives too, of which there must be none here).
+func set(v any) ([]byte, bool) {
+	if hasDirective(v) {
+		return nil, false
+	}
+	b, err := json.Marshal(withoutNulls(v))
+	return b, err == nil
+}
+
+// hasDirective reports whether any map in v has a key starting with "$".
+func hasDirective(v any) bool {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			if strings.HasPrefix(k, "$") || hasDirective(e) {
+				return true
+			}
+		}
+	case []any:
+		for _, e := range v {
+			if hasDirective(e) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// withoutNulls is v without the null values of its maps, at any depth.
+func withoutNulls(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			if e != nil {
+				out[k] = withoutNulls(e)
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = withoutNulls(e)
+		}
+		return out
+	}
+	return v
+}
+
+// rebuild writes the object doc with its members' new values, without the
+// deleted ones, and with the added keys (their values follow the
+// members' in values) after them, sorted.
+func rebuild(doc []byte, members []member, values [][]byte, deleted []bool, added []string) []byte {
+	if len(added) == 0 && !slices.Contains(deleted, true) {
+		// Values replaced in place: the document's own bytes around them.
+		out := make([]byte, 0, len(doc))
+		at := 0
+		for i, m := range members {
+			if values[i] != nil {
+				out = append(out, doc[at:m.start]...)
+				out = append(out, values[i]...)
+				at = m.end
+			}
+		}
+		return append(out, doc[at:]...)
+	}
+	out := make([]byte, 0, len(doc)+64)
+	out = append(out, '{')
+	for i, m := range members {
+		if deleted[i] {
+			continue
+		}
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = append(out, doc[m.keyStart:m.start]...)
+		if values[i] != nil {
+			out = append(out, values[i]...)
+		} else {
+			out = append(out, doc[m.start:m.end]...)
+		}
+	}
+	extra := values[len(members):]
+	order := make([]int, len(added))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return strings.Compare(added[a], added[b]) })
+	for _, i := range order {
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		key, _ := json.Marshal(added[i])
+		out = append(out, key...)
+		out = append(out, ':')
+		out = append(out, extra[i]...)
+	}
+	return append(out, '}')
+}
+
+// mergeList is mergeMap's merge of a list the document holds: a list merged
+// by key merges item by item (itemEdits), any other is replaced by the
+// patch's as it is.
+func mergeList(value []byte, patch []any, key string, schema strategicpatch.LookupPatchMeta) ([]byte, bool, error) {
+	sub, meta, err := schema.LookupPatchMetadataForSlice(key)
+	if err != nil {
+		return nil, false, nil
+	}
+	s, ok := strategy(meta)
+	if !ok || hasDirective(patch) {
+		return nil, false, nil
+	}
+	if s != "merge" {
+		b, err := json.Marshal(patch)
+		return b, err == nil, nil
+	}
+	es, ok, err := itemEdits(value, patch, meta.GetPatchMergeKey(), sub)
+	if err != nil || !ok {
+		return nil, ok, err
+	}
+	out := make([]byte, 0, len(value))
+	at := 0
+	for _, e := range es {
+		out = append(out, value[at:e.start]...)
+		out = append(out, e.value...)
+		at = e.end
+	}
+	return append(out, value[at:]...), true, nil
+}
+
+// An edit replaces value[start:end] with value.
+type edit struct {
+	start, end int
+	value      []byte
 }
 
 // itemEdits returns the replacements, within the list value, of the items
 // that the patch's items merge into: each patch item must name by the
 // list's merge key exactly one item of the list, in the list's order (the
 // merge keeps it then; patch items out of order reorder the list).
-func itemEdits(value []byte, patch []any, key string, schema strategicpatch.LookupPatchMeta) ([]edit, bool, error) {
-	sub, meta, err := schema.LookupPatchMetadataForSlice(key)
-	if err != nil || value[0] != '[' {
-		return nil, false, nil
-	}
-	mergeKey := meta.GetPatchMergeKey()
-	if s, ok := strategy(meta); !ok || s != "merge" || mergeKey == "" {
+func itemEdits(value []byte, patch []any, mergeKey string, sub strategicpatch.LookupPatchMeta) ([]edit, bool, error) {
+	if mergeKey == "" {
 		return nil, false, nil
 	}
 	items, ok := arrayItems(value)
@@ -156,8 +300,8 @@ func itemEdits(value []byte, patch []any, key string, schema strategicpatch.Look
 		if !ok {
 			return nil, false, nil
 		}
-		if at, ok := find(ms, mergeKey); ok {
-			name, ok := stringValue(item[at.start:at.end])
+		if at := find(ms, mergeKey); at >= 0 {
+			name, ok := stringValue(item[ms[at].start:ms[at].end])
 			if !ok {
 				return nil, false, nil // a merge key that is not a string
 			}
@@ -228,18 +372,18 @@ func strategy(meta strategicpatch.PatchMeta) (string, bool) {
 
 // A member is one key of a JSON object and where its value is.
 type member struct {
-	key        string
-	start, end int
+	key                  string
+	keyStart, start, end int
 }
 
-// find returns where key's value is, false when key is missing.
-func find(ms []member, key string) (member, bool) {
-	for _, m := range ms {
+// find returns the index of key's member, -1 when key is missing.
+func find(ms []member, key string) int {
+	for i, m := range ms {
 		if m.key == key {
-			return m, true
+			return i
 		}
 	}
-	return member{}, false
+	return -1
 }
 
 // objectMembers lists the members of the JSON object b, false when b is
@@ -256,6 +400,7 @@ func objectMembers(b []byte) ([]member, bool) {
 		return nil, true
 	}
 	for i < len(b) {
+		keyStart := i
 		end, ok := skipString(b, i)
 		if !ok {
 			return nil, false
@@ -273,10 +418,10 @@ func objectMembers(b []byte) ([]member, bool) {
 		if !ok {
 			return nil, false
 		}
-		if _, dup := find(ms, key); dup {
+		if find(ms, key) >= 0 {
 			return nil, false
 		}
-		ms = append(ms, member{key, i, vend})
+		ms = append(ms, member{key, keyStart, i, vend})
 		i = skipSpace(b, vend)
 		if i >= len(b) {
 			return nil, false

@@ -128,6 +128,12 @@ func patchesFor(o *object.Object) []map[string]any {
 	add(at(map[string]any{"$patch": "replace"}))
 	add(containers(item(first, map[string]any{"env": []any{map[string]any{"name": "A", "value": "1"}}})))
 	add(containers(item(first, map[string]any{"ports": []any{map[string]any{"containerPort": 8080.0}}})))
+	add(containers(item(first, map[string]any{"args": []any{"a", nil}, "command": []any{}})))
+	add(containers(item(first, map[string]any{"startupProbe": map[string]any{"httpGet": map[string]any{"path": "/", "port": 80.0, "host": nil}, "exec": nil}})))
+	add(containers(item(first, map[string]any{"livenessProbe": "not a probe", "readinessProbe": 1.5, "tty": true})))
+	add(containers(item(first, map[string]any{"resources": nil, "image": nil, "imagePullPolicy": "Always"})))
+	add(at(map[string]any{"containers": []any{}, "volumes": []any{map[string]any{"name": "added", "emptyDir": map[string]any{}}}}))
+	add(map[string]any{"metadata": map[string]any{"annotations": map[string]any{"x": nil, "y": "z"}, "labels": nil}})
 	add(map[string]any{"metadata": map[string]any{"labels": map[string]any{"added": "yes"}}})
 	add(map[string]any{"spec": map[string]any{"replicas": 3.0}})
 	add(map[string]any{"spec": nil})
@@ -165,6 +171,8 @@ func FuzzPatched(f *testing.F) {
 		`{"spec":{"template":{"spec":{"containers":[{"name":"a","$patch":"delete"}]}}}}`,
 		`{"spec":{"template":{"spec":{"$setElementOrder/containers":[{"name":"b"},{"name":"a"}]}}}}`,
 		`{"spec":{"template":{"metadata":{"labels":{"x":"y"}}}}}`,
+		`{"spec":{"template":{"spec":{"containers":[{"name":"a","livenessProbe":{"exec":null,"tcpSocket":{"port":5432}},"args":["x",null],"startupProbe":{"exec":null,"periodSeconds":1}}]}}}}`,
+		`{"metadata":{"name":null,"labels":{"a":null}},"spec":{"replicas":2,"paused":true,"template":null}}`,
 	} {
 		f.Add(doc, p)
 	}
