@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
@@ -37,19 +38,46 @@ func Patched(doc []byte, patch map[string]any, typed any) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return splice(doc, patch, schema)
-}
-
-// splice patches the JSON object doc with patch (see Patched).
-func splice(doc []byte, patch map[string]any, schema strategicpatch.LookupPatchMeta) ([]byte, error) {
-	out, ok, err := merge(doc, patch, schema)
+	es, err := patchObject(doc, 0, len(doc), patch, schema)
 	if err != nil {
 		return nil, err
 	}
-	if !ok {
-		return whole(doc, patch, schema)
+	size := len(doc)
+	for _, e := range es {
+		size += len(e.value) - (e.end - e.start)
 	}
-	return out, nil
+	return applyEdits(make([]byte, 0, size), doc, 0, len(doc), es), nil
+}
+
+// An edit replaces doc[start:end] with value.
+type edit struct {
+	start, end int
+	value      []byte
+}
+
+// applyEdits appends doc[start:end] to out with the edits, which lie in it
+// in order, made.
+func applyEdits(out, doc []byte, start, end int, es []edit) []byte {
+	for _, e := range es {
+		out = append(out, doc[start:e.start]...)
+		out = append(out, e.value...)
+		start = e.end
+	}
+	return append(out, doc[start:end]...)
+}
+
+// patchObject returns, in order, the edits that patch makes to the JSON
+// object doc[start:end] (see Patched).
+func patchObject(doc []byte, start, end int, patch map[string]any, schema strategicpatch.LookupPatchMeta) ([]edit, error) {
+	es, ok, err := merge(doc, start, end, patch, schema)
+	if err != nil || ok {
+		return es, err
+	}
+	b, err := whole(doc[start:end], patch, schema)
+	if err != nil {
+		return nil, err
+	}
+	return []edit{{start, end, b}}, nil
 }
 
 // whole patches doc at this level as strategicpatch does.
@@ -61,25 +89,28 @@ func whole(doc []byte, patch map[string]any, schema strategicpatch.LookupPatchMe
 	return strategicpatch.StrategicMergePatchUsingLookupPatchMeta(doc, b, schema)
 }
 
-// merge is one level of strategicpatch's mergeMap on the JSON object doc,
-// false where it is left to strategicpatch (see Patched): for each key of
-// the patch, null deletes the key; a value the document lacks, or holds
-// with another type, is set with the patch's nulls dropped; a scalar
-// replaces the document's; a map merges into the map; a list replaces the
-// document's, or merges into it item by item where the field merges by
-// key.
-func merge(doc []byte, patch map[string]any, schema strategicpatch.LookupPatchMeta) ([]byte, bool, error) {
+// merge is one level of strategicpatch's mergeMap on the JSON object
+// doc[start:end], false where it is left to strategicpatch (see Patched):
+// for each key of the patch, null deletes the key; a value the document
+// lacks, or holds with another type, is set with the patch's nulls
+// dropped; a scalar replaces the document's; a map merges into the map; a
+// list replaces the document's, or merges into it item by item where the
+// field merges by key. The edits it returns are in order.
+func merge(doc []byte, start, end int, patch map[string]any, schema strategicpatch.LookupPatchMeta) ([]edit, bool, error) {
 	if len(patch) == 0 {
-		return doc, true, nil
+		return nil, true, nil
 	}
-	members, ok := objectMembers(doc)
+	members, ok := objectMembers(doc, start, end)
 	if !ok {
 		return nil, false, nil
 	}
-	values := make([][]byte, len(members)) // the new value of each member, nil where kept
+	var es []edit
 	deleted := make([]bool, len(members))
-	var added []string // keys the document lacks, with their values in patch
-	changed := false
+	type addition struct {
+		key   string
+		value []byte
+	}
+	var added []addition // keys the document lacks
 	for k, v := range patch {
 		if strings.HasPrefix(k, "$") {
 			return nil, false, nil
@@ -87,7 +118,7 @@ func merge(doc []byte, patch map[string]any, schema strategicpatch.LookupPatchMe
 		i := find(members, k)
 		if v == nil {
 			if i >= 0 {
-				deleted[i], changed = true, true
+				deleted[i] = true
 			}
 			continue
 		}
@@ -106,18 +137,26 @@ func merge(doc []byte, patch map[string]any, schema strategicpatch.LookupPatchMe
 			if s, sok := strategy(meta); err != nil || !sok || s == "replace" {
 				return nil, false, nil
 			}
-			if b, err = splice(value, pv, sub); err != nil {
+			inner, err := patchObject(doc, members[i].start, members[i].end, pv, sub)
+			if err != nil {
 				return nil, false, err
 			}
+			es = append(es, inner...)
+			continue
 		case []any:
 			if i < 0 || value[0] != '[' {
 				b, ok = set(v)
 				break
 			}
-			var err error
-			if b, ok, err = mergeList(value, pv, k, schema); err != nil {
+			inner, replaced, ok, err := mergeList(doc, members[i].start, members[i].end, pv, k, schema)
+			if err != nil || !ok {
 				return nil, false, err
 			}
+			if replaced == nil {
+				es = append(es, inner...)
+				continue
+			}
+			b = replaced
 		case string, float64, bool:
 			b, ok = set(v)
 		default:
@@ -127,17 +166,43 @@ func merge(doc []byte, patch map[string]any, schema strategicpatch.LookupPatchMe
 			return nil, false, nil
 		}
 		if i < 0 {
-			added = append(added, k)
-			values = append(values, b)
+			added = append(added, addition{k, b})
 		} else {
-			values[i] = b
+			es = append(es, edit{members[i].start, members[i].end, b})
 		}
-		changed = true
 	}
-	if !changed {
-		return doc, true, nil
+	slices.SortFunc(es, func(a, b edit) int { return a.start - b.start })
+	if len(added) == 0 && !slices.Contains(deleted, true) {
+		return es, true, nil
 	}
-	return rebuild(doc, members, values, deleted, added), true, nil
+	// Keys deleted or added: the level is written again, its members'
+	// edits made in it.
+	out := make([]byte, 0, end-start+64)
+	out = append(out, '{')
+	for i, m := range members {
+		var inner []edit
+		for len(es) > 0 && es[0].start < m.end {
+			inner, es = append(inner, es[0]), es[1:]
+		}
+		if deleted[i] {
+			continue
+		}
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = applyEdits(out, doc, m.keyStart, m.end, inner)
+	}
+	slices.SortFunc(added, func(a, b addition) int { return strings.Compare(a.key, b.key) })
+	for _, a := range added {
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		key, _ := json.Marshal(a.key)
+		out = append(out, key...)
+		out = append(out, ':')
+		out = append(out, a.value...)
+	}
+	return []edit{{start, end, append(out, '}')}}, true, nil
 }
 
 // set encodes a value the patch sets whole: mergeMap drops its nulls
@@ -190,123 +255,58 @@ func withoutNulls(v any) any {
 	return v
 }
 
-// rebuild writes the object doc with its members' new values, without the
-// deleted ones, and with the added keys (their values follow the
-// members' in values) after them, sorted.
-func rebuild(doc []byte, members []member, values [][]byte, deleted []bool, added []string) []byte {
-	if len(added) == 0 && !slices.Contains(deleted, true) {
-		// Values replaced in place: the document's own bytes around them.
-		out := make([]byte, 0, len(doc))
-		at := 0
-		for i, m := range members {
-			if values[i] != nil {
-				out = append(out, doc[at:m.start]...)
-				out = append(out, values[i]...)
-				at = m.end
-			}
-		}
-		return append(out, doc[at:]...)
-	}
-	out := make([]byte, 0, len(doc)+64)
-	out = append(out, '{')
-	for i, m := range members {
-		if deleted[i] {
-			continue
-		}
-		if len(out) > 1 {
-			out = append(out, ',')
-		}
-		out = append(out, doc[m.keyStart:m.start]...)
-		if values[i] != nil {
-			out = append(out, values[i]...)
-		} else {
-			out = append(out, doc[m.start:m.end]...)
-		}
-	}
-	extra := values[len(members):]
-	order := make([]int, len(added))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortFunc(order, func(a, b int) int { return strings.Compare(added[a], added[b]) })
-	for _, i := range order {
-		if len(out) > 1 {
-			out = append(out, ',')
-		}
-		key, _ := json.Marshal(added[i])
-		out = append(out, key...)
-		out = append(out, ':')
-		out = append(out, extra[i]...)
-	}
-	return append(out, '}')
-}
-
-// mergeList is mergeMap's merge of a list the document holds: a list merged
-// by key merges item by item (itemEdits), any other is replaced by the
-// patch's as it is.
-func mergeList(value []byte, patch []any, key string, schema strategicpatch.LookupPatchMeta) ([]byte, bool, error) {
+// mergeList is mergeMap's merge of the list doc[start:end]: a list merged
+// by key merges item by item, into the edits it returns (see itemEdits);
+// any other is replaced by the patch's as it is, the value it returns.
+func mergeList(doc []byte, start, end int, patch []any, key string, schema strategicpatch.LookupPatchMeta) ([]edit, []byte, bool, error) {
 	sub, meta, err := schema.LookupPatchMetadataForSlice(key)
 	if err != nil {
-		return nil, false, nil
+		return nil, nil, false, nil
 	}
 	s, ok := strategy(meta)
 	if !ok || hasDirective(patch) {
-		return nil, false, nil
+		return nil, nil, false, nil
 	}
 	if s != "merge" {
 		b, err := json.Marshal(patch)
-		return b, err == nil, nil
+		return nil, b, err == nil, nil
 	}
-	es, ok, err := itemEdits(value, patch, meta.GetPatchMergeKey(), sub)
-	if err != nil || !ok {
-		return nil, ok, err
-	}
-	out := make([]byte, 0, len(value))
-	at := 0
-	for _, e := range es {
-		out = append(out, value[at:e.start]...)
-		out = append(out, e.value...)
-		at = e.end
-	}
-	return append(out, value[at:]...), true, nil
+	es, ok, err := itemEdits(doc, start, end, patch, meta.GetPatchMergeKey(), sub)
+	return es, nil, ok, err
 }
 
-// An edit replaces value[start:end] with value.
-type edit struct {
-	start, end int
-	value      []byte
-}
-
-// itemEdits returns the replacements, within the list value, of the items
-// that the patch's items merge into: each patch item must name by the
-// list's merge key exactly one item of the list, in the list's order (the
-// merge keeps it then; patch items out of order reorder the list).
-func itemEdits(value []byte, patch []any, mergeKey string, sub strategicpatch.LookupPatchMeta) ([]edit, bool, error) {
+// itemEdits returns the edits of the items of the list doc[start:end] that
+// the patch's items merge into: each patch item must name by the list's
+// merge key an item of the list, in the list's order (the merge keeps it
+// then; patch items out of order reorder the list).
+func itemEdits(doc []byte, start, end int, patch []any, mergeKey string, sub strategicpatch.LookupPatchMeta) ([]edit, bool, error) {
 	if mergeKey == "" {
 		return nil, false, nil
 	}
-	items, ok := arrayItems(value)
+	items, ok := arrayItems(doc, start, end)
 	if !ok {
 		return nil, false, nil
 	}
+	// The merge sorts the list by its items' keys: every item must have
+	// one, and a key two items share leaves their order to the sort.
 	names := make([]string, len(items))
-	named := make([]bool, len(items))
 	for i, it := range items {
-		item := value[it.start:it.end]
-		if item[0] != '{' {
+		if doc[it.start] != '{' {
 			return nil, false, nil
 		}
-		ms, ok := objectMembers(item)
+		ms, ok := objectMembers(doc, it.start, it.end)
 		if !ok {
 			return nil, false, nil
 		}
-		if at := find(ms, mergeKey); at >= 0 {
-			name, ok := stringValue(item[ms[at].start:ms[at].end])
-			if !ok {
-				return nil, false, nil // a merge key that is not a string
-			}
-			names[i], named[i] = name, true
+		at := find(ms, mergeKey)
+		if at < 0 {
+			return nil, false, nil
 		}
+		name, ok := stringValue(doc[ms[at].start:ms[at].end])
+		if !ok || slices.Contains(names[:i], name) {
+			return nil, false, nil
+		}
+		names[i] = name
 	}
 	var out []edit
 	last := -1
@@ -319,34 +319,22 @@ func itemEdits(value []byte, patch []any, mergeKey string, sub strategicpatch.Lo
 		if !ok {
 			return nil, false, nil
 		}
-		at := -1
-		for i := range items {
-			if named[i] && names[i] == name {
-				if at >= 0 {
-					return nil, false, nil // two items of that name
-				}
-				at = i
-			}
-		}
+		at := slices.Index(names, name)
 		if at <= last {
 			return nil, false, nil // a new item, or out of the list's order
 		}
 		last = at
 		rest := make(map[string]any, len(pm)-1)
 		for k, v := range pm {
-			if strings.HasPrefix(k, "$") {
-				return nil, false, nil // $patch on an item acts on the list
-			}
 			if k != mergeKey {
 				rest[k] = v
 			}
 		}
-		it := items[at]
-		b, err := splice(value[it.start:it.end], rest, sub)
+		es, err := patchObject(doc, items[at].start, items[at].end, rest, sub)
 		if err != nil {
 			return nil, false, err
 		}
-		out = append(out, edit{it.start, it.end, b})
+		out = append(out, es...)
 	}
 	return out, true, nil
 }
@@ -389,8 +377,9 @@ func find(ms []member, key string) int {
 // objectMembers lists the members of the JSON object b, false when b is
 // not one or names a key twice (which decoding would settle by keeping the
 // last).
-func objectMembers(b []byte) ([]member, bool) {
-	i := skipSpace(b, 0)
+func objectMembers(doc []byte, start, end int) ([]member, bool) {
+	b := doc[:end]
+	i := skipSpace(b, start)
 	if i >= len(b) || b[i] != '{' {
 		return nil, false
 	}
@@ -401,15 +390,15 @@ func objectMembers(b []byte) ([]member, bool) {
 	}
 	for i < len(b) {
 		keyStart := i
-		end, ok := skipString(b, i)
+		kend, ok := skipString(b, i)
 		if !ok {
 			return nil, false
 		}
-		key, ok := stringValue(b[i:end])
+		key, ok := stringValue(b[i:kend])
 		if !ok {
 			return nil, false
 		}
-		i = skipSpace(b, end)
+		i = skipSpace(b, kend)
 		if i >= len(b) || b[i] != ':' {
 			return nil, false
 		}
@@ -437,9 +426,10 @@ func objectMembers(b []byte) ([]member, bool) {
 	return nil, false
 }
 
-// arrayItems returns where the items of the JSON array b are.
-func arrayItems(b []byte) ([]edit, bool) {
-	i := skipSpace(b, 0)
+// arrayItems returns where the items of the JSON array doc[start:end] are.
+func arrayItems(doc []byte, start, end int) ([]edit, bool) {
+	b := doc[:end]
+	i := skipSpace(b, start)
 	if i >= len(b) || b[i] != '[' {
 		return nil, false
 	}
@@ -449,12 +439,12 @@ func arrayItems(b []byte) ([]edit, bool) {
 		return nil, true
 	}
 	for i < len(b) {
-		end, ok := skipValue(b, i)
+		vend, ok := skipValue(b, i)
 		if !ok {
 			return nil, false
 		}
-		items = append(items, edit{start: i, end: end})
-		i = skipSpace(b, end)
+		items = append(items, edit{start: i, end: vend})
+		i = skipSpace(b, vend)
 		if i >= len(b) {
 			return nil, false
 		}
@@ -474,7 +464,7 @@ func stringValue(s []byte) (string, bool) {
 	if len(s) < 2 || s[0] != '"' || s[len(s)-1] != '"' {
 		return "", false
 	}
-	if bytes.IndexByte(s, '\\') < 0 {
+	if bytes.IndexByte(s, '\\') < 0 && utf8.Valid(s) {
 		return string(s[1 : len(s)-1]), true
 	}
 	var out string
