@@ -18,7 +18,12 @@ import (
 // probe or a container's resources is taken whole, so that a patch never
 // proposes half of a probe another fix rewrites. Applied alone, each patch
 // still removes its finding; applied together, they compose.
-func Agree(fs []finding.Finding) {
+func Agree(fs []finding.Finding) { AgreeDecoded(fs, nil) }
+
+// AgreeDecoded is Agree with patches[i] fs[i]'s patch decoded, or nil
+// where it is to be decoded here (patches may be nil). The patches are
+// read, never changed.
+func AgreeDecoded(fs []finding.Finding, patches []map[string]any) {
 	// Only fixes that share their object with another can disagree; the
 	// others are not decoded and composed at all. Objects are independent
 	// and each finding belongs to one, so they are agreed on all cores.
@@ -28,6 +33,10 @@ func Agree(fs []finding.Finding) {
 		owns := make([]map[string]any, len(g.findings))
 		decoded := make([]bool, len(g.findings))
 		for k := range g.findings {
+			if patches != nil && patches[g.at[k]] != nil {
+				owns[k], decoded[k] = patches[g.at[k]], true
+				continue
+			}
 			decoded[k] = json.Unmarshal(g.findings[k].Fix.Patch, &owns[k]) == nil
 		}
 		for _, c := range compose(g.findings, owns) {

@@ -52,6 +52,12 @@ func Compose(fs []finding.Finding) []Change {
 	return compose(fs, nil)
 }
 
+// ComposeDecoded is Compose with patches[i] fs[i]'s patch decoded, or nil
+// where it is to be decoded here. The patches are read, never changed.
+func ComposeDecoded(fs []finding.Finding, patches []map[string]any) []Change {
+	return compose(fs, patches)
+}
+
 // compose is Compose with the findings' patches already decoded, where
 // patches is not nil (a nil entry is decoded here).
 func compose(fs []finding.Finding, patches []map[string]any) []Change {

@@ -42,12 +42,37 @@ func RunObject(o *object.Object, ix *index.Index, rs []*rules.Rule, opts *rules.
 	return res
 }
 
+// RunAndAgree is RunObject, after which each finding's fix is made to
+// agree with the composition of all the fixes on the object (fix.Agree),
+// as the scan reports them. Each patch is decoded once for both.
+func RunAndAgree(o *object.Object, ix *index.Index, rs []*rules.Rule, opts *rules.Options) rules.Outcome {
+	res := rules.RunObject(o, ix, rs, opts)
+	patches := make([]map[string]any, len(res.Findings))
+	recompute(o, ix, rs, opts, res.Findings, patches)
+	fs := make([]finding.Finding, len(res.Findings))
+	for i := range res.Findings {
+		fs[i] = res.Findings[i].Finding
+	}
+	fix.AgreeDecoded(fs, patches)
+	for i := range fs {
+		res.Findings[i].Fix = fs[i].Fix
+	}
+	return res
+}
+
 // Recompute rewrites, in found, the fixes computed from a field another
 // finding's fix sets: they are computed again on o with every fix on it
 // applied (see the package comment). Only strategic merge patches of o
 // itself take part; a rule that reads the others' findings is not asked
 // again, since it would run alone.
 func Recompute(o *object.Object, ix *index.Index, rs []*rules.Rule, opts *rules.Options, found []rules.Reported) {
+	recompute(o, ix, rs, opts, found, make([]map[string]any, len(found)))
+}
+
+// recompute is Recompute with patches[i] found[i]'s patch decoded, or nil
+// where it is not decoded yet; it decodes the ones it reads, and leaves nil
+// the ones of the fixes it rewrites.
+func recompute(o *object.Object, ix *index.Index, rs []*rules.Rule, opts *rules.Options, found []rules.Reported, patches []map[string]any) {
 	var parts []int
 	for i, f := range found {
 		if f.Fix != nil && f.Fix.Type == finding.StrategicMergePatch && len(f.Fix.Patch) > 0 && f.Fix.Target == nil {
@@ -61,12 +86,20 @@ func Recompute(o *object.Object, ix *index.Index, rs []*rules.Rule, opts *rules.
 	for _, r := range rs {
 		byID[r.ID] = r
 	}
+	decoded := func(i int) map[string]any {
+		if patches[i] == nil {
+			if json.Unmarshal(found[i].Fix.Patch, &patches[i]) != nil {
+				patches[i] = nil
+			}
+		}
+		return patches[i]
+	}
 	for range MaxRounds {
-		readers := stale(o, found, parts, byID)
+		readers := stale(o, found, parts, byID, decoded)
 		if len(readers) == 0 {
 			return
 		}
-		patched := patchedObject(o, found, parts)
+		patched := patchedObject(o, found, parts, decoded)
 		if patched == nil {
 			return
 		}
@@ -96,6 +129,7 @@ func Recompute(o *object.Object, ix *index.Index, rs []*rules.Rule, opts *rules.
 				}
 			}
 			found[i].Fix = &fx
+			patches[i] = nil
 			changed = true
 		}
 		if !changed {
@@ -106,11 +140,8 @@ func Recompute(o *object.Object, ix *index.Index, rs []*rules.Rule, opts *rules.
 
 // stale returns the parts whose rule's fix reads a field another rule's
 // part sets.
-func stale(o *object.Object, found []rules.Reported, parts []int, byID map[string]*rules.Rule) []int {
+func stale(o *object.Object, found []rules.Reported, parts []int, byID map[string]*rules.Rule, decoded func(int) map[string]any) []int {
 	sets := make(map[int][]Field, len(parts))
-	for _, j := range parts {
-		sets[j] = Fields(o, found[j].Fix.Patch)
-	}
 	var out []int
 	for _, i := range parts {
 		r := byID[found[i].Rule]
@@ -119,10 +150,17 @@ func stale(o *object.Object, found []rules.Reported, parts []int, byID map[strin
 		}
 	others:
 		for _, j := range parts {
-			if found[j].Rule == found[i].Rule {
+			if found[j].Rule == found[i].Rule || !mayWrite(byID[found[j].Rule], r.Fix.From) {
 				continue
 			}
-			for _, f := range sets[j] {
+			fields, ok := sets[j]
+			if !ok {
+				if p := decoded(j); p != nil {
+					fields = fieldsOf(o, p)
+				}
+				sets[j] = fields
+			}
+			for _, f := range fields {
 				if f.Container != "" && f.Container != found[i].Container {
 					continue
 				}
@@ -136,17 +174,35 @@ func stale(o *object.Object, found []rules.Reported, parts []int, byID map[strin
 	return out
 }
 
+// mayWrite reports whether w's fix may set one of the fields from: its
+// patches set only the fields its Fix.Sets declare (the fixture test holds
+// every rule to that), so the patch need not be read when none of them
+// overlaps. A rule that declares nothing may set anything.
+func mayWrite(w *rules.Rule, from []string) bool {
+	if w == nil || len(w.Fix.Sets) == 0 {
+		return true
+	}
+	for _, s := range w.Fix.Sets {
+		if Overlaps(from, s) {
+			return true
+		}
+	}
+	return false
+}
+
 // patchedObject is o with the composed patch of the parts applied, nil
 // when it cannot be made (no typed model, a patch that does not apply).
-func patchedObject(o *object.Object, found []rules.Reported, parts []int) *object.Object {
+func patchedObject(o *object.Object, found []rules.Reported, parts []int, decoded func(int) map[string]any) *object.Object {
 	if o.Typed == nil {
 		return nil
 	}
 	fs := make([]finding.Finding, len(parts))
+	ps := make([]map[string]any, len(parts))
 	for k, i := range parts {
 		fs[k] = found[i].Finding
+		ps[k] = decoded(i)
 	}
-	changes := fix.Compose(fs)
+	changes := fix.ComposeDecoded(fs, ps)
 	if len(changes) != 1 {
 		return nil
 	}
@@ -209,6 +265,11 @@ func Fields(o *object.Object, patch json.RawMessage) []Field {
 	if json.Unmarshal(patch, &v) != nil {
 		return nil
 	}
+	return fieldsOf(o, v)
+}
+
+// fieldsOf is Fields of a decoded patch, which it leaves as it is.
+func fieldsOf(o *object.Object, v map[string]any) []Field {
 	spec := ""
 	if t := o.PodTemplate(); t != nil {
 		spec = t.SpecPath.String()
@@ -234,9 +295,10 @@ func Fields(o *object.Object, patch json.RawMessage) []Field {
 				for _, item := range list {
 					if im, ok := item.(map[string]any); ok {
 						name, _ := im["name"].(string)
-						delete(im, "name")
-						if len(im) > 0 {
-							walk(im, "container", name)
+						for k, c := range im {
+							if k != "name" {
+								walk(c, "container."+k, name)
+							}
 						}
 					}
 				}

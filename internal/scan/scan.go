@@ -21,7 +21,6 @@ import (
 	"backfire.dev/backfire/internal/catalog"
 	"backfire.dev/backfire/internal/config"
 	"backfire.dev/backfire/internal/finding"
-	"backfire.dev/backfire/internal/fix"
 	"backfire.dev/backfire/internal/fixcompose"
 	"backfire.dev/backfire/internal/index"
 	"backfire.dev/backfire/internal/load"
@@ -415,7 +414,7 @@ func (s *scanner) check(r *inputResult, input, file, first int, docs []*load.Doc
 	}
 	for _, a := range objs {
 		rec := &index.Recorder{}
-		c := checked{ord: a.ord, open: &outcome{obj: a.obj, out: fixcompose.RunObject(a.obj, s.ix.View(r.scope, rec), s.rules, &s.opts.Rules)}}
+		c := checked{ord: a.ord, open: &outcome{obj: a.obj, out: fixcompose.RunAndAgree(a.obj, s.ix.View(r.scope, rec), s.rules, &s.opts.Rules)}}
 		if rec.Compact() {
 			c.rec = rec
 		}
@@ -444,10 +443,10 @@ func (s *scanner) settle(c *checked, files sourceLines) {
 	if o == nil || o.located {
 		return
 	}
+	// The fixes agree already (fixcompose.RunAndAgree).
 	for _, f := range o.out.Findings {
 		o.findings = append(o.findings, locate(f, files))
 	}
-	fix.Agree(o.findings)
 	// Secrets a probe command carries are masked before any report sees
 	// the findings (the JSON report's spill included).
 	for i := range o.findings {
@@ -527,7 +526,7 @@ func (s *scanner) recheck() {
 				if deferring {
 					rec = &index.Recorder{}
 				}
-				out := fixcompose.RunObject(o, s.ix.View(r.scope, rec), s.rules, &s.opts.Rules)
+				out := fixcompose.RunAndAgree(o, s.ix.View(r.scope, rec), s.rules, &s.opts.Rules)
 				if rec != nil && rec.Incomplete {
 					again = append(again, k)
 					continue
