@@ -8,8 +8,11 @@
 package redact
 
 import (
+	"reflect"
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
 
 	"backfire.dev/backfire/internal/finding"
 )
@@ -63,8 +66,32 @@ func Text(s string) string {
 	if s == "" {
 		return s
 	}
-	return mask(s, clientsOf(s))
+	memo.RLock()
+	out, ok := memo.texts[s]
+	memo.RUnlock()
+	if ok {
+		return out
+	}
+	out = mask(s, clientsOf(s))
+	memo.Lock()
+	if len(memo.texts) < memoLimit {
+		memo.texts[s] = out
+	}
+	memo.Unlock()
+	return out
 }
+
+// memo holds the texts masked so far. Findings repeat their texts: a rule
+// words its mechanism and its fix the same way for every container with
+// the same numbers, and masking a text costs a search per pattern.
+var memo = struct {
+	sync.RWMutex
+	texts map[string]string
+}{texts: map[string]string{}}
+
+// memoLimit bounds the memo (a few megabytes of text); texts past it are
+// masked each time.
+const memoLimit = 1 << 14
 
 // mask masks s, knowing which clients the command it is part of runs: a
 // MySQL client (-px is a password), a MongoDB one (-p x), redis-cli (-a
@@ -317,40 +344,75 @@ func Finding(f *finding.Finding) {
 	}
 }
 
-// texts masks a list into a new one: the list may be shared.
+// texts masks a list into a new one where a text changes: the list may be
+// shared.
 func texts(list []string) []string {
-	if list == nil {
-		return nil
-	}
-	out := make([]string, len(list))
 	for i, s := range list {
-		out[i] = Text(s)
+		if m := Text(s); m != s {
+			out := slices.Clone(list)
+			out[i] = m
+			for j := i + 1; j < len(out); j++ {
+				out[j] = Text(out[j])
+			}
+			return out
+		}
 	}
-	return out
+	return list
 }
 
+// evidence masks the strings of an evidence value into a copy where one
+// changes: the value may be shared.
 func evidence(v any) any {
 	switch x := v.(type) {
 	case string:
 		return Text(x)
 	case []string:
-		out := make([]string, len(x))
-		for i, s := range x {
-			out[i] = Text(s)
-		}
-		return out
+		return texts(x)
 	case []any:
-		out := make([]any, len(x))
 		for i, e := range x {
-			out[i] = evidence(e)
+			if m := evidence(e); !sameValue(m, e) {
+				out := slices.Clone(x)
+				out[i] = m
+				for j := i + 1; j < len(out); j++ {
+					out[j] = evidence(out[j])
+				}
+				return out
+			}
 		}
-		return out
 	case map[string]any:
-		out := make(map[string]any, len(x))
 		for k, e := range x {
-			out[k] = evidence(e)
+			if m := evidence(e); !sameValue(m, e) {
+				out := make(map[string]any, len(x))
+				for k2, e2 := range x {
+					if k2 == k {
+						out[k2] = m
+					} else {
+						out[k2] = evidence(e2)
+					}
+				}
+				return out
+			}
 		}
-		return out
 	}
 	return v
+}
+
+// sameValue reports whether evidence returned v itself: the same string,
+// or the same list or map.
+func sameValue(masked, v any) bool {
+	switch x := v.(type) {
+	case string:
+		m, ok := masked.(string)
+		return ok && m == x
+	case []string:
+		m, ok := masked.([]string)
+		return ok && len(m) == len(x) && (len(x) == 0 || &m[0] == &x[0])
+	case []any:
+		m, ok := masked.([]any)
+		return ok && len(m) == len(x) && (len(x) == 0 || &m[0] == &x[0])
+	case map[string]any:
+		m, ok := masked.(map[string]any)
+		return ok && reflect.ValueOf(m).UnsafePointer() == reflect.ValueOf(x).UnsafePointer()
+	}
+	return true
 }

@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -77,6 +78,28 @@ func TestFinding(t *testing.T) {
 	}
 	if mech[0] != "exec [redis-cli -a s3cret ping] needs Redis to answer" || fix.Description != "replace exec [redis-cli -a s3cret ping] with tcpSocket" {
 		t.Error("shared lists written to")
+	}
+}
+
+// Evidence is masked at any depth into a copy, and evidence without a
+// secret is kept as it is, not copied.
+func TestEvidenceCopiesOnlyWhereItMasks(t *testing.T) {
+	shared := map[string]any{
+		"n":      3,
+		"probes": []any{"tcpSocket :5432", map[string]any{"exec": []string{"ping", "redis-cli -a s3cret ping"}}},
+		"clean":  map[string]any{"port": "5432"},
+	}
+	masked := evidence(shared).(map[string]any)
+	got := masked["probes"].([]any)[1].(map[string]any)["exec"].([]string)
+	if got[0] != "ping" || got[1] != "redis-cli -a **** ping" || masked["n"] != 3 {
+		t.Errorf("masked evidence %v", masked)
+	}
+	if shared["probes"].([]any)[1].(map[string]any)["exec"].([]string)[1] != "redis-cli -a s3cret ping" {
+		t.Error("shared evidence written to")
+	}
+	clean := map[string]any{"n": 3, "list": []any{"a", []string{"b"}}, "m": map[string]any{"c": "d"}}
+	if out := evidence(clean).(map[string]any); reflect.ValueOf(out).UnsafePointer() != reflect.ValueOf(clean).UnsafePointer() {
+		t.Error("evidence without a secret was copied")
 	}
 }
 
