@@ -16,7 +16,10 @@ import (
 // off the whole. Above the room, the soft memory limit keeps the heap
 // where the default would (it is raised after every collection to twice
 // the live heap, so a large input never makes the collector run without
-// pause). Set GOGC or GOMEMLIMIT to run with your own settings.
+// pause: runtime/debug.SetMemoryLimit says a limit under what the runtime
+// uses "may cause the garbage collector to run nearly continuously", held
+// to about half the CPU by the GC CPU limiter, runtime/mgclimit.go). Set
+// GOGC or GOMEMLIMIT to run with your own settings.
 func tuneGC() {
 	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
 		return
