@@ -4,13 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"math"
 	"slices"
 	"strconv"
-	"unicode/utf8"
 
 	"backfire.dev/backfire/internal/finding"
+	"backfire.dev/backfire/internal/jsonenc"
 	"backfire.dev/backfire/internal/object"
 )
 
@@ -78,37 +76,37 @@ func key(b []byte, depth int, name string, first bool) []byte {
 		b = append(b, ',')
 	}
 	b = newline(b, depth)
-	b = appendString(b, name)
+	b = jsonenc.AppendString(b, name, false)
 	return append(b, ':', ' ')
 }
 
 func (e *FindingEncoder) finding(b []byte, f *finding.Finding) ([]byte, error) {
 	b = append(b, '{')
 	b = key(b, 1, "rule", true)
-	b = appendString(b, f.Rule)
+	b = jsonenc.AppendString(b, f.Rule, false)
 	b = key(b, 1, "slug", false)
-	b = appendString(b, f.Slug)
+	b = jsonenc.AppendString(b, f.Slug, false)
 	// Severity's MarshalJSON is the quoted name.
 	b = key(b, 1, "severity", false)
-	b = appendString(b, f.Severity.String())
+	b = jsonenc.AppendString(b, f.Severity.String(), false)
 	b = key(b, 1, "object", false)
 	b = ref(b, &f.Object, 1)
 	if f.Container != "" {
 		b = key(b, 1, "container", false)
-		b = appendString(b, f.Container)
+		b = jsonenc.AppendString(b, f.Container, false)
 	}
 	b = key(b, 1, "file", false)
-	b = appendString(b, f.File)
+	b = jsonenc.AppendString(b, f.File, false)
 	b = key(b, 1, "line", false)
 	b = strconv.AppendInt(b, int64(f.Line), 10)
 	b = key(b, 1, "column", false)
 	b = strconv.AppendInt(b, int64(f.Column), 10)
 	if f.Path != "" {
 		b = key(b, 1, "path", false)
-		b = appendString(b, f.Path)
+		b = jsonenc.AppendString(b, f.Path, false)
 	}
 	b = key(b, 1, "message", false)
-	b = appendString(b, f.Message)
+	b = jsonenc.AppendString(b, f.Message, false)
 	// No omitempty: a nil list is null.
 	b = key(b, 1, "mechanism", false)
 	b = stringList(b, f.Mechanism, 1)
@@ -131,15 +129,15 @@ func (e *FindingEncoder) finding(b []byte, f *finding.Finding) ([]byte, error) {
 	}
 	if f.Origin != "" {
 		b = key(b, 1, "origin", false)
-		b = appendString(b, f.Origin)
+		b = jsonenc.AppendString(b, f.Origin, false)
 	}
 	if f.ValuesSource != "" {
 		b = key(b, 1, "valuesSource", false)
-		b = appendString(b, f.ValuesSource)
+		b = jsonenc.AppendString(b, f.ValuesSource, false)
 	}
 	if f.Fingerprint != "" {
 		b = key(b, 1, "fingerprint", false)
-		b = appendString(b, f.Fingerprint)
+		b = jsonenc.AppendString(b, f.Fingerprint, false)
 	}
 	b = newline(b, 0)
 	return append(b, '}'), nil
@@ -149,15 +147,15 @@ func (e *FindingEncoder) finding(b []byte, f *finding.Finding) ([]byte, error) {
 func ref(b []byte, r *object.Ref, depth int) []byte {
 	b = append(b, '{')
 	b = key(b, depth+1, "apiVersion", true)
-	b = appendString(b, r.APIVersion)
+	b = jsonenc.AppendString(b, r.APIVersion, false)
 	b = key(b, depth+1, "kind", false)
-	b = appendString(b, r.Kind)
+	b = jsonenc.AppendString(b, r.Kind, false)
 	if r.Namespace != "" {
 		b = key(b, depth+1, "namespace", false)
-		b = appendString(b, r.Namespace)
+		b = jsonenc.AppendString(b, r.Namespace, false)
 	}
 	b = key(b, depth+1, "name", false)
-	b = appendString(b, r.Name)
+	b = jsonenc.AppendString(b, r.Name, false)
 	b = newline(b, depth)
 	return append(b, '}')
 }
@@ -165,9 +163,9 @@ func ref(b []byte, r *object.Ref, depth int) []byte {
 func (e *FindingEncoder) fix(b []byte, x *finding.Fix, depth int) ([]byte, error) {
 	b = append(b, '{')
 	b = key(b, depth+1, "description", true)
-	b = appendString(b, x.Description)
+	b = jsonenc.AppendString(b, x.Description, false)
 	b = key(b, depth+1, "type", false)
-	b = appendString(b, x.Type)
+	b = jsonenc.AppendString(b, x.Type, false)
 	if len(x.Patch) > 0 {
 		b = key(b, depth+1, "patch", false)
 		// encoding/json checks and compacts a RawMessage; indent drops
@@ -206,7 +204,7 @@ func stringList(b []byte, list []string, depth int) []byte {
 			b = append(b, ',')
 		}
 		b = newline(b, depth+1)
-		b = appendString(b, s)
+		b = jsonenc.AppendString(b, s, false)
 	}
 	b = newline(b, depth)
 	return append(b, ']')
@@ -254,7 +252,7 @@ func (e *FindingEncoder) value(b []byte, v any, depth int) ([]byte, error) {
 	case nil:
 		return append(b, "null"...), nil
 	case string:
-		return appendString(b, x), nil
+		return jsonenc.AppendString(b, x, false), nil
 	case bool:
 		return strconv.AppendBool(b, x), nil
 	case int:
@@ -280,9 +278,9 @@ func (e *FindingEncoder) value(b []byte, v any, depth int) ([]byte, error) {
 	case uintptr:
 		return strconv.AppendUint(b, uint64(x), 10), nil
 	case float64:
-		return appendFloat(b, x, 64)
+		return jsonenc.AppendFloat(b, x, 64)
 	case float32:
-		return appendFloat(b, float64(x), 32)
+		return jsonenc.AppendFloat(b, float64(x), 32)
 	case []string:
 		return stringList(b, x, depth), nil
 	case []any:
@@ -380,85 +378,3 @@ var errTooDeep = errors.New("json: exceeded max depth")
 
 // isSpace is what JSON allows between tokens.
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
-
-// appendFloat is encoding/json's float encoding: like %g, with the
-// exponent cutoffs of ES6 and no padding of the exponent.
-func appendFloat(b []byte, f float64, bits int) ([]byte, error) {
-	if math.IsInf(f, 0) || math.IsNaN(f) {
-		return b, fmt.Errorf("json: unsupported value: %s", strconv.FormatFloat(f, 'g', -1, bits))
-	}
-	abs := math.Abs(f)
-	format := byte('f')
-	if abs != 0 {
-		if bits == 64 && (abs < 1e-6 || abs >= 1e21) || bits == 32 && (float32(abs) < 1e-6 || float32(abs) >= 1e21) {
-			format = 'e'
-		}
-	}
-	b = strconv.AppendFloat(b, f, format, -1, bits)
-	if format == 'e' {
-		// e-09 to e-9
-		n := len(b)
-		if n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
-			b[n-2] = b[n-1]
-			b = b[:n-1]
-		}
-	}
-	return b, nil
-}
-
-const hex = "0123456789abcdef"
-
-// appendString is encoding/json's string encoding without HTML escaping:
-// quotes, backslashes and control characters escaped, invalid UTF-8 as
-// U+FFFD, and U+2028 and U+2029 escaped for JavaScript.
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '\\', '"':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i++
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
