@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"backfire.dev/backfire/internal/finding"
+	"backfire.dev/backfire/internal/jsonenc"
 	"backfire.dev/backfire/internal/object"
 )
 
@@ -93,7 +94,7 @@ func agreeChange(fs []finding.Finding, c Change, own []map[string]any, decoded [
 		if equal(agreed, own[k]) {
 			continue
 		}
-		b, err := json.Marshal(agreed)
+		b, err := jsonenc.Marshal(agreed)
 		if err != nil {
 			continue
 		}

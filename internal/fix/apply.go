@@ -1,10 +1,10 @@
 package fix
 
 import (
-	"encoding/json"
-
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
+
+	"backfire.dev/backfire/internal/jsonenc"
 )
 
 // Apply applies a strategic merge patch to an object's JSON, as `kubectl
@@ -24,7 +24,7 @@ func Apply(doc, patch []byte, typed any) ([]byte, error) {
 
 // ApplyChange applies a composed change (see Compose) to an object's JSON.
 func ApplyChange(doc []byte, c Change, typed any) ([]byte, error) {
-	patch, err := json.Marshal(c.Patch)
+	patch, err := jsonenc.Marshal(c.Patch)
 	if err != nil {
 		return nil, err
 	}

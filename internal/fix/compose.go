@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"backfire.dev/backfire/internal/finding"
+	"backfire.dev/backfire/internal/jsonenc"
 	"backfire.dev/backfire/internal/object"
 )
 
@@ -365,7 +366,7 @@ func show(v any) string {
 	if v == nil {
 		return "null (deleted)"
 	}
-	b, _ := json.Marshal(v)
+	b, _ := jsonenc.Marshal(v)
 	return string(b)
 }
 

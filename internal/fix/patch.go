@@ -5,6 +5,7 @@ package fix
 import (
 	"encoding/json"
 
+	"backfire.dev/backfire/internal/jsonenc"
 	"backfire.dev/backfire/internal/load"
 	"backfire.dev/backfire/internal/object"
 )
@@ -57,7 +58,7 @@ func At(path string, value any) json.RawMessage {
 	for i := len(segs) - 1; i >= 0; i-- {
 		value = map[string]any{segs[i].Key: value}
 	}
-	b, err := json.Marshal(value)
+	b, err := jsonenc.Marshal(value)
 	if err != nil {
 		panic(err) // only maps, slices and scalars reach here
 	}

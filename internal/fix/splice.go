@@ -9,6 +9,8 @@ import (
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
+
+	"backfire.dev/backfire/internal/jsonenc"
 )
 
 // Patched is Apply for a document that is decoded again and never printed:
@@ -28,7 +30,7 @@ import (
 // strategicpatch itself, as Apply would.
 func Patched(doc []byte, patch map[string]any, typed any) ([]byte, error) {
 	if typed == nil {
-		b, err := json.Marshal(patch)
+		b, err := jsonenc.Marshal(patch)
 		if err != nil {
 			return nil, err
 		}
@@ -82,7 +84,7 @@ func patchObject(doc []byte, start, end int, patch map[string]any, schema strate
 
 // whole patches doc at this level as strategicpatch does.
 func whole(doc []byte, patch map[string]any, schema strategicpatch.LookupPatchMeta) ([]byte, error) {
-	b, err := json.Marshal(patch)
+	b, err := jsonenc.Marshal(patch)
 	if err != nil {
 		return nil, err
 	}
@@ -197,7 +199,7 @@ func merge(doc []byte, start, end int, patch map[string]any, schema strategicpat
 		if len(out) > 1 {
 			out = append(out, ',')
 		}
-		key, _ := json.Marshal(a.key)
+		key, _ := jsonenc.Marshal(a.key)
 		out = append(out, key...)
 		out = append(out, ':')
 		out = append(out, a.value...)
@@ -211,7 +213,7 @@ func set(v any) ([]byte, bool) {
 	if hasDirective(v) {
 		return nil, false
 	}
-	b, err := json.Marshal(withoutNulls(v))
+	b, err := jsonenc.Marshal(withoutNulls(v))
 	return b, err == nil
 }
 
@@ -268,7 +270,7 @@ func mergeList(doc []byte, start, end int, patch []any, key string, schema strat
 		return nil, nil, false, nil
 	}
 	if s != "merge" {
-		b, err := json.Marshal(patch)
+		b, err := jsonenc.Marshal(patch)
 		return nil, b, err == nil, nil
 	}
 	es, ok, err := itemEdits(doc, start, end, patch, meta.GetPatchMergeKey(), sub)

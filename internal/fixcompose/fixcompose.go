@@ -24,6 +24,7 @@ import (
 	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/fix"
 	"backfire.dev/backfire/internal/index"
+	"backfire.dev/backfire/internal/jsonenc"
 	"backfire.dev/backfire/internal/load"
 	"backfire.dev/backfire/internal/object"
 	"backfire.dev/backfire/internal/rules"
@@ -245,7 +246,7 @@ func merge(a, b finding.Finding) (json.RawMessage, bool) {
 	if len(changes) != 1 {
 		return nil, false
 	}
-	out, err := json.Marshal(changes[0].Patch)
+	out, err := jsonenc.Marshal(changes[0].Patch)
 	return out, err == nil
 }
 
