@@ -134,11 +134,10 @@ func objectMember(b []byte, off int, key string) (keyOff, valOff int, ok bool) {
 		kStart := i
 		kEnd := skipValue(b, i)
 		i = kEnd + 1 // ':'
-		vStart := i
-		i = skipValue(b, i)
 		if keyEquals(b[kStart:kEnd], key) {
-			return kStart, vStart, true
+			return kStart, i, true // before skipping the value, which is the rest of the path
 		}
+		i = skipValue(b, i)
 		if i < len(b) && b[i] == ',' {
 			i++
 		}
