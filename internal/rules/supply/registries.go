@@ -55,6 +55,14 @@ func parseImage(s string) (image, bool) {
 
 // registryOf says which registry an image runs, if any.
 func registryOf(img string) (*Registry, bool) {
+	if !registryNames[lastName(img)] {
+		return nil, false // the index asks this of every container
+	}
+	return matchRegistry(img)
+}
+
+// matchRegistry is registryOf without the look at the image's last name.
+func matchRegistry(img string) (*Registry, bool) {
 	im, ok := parseImage(img)
 	if !ok {
 		return nil, false
@@ -67,6 +75,34 @@ func registryOf(img string) (*Registry, bool) {
 		}
 	}
 	return nil, false
+}
+
+// registryNames are the last path elements of the Registries' images:
+// every image registryOf recognises ends its repository with one.
+var registryNames = func() map[string]bool {
+	names := map[string]bool{}
+	for _, r := range Registries {
+		for _, want := range r.Images {
+			names[path.Base(want)] = true
+		}
+	}
+	return names
+}()
+
+// lastName is the last path element of an image reference's repository,
+// as written: after the last "/" before any digest, without the tag. For
+// a reference parseImage reads, it is path.Base of the repository.
+func lastName(img string) string {
+	if i := strings.IndexByte(img, '@'); i >= 0 {
+		img = img[:i]
+	}
+	if i := strings.LastIndexByte(img, '/'); i >= 0 {
+		img = img[i+1:]
+	}
+	if i := strings.IndexByte(img, ':'); i >= 0 {
+		img = img[:i]
+	}
+	return img
 }
 
 // registries is the index's question: the workloads that run a registry.
