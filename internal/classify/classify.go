@@ -11,6 +11,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -271,8 +272,9 @@ func ContainerIn(once string, c *corev1.Container, pod Pod) Verdict {
 	base := path.Base(repo)
 	tokens := splitTokens(base)
 	for _, t := range tokens {
+		t = trimDigits(t)
 		for _, n := range NotServerTokens {
-			if strings.TrimRight(t, "0123456789") == n {
+			if t == n {
 				return Verdict{NotBecause: "image " + repo + ` has the token "` + n + `": it runs beside a server, it is not one`}
 			}
 		}
@@ -400,14 +402,39 @@ func splitTokens(s string) []string {
 	return strings.FieldsFunc(s, func(r rune) bool { return r == '-' || r == '_' || r == '.' })
 }
 
+// trimDigits is t without its trailing digits ("pgbouncer2" is a
+// pgbouncer).
+func trimDigits(t string) string {
+	for len(t) > 0 && '0' <= t[len(t)-1] && t[len(t)-1] <= '9' {
+		t = t[:len(t)-1]
+	}
+	return t
+}
+
+// imageTokens holds each Servers entry's ImageTokens split into tokens,
+// once: every container of every workload is matched against them.
+var imageTokens = sync.OnceValue(func() map[string][]string {
+	out := map[string][]string{}
+	for _, s := range Servers {
+		for _, it := range s.ImageTokens {
+			out[it] = splitTokens(it)
+		}
+	}
+	return out
+})
+
 func matchImage(s *Server, base string, tokens []string) bool {
 	for _, n := range s.ImageNames {
 		if base == n {
 			return true
 		}
 	}
+	split := imageTokens()
 	for _, it := range s.ImageTokens {
-		want := splitTokens(it)
+		want, ok := split[it]
+		if !ok {
+			want = splitTokens(it)
+		}
 		for i := 0; i+len(want) <= len(tokens); i++ {
 			if matchRun(tokens[i:i+len(want)], want) {
 				return true
@@ -430,7 +457,7 @@ func matchRun(got, want []string) bool {
 		if !strings.HasPrefix(got[i], w) {
 			return false
 		}
-		rest := strings.TrimRight(got[i][len(w):], "0123456789")
+		rest := trimDigits(got[i][len(w):])
 		if !contains(serverSuffixes, rest) {
 			return false
 		}
