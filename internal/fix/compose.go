@@ -101,7 +101,7 @@ func compose(fs []finding.Finding, patches []map[string]any) []Change {
 		m := merger{owned: map[string]string{}, by: map[string]string{}}
 		for _, p := range parts {
 			c.Findings = append(c.Findings, p.i)
-			m.own(p.patch, "", fs[p.i].Rule)
+			m.toOwn = append(m.toOwn, walk{p.patch, "", fs[p.i].Rule})
 			m.merge(c.Patch, p.patch, "", fs[p.i].Rule)
 			for _, ph := range fs[p.i].Fix.Placeholders {
 				if !slices.Contains(c.Placeholders, ph) {
@@ -164,6 +164,35 @@ type merger struct {
 	// by maps a leaf's path to the rule that set it.
 	by    map[string]string
 	notes []string
+	// toOwn and toMark are the walks of own and mark not made yet: owned
+	// and by are read only where two fixes conflict, so the walks (a path
+	// string for every field of every patch) are made then, in order.
+	toOwn, toMark []walk
+}
+
+// A walk is one call of own or mark put off.
+type walk struct {
+	v          any
+	path, rule string
+}
+
+// ownedProbes returns owned with every put-off own walk made.
+func (m *merger) ownedProbes() map[string]string {
+	for _, w := range m.toOwn {
+		m.own(w.v, w.path, w.rule)
+	}
+	m.toOwn = m.toOwn[:0]
+	return m.owned
+}
+
+// setBy returns the rule that set the leaf at p, every put-off mark walk
+// made first.
+func (m *merger) setBy(p string) string {
+	for _, w := range m.toMark {
+		m.mark(w.v, w.path, w.rule)
+	}
+	m.toMark = m.toMark[:0]
+	return m.by[p]
 }
 
 // merge merges src (from rule) into dst at path.
@@ -179,7 +208,7 @@ func (m *merger) merge(dst, src map[string]any, path, rule string) {
 		dv, exists := dst[k]
 		if !exists {
 			dst[k] = clone(sv)
-			m.mark(sv, p, rule)
+			m.toMark = append(m.toMark, walk{sv, p, rule})
 			continue
 		}
 		switch s := sv.(type) {
@@ -201,14 +230,14 @@ func (m *merger) merge(dst, src map[string]any, path, rule string) {
 		m.notes = append(m.notes, fmt.Sprintf("%s: %s (%s) over %s (%s): %s", p, show(winner), m.whoSet(p, winner, dv, rule), show(other(winner, dv, sv)), m.whoLost(p, winner, dv, rule), why))
 		if !equal(winner, dv) {
 			dst[k] = clone(sv)
-			m.mark(sv, p, rule)
+			m.toMark = append(m.toMark, walk{sv, p, rule})
 		}
 	}
 }
 
 func (m *merger) whoSet(p string, winner, dv any, rule string) string {
 	if equal(winner, dv) {
-		return m.by[p]
+		return m.setBy(p)
 	}
 	return rule
 }
@@ -217,7 +246,7 @@ func (m *merger) whoLost(p string, winner, dv any, rule string) string {
 	if equal(winner, dv) {
 		return rule
 	}
-	return m.by[p]
+	return m.setBy(p)
 }
 
 func other(winner, a, b any) any {
@@ -230,7 +259,7 @@ func other(winner, a, b any) any {
 // resolve picks between the value already merged (from a fix of higher
 // precedence) and v from rule.
 func (m *merger) resolve(path string, have, v any, rule string) (any, string) {
-	for probe, owner := range m.owned {
+	for probe, owner := range m.ownedProbes() {
 		if strings.HasPrefix(path, probe+".") && owner != rule {
 			return have, owner + " replaces the handler of " + probe
 		}
@@ -298,7 +327,7 @@ func (m *merger) mergeNamed(dst, src []any, path, rule string) []any {
 		}
 		if !found {
 			dst = append(dst, clone(s))
-			m.mark(s, path+"["+name+"]", rule)
+			m.toMark = append(m.toMark, walk{s, path + "[" + name + "]", rule})
 		}
 	}
 	return dst
