@@ -73,6 +73,9 @@ func Text(s string) string {
 		return out
 	}
 	out = mask(s, clientsOf(s))
+	if out != s {
+		return out // not remembered: the memo would hold the secret
+	}
 	memo.Lock()
 	if len(memo.texts) < memoLimit {
 		memo.texts[s] = out
@@ -81,9 +84,11 @@ func Text(s string) string {
 	return out
 }
 
-// memo holds the texts masked so far. Findings repeat their texts: a rule
-// words its mechanism and its fix the same way for every container with
-// the same numbers, and masking a text costs a search per pattern.
+// memo holds the texts found to hold no secret. Findings repeat their
+// texts: a rule words its mechanism and its fix the same way for every
+// container with the same numbers, and masking a text costs a search per
+// pattern. A text that held a secret is masked again each time, so that
+// a long-running process (the webhook) keeps no secret in its memo.
 var memo = struct {
 	sync.RWMutex
 	texts map[string]string

@@ -81,6 +81,24 @@ func TestFinding(t *testing.T) {
 	}
 }
 
+// Texts without a secret are remembered; a text with one is masked again
+// each time and not kept.
+func TestMemoKeepsNoSecret(t *testing.T) {
+	secret, clean := "exec [redis-cli -a m3mo ping]", "exec [redis-cli ping] answers PONG"
+	for range 2 {
+		if Text(secret) != "exec [redis-cli -a **** ping]" || Text(clean) != clean {
+			t.Fatal("masking changed with the memo")
+		}
+	}
+	memo.RLock()
+	_, kept := memo.texts[secret]
+	_, cleanKept := memo.texts[clean]
+	memo.RUnlock()
+	if kept || !cleanKept {
+		t.Errorf("memo holds the secret's text: %v, the clean text: %v; want false, true", kept, cleanKept)
+	}
+}
+
 // Evidence is masked at any depth into a copy, and evidence without a
 // secret is kept as it is, not copied.
 func TestEvidenceCopiesOnlyWhereItMasks(t *testing.T) {
