@@ -23,11 +23,11 @@ import (
 //
 // The descent follows what the strategic merge patch itself does at each
 // level (strategicpatch's mergeMap): a map value merges into the map it
-// names, and a list merged by key merges each item into the item of the
-// same key. Where the patch does anything else at a level (sets or deletes
-// a value, adds a key or an item, carries a directive, or meets a field
-// whose strategy replaces or retains keys), that level is patched whole by
-// strategicpatch itself, as Apply would.
+// names, a list merged by key merges each item into the item of the same
+// key, and the level's own few rules (see merge) are done on the JSON.
+// Where the patch carries a directive, meets a field whose strategy
+// replaces, or adds to, reorders or would sort a keyed list, that level is
+// patched whole by strategicpatch itself, as Apply would.
 func Patched(doc []byte, patch map[string]any, typed any) ([]byte, error) {
 	if typed == nil {
 		b, err := jsonenc.Marshal(patch)
