@@ -154,7 +154,7 @@ func (j *Judge) run(o *object.Object) rules.Outcome {
 			objs = append(objs, c)
 		}
 	}
-	return fixcompose.RunObject(o, index.Build(objs), j.rules, &j.opts)
+	return fixcompose.RunAndAgree(o, index.Build(objs), j.rules, &j.opts)
 }
 
 // decode parses the raw object of a request. The API server sends JSON,

@@ -3,6 +3,7 @@ package webhook
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -20,6 +21,7 @@ import (
 	"backfire.dev/backfire/internal/load"
 	"backfire.dev/backfire/internal/object"
 	"backfire.dev/backfire/internal/rules"
+	"backfire.dev/backfire/internal/scan"
 )
 
 func fixture(t testing.TB, name string) []byte {
@@ -155,12 +157,47 @@ func TestDenyNamesRuleFieldAndFix(t *testing.T) {
 	if !slices.ContainsFunc(resp.Warnings, func(w string) bool { return strings.HasPrefix(w, "BF103 warning ") }) {
 		t.Errorf("warnings %q lack BF103", resp.Warnings)
 	}
-	if strings.Contains(msg, "BF103") {
+	// (A fix's description may name BF103: its patch is composed with it.)
+	refusedBF103 := regexp.MustCompile(`(?m)^\s*BF103 `)
+	if refusedBF103.MatchString(msg) {
 		t.Errorf("BF103 (a warning) refused under --fail-on error")
 	}
 	// --fail-on warning refuses it too.
-	if msg := (Policy{Mode: Deny, FailOn: finding.Warning}).Respond(v).Result.Message; !strings.Contains(msg, "BF103") {
+	if msg := (Policy{Mode: Deny, FailOn: finding.Warning}).Respond(v).Result.Message; !refusedBF103.MatchString(msg) {
 		t.Errorf("--fail-on warning did not refuse BF103:\n%s", msg)
+	}
+}
+
+// The patch a warning or refusal proposes for a finding is the one the
+// scan reports for it: composed with the other fixes on the object, so
+// that two of them applied in turn do not undo each other (seed 003's
+// BF101, BF102 and BF103 all set the liveness probe).
+func TestPatchesAreTheScansAgreedOnes(t *testing.T) {
+	v := newJudge(t, nil, staticContext{}).Judge(request(t, admissionv1.Create, fixture(t, "bad-statefulset.yaml"), nil))
+	res, err := scan.Run(scan.Options{Paths: []string{filepath.Join("..", "..", "examples", "registry-database.yaml")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	scanned := map[string]string{}
+	agreed := 0
+	for _, f := range res.Findings {
+		if f.Fix != nil {
+			scanned[f.Rule] = string(f.Fix.Patch)
+			if len(f.Fix.Own) > 0 {
+				agreed++
+			}
+		}
+	}
+	if agreed == 0 {
+		t.Fatal("no fix of the scan was composed with another's: the test would not tell")
+	}
+	for _, f := range v.Findings {
+		if f.Fix == nil {
+			continue
+		}
+		if got, want := string(f.Fix.Patch), scanned[f.Rule]; got != want {
+			t.Errorf("%s: the webhook proposes\n%s\nthe scan\n%s", f.Rule, got, want)
+		}
 	}
 }
 
