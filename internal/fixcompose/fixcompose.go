@@ -35,17 +35,10 @@ import (
 // rules' fixes settle in one or two.
 const MaxRounds = 4
 
-// RunObject runs the rules on one object (rules.RunObject) and composes
-// the fixes of its findings (Recompute).
-func RunObject(o *object.Object, ix *index.Index, rs []*rules.Rule, opts *rules.Options) rules.Outcome {
-	res := rules.RunObject(o, ix, rs, opts)
-	Recompute(o, ix, rs, opts, res.Findings)
-	return res
-}
-
-// RunAndAgree is RunObject, after which each finding's fix is made to
-// agree with the composition of all the fixes on the object (fix.Agree),
-// as the scan reports them. Each patch is decoded once for both.
+// RunAndAgree runs the rules on one object (rules.RunObject), composes the
+// fixes of its findings (Recompute), and makes each finding's fix agree
+// with the composition of all the fixes on the object (fix.Agree), as the
+// scan and the webhook report them. Each patch is decoded once for both.
 func RunAndAgree(o *object.Object, ix *index.Index, rs []*rules.Rule, opts *rules.Options) rules.Outcome {
 	res := rules.RunObject(o, ix, rs, opts)
 	patches := make([]map[string]any, len(res.Findings))
@@ -151,7 +144,7 @@ func stale(o *object.Object, found []rules.Reported, parts []int, byID map[strin
 		}
 	others:
 		for _, j := range parts {
-			if found[j].Rule == found[i].Rule || !mayWrite(byID[found[j].Rule], r.Fix.From) {
+			if found[j].Rule == found[i].Rule {
 				continue
 			}
 			fields, ok := sets[j]
@@ -173,22 +166,6 @@ func stale(o *object.Object, found []rules.Reported, parts []int, byID map[strin
 		}
 	}
 	return out
-}
-
-// mayWrite reports whether w's fix may set one of the fields from: its
-// patches set only the fields its Fix.Sets declare (the fixture test holds
-// every rule to that), so the patch need not be read when none of them
-// overlaps. A rule that declares nothing may set anything.
-func mayWrite(w *rules.Rule, from []string) bool {
-	if w == nil || len(w.Fix.Sets) == 0 {
-		return true
-	}
-	for _, s := range w.Fix.Sets {
-		if Overlaps(from, s) {
-			return true
-		}
-	}
-	return false
 }
 
 // patchedObject is o with the composed patch of the parts applied, nil
