@@ -7,6 +7,7 @@ package jsonenc
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -152,47 +153,30 @@ func appendValue(b []byte, v any, depth int) ([]byte, bool, error) {
 		}
 		return append(b, ']'), true, nil
 	case map[string]any:
-		if x == nil {
-			return append(b, "null"...), true, nil
-		}
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		b = append(b, '{')
-		for i, k := range keys {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = AppendString(b, k, true)
-			b = append(b, ':')
-			var ok bool
-			var err error
-			if b, ok, err = appendValue(b, x[k], depth+1); !ok || err != nil {
-				return b, ok, err
-			}
-		}
-		return append(b, '}'), true, nil
+		return appendMap(b, x, depth)
 	case map[string]string:
-		if x == nil {
-			return append(b, "null"...), true, nil
-		}
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		b = append(b, '{')
-		for i, k := range keys {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = AppendString(b, k, true)
-			b = append(b, ':')
-			b = AppendString(b, x[k], true)
-		}
-		return append(b, '}'), true, nil
+		return appendMap(b, x, depth)
 	}
 	return b, false, nil
+}
+
+// appendMap appends a map as json.Marshal does: null when nil, keys sorted.
+func appendMap[V any](b []byte, m map[string]V, depth int) ([]byte, bool, error) {
+	if m == nil {
+		return append(b, "null"...), true, nil
+	}
+	b = append(b, '{')
+	for i, k := range slices.Sorted(maps.Keys(m)) {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = AppendString(b, k, true)
+		b = append(b, ':')
+		var ok bool
+		var err error
+		if b, ok, err = appendValue(b, m[k], depth+1); !ok || err != nil {
+			return b, ok, err
+		}
+	}
+	return append(b, '}'), true, nil
 }
