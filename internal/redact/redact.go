@@ -8,7 +8,6 @@
 package redact
 
 import (
-	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -337,10 +336,11 @@ func literal(v string) string {
 // writes, and it never carries a command.
 func Finding(f *finding.Finding) {
 	f.Message = Text(f.Message)
-	f.Mechanism = texts(f.Mechanism)
-	f.Assumptions = texts(f.Assumptions)
+	f.Mechanism, _ = texts(f.Mechanism)
+	f.Assumptions, _ = texts(f.Assumptions)
 	if f.Evidence != nil {
-		f.Evidence = evidence(f.Evidence).(map[string]any)
+		ev, _ := evidence(f.Evidence)
+		f.Evidence = ev.(map[string]any)
 	}
 	if f.Fix != nil && Text(f.Fix.Description) != f.Fix.Description {
 		fix := *f.Fix // may be shared with the object's other findings
@@ -349,9 +349,9 @@ func Finding(f *finding.Finding) {
 	}
 }
 
-// texts masks a list into a new one where a text changes: the list may be
-// shared.
-func texts(list []string) []string {
+// texts masks a list into a new one where a text changes (the list may be
+// shared), and says whether one did.
+func texts(list []string) ([]string, bool) {
 	for i, s := range list {
 		if m := Text(s); m != s {
 			out := slices.Clone(list)
@@ -359,65 +359,46 @@ func texts(list []string) []string {
 			for j := i + 1; j < len(out); j++ {
 				out[j] = Text(out[j])
 			}
-			return out
+			return out, true
 		}
 	}
-	return list
+	return list, false
 }
 
 // evidence masks the strings of an evidence value into a copy where one
-// changes: the value may be shared.
-func evidence(v any) any {
+// changes (the value may be shared), and says whether one did.
+func evidence(v any) (any, bool) {
 	switch x := v.(type) {
 	case string:
-		return Text(x)
+		m := Text(x)
+		return m, m != x
 	case []string:
 		return texts(x)
 	case []any:
 		for i, e := range x {
-			if m := evidence(e); !sameValue(m, e) {
+			if m, changed := evidence(e); changed {
 				out := slices.Clone(x)
 				out[i] = m
 				for j := i + 1; j < len(out); j++ {
-					out[j] = evidence(out[j])
+					out[j], _ = evidence(out[j])
 				}
-				return out
+				return out, true
 			}
 		}
 	case map[string]any:
 		for k, e := range x {
-			if m := evidence(e); !sameValue(m, e) {
+			if m, changed := evidence(e); changed {
 				out := make(map[string]any, len(x))
 				for k2, e2 := range x {
 					if k2 == k {
 						out[k2] = m
 					} else {
-						out[k2] = evidence(e2)
+						out[k2], _ = evidence(e2)
 					}
 				}
-				return out
+				return out, true
 			}
 		}
 	}
-	return v
-}
-
-// sameValue reports whether evidence returned v itself: the same string,
-// or the same list or map.
-func sameValue(masked, v any) bool {
-	switch x := v.(type) {
-	case string:
-		m, ok := masked.(string)
-		return ok && m == x
-	case []string:
-		m, ok := masked.([]string)
-		return ok && len(m) == len(x) && (len(x) == 0 || &m[0] == &x[0])
-	case []any:
-		m, ok := masked.([]any)
-		return ok && len(m) == len(x) && (len(x) == 0 || &m[0] == &x[0])
-	case map[string]any:
-		m, ok := masked.(map[string]any)
-		return ok && reflect.ValueOf(m).UnsafePointer() == reflect.ValueOf(x).UnsafePointer()
-	}
-	return true
+	return v, false
 }
