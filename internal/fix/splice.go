@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 
 	"backfire.dev/backfire/internal/jsonenc"
+	"backfire.dev/backfire/internal/load"
 )
 
 // Patched is Apply for a document that is decoded again and never printed:
@@ -392,7 +393,7 @@ func objectMembers(doc []byte, start, end int) ([]member, bool) {
 	}
 	for i < len(b) {
 		keyStart := i
-		kend, ok := skipString(b, i)
+		kend, ok := load.SkipValue(b, i)
 		if !ok {
 			return nil, false
 		}
@@ -405,7 +406,7 @@ func objectMembers(doc []byte, start, end int) ([]member, bool) {
 			return nil, false
 		}
 		i = skipSpace(b, i+1)
-		vend, ok := skipValue(b, i)
+		vend, ok := load.SkipValue(b, i)
 		if !ok {
 			return nil, false
 		}
@@ -441,7 +442,7 @@ func arrayItems(doc []byte, start, end int) ([]edit, bool) {
 		return nil, true
 	}
 	for i < len(b) {
-		vend, ok := skipValue(b, i)
+		vend, ok := load.SkipValue(b, i)
 		if !ok {
 			return nil, false
 		}
@@ -479,63 +480,4 @@ func skipSpace(b []byte, i int) int {
 		i++
 	}
 	return i
-}
-
-// skipString returns the end of the JSON string that starts at b[i].
-func skipString(b []byte, i int) (int, bool) {
-	if i >= len(b) || b[i] != '"' {
-		return i, false
-	}
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1, true
-		}
-	}
-	return i, false
-}
-
-// skipValue returns the end of the JSON value that starts at b[i]. It
-// finds the value's extent, not whether it is valid: what is patched is
-// decoded after, and the parts not patched were decoded before.
-func skipValue(b []byte, i int) (int, bool) {
-	if i >= len(b) {
-		return i, false
-	}
-	switch b[i] {
-	case '"':
-		return skipString(b, i)
-	case '{', '[':
-		depth := 0
-		for i < len(b) {
-			switch b[i] {
-			case '{', '[':
-				depth++
-				i++
-			case '}', ']':
-				depth--
-				i++
-				if depth == 0 {
-					return i, true
-				}
-			case '"':
-				end, ok := skipString(b, i)
-				if !ok {
-					return i, false
-				}
-				i = end
-			default:
-				i++
-			}
-		}
-		return i, false
-	default:
-		start := i
-		for i < len(b) && b[i] != ',' && b[i] != '}' && b[i] != ']' && b[i] != ' ' && b[i] != '\n' && b[i] != '\t' && b[i] != '\r' {
-			i++
-		}
-		return i, i > start
-	}
 }

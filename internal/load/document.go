@@ -172,23 +172,30 @@ func arrayElem(b []byte, off, n int) (int, bool) {
 
 // skipValue returns the offset just past the JSON value starting at i.
 func skipValue(b []byte, i int) int {
+	end, _ := SkipValue(b, i)
+	return end
+}
+
+// SkipValue returns the offset just past the JSON value that starts at
+// b[i], and false when the text ends inside it. It finds the value's
+// extent, not whether it is valid; a literal ends at a space too, so that
+// text with spaces between tokens can be walked as well as the
+// converter's compact output.
+func SkipValue(b []byte, i int) (int, bool) {
 	if i >= len(b) {
-		return i
+		return i, false
 	}
 	switch b[i] {
 	case '"':
-		i++
-		for i < len(b) {
+		for i++; i < len(b); i++ {
 			switch b[i] {
 			case '\\':
-				i += 2
-			case '"':
-				return i + 1
-			default:
 				i++
+			case '"':
+				return i + 1, true
 			}
 		}
-		return i
+		return len(b), false
 	case '{', '[':
 		depth := 0
 		for i < len(b) {
@@ -200,20 +207,25 @@ func skipValue(b []byte, i int) int {
 				depth--
 				i++
 				if depth == 0 {
-					return i
+					return i, true
 				}
 			case '"':
-				i = skipValue(b, i)
+				end, ok := SkipValue(b, i)
+				if !ok {
+					return end, false
+				}
+				i = end
 			default:
 				i++
 			}
 		}
-		return i
+		return i, false
 	default:
-		for i < len(b) && b[i] != ',' && b[i] != '}' && b[i] != ']' {
+		start := i
+		for i < len(b) && b[i] != ',' && b[i] != '}' && b[i] != ']' && b[i] != ' ' && b[i] != '\n' && b[i] != '\t' && b[i] != '\r' {
 			i++
 		}
-		return i
+		return i, i > start
 	}
 }
 
