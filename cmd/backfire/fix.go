@@ -125,6 +125,11 @@ func runFix(cmd *cobra.Command, args []string, fl *fixFlags) error {
 		return exitError{exitUsage}
 	}
 	failed := len(plan.Errors) > 0
+	for _, f := range plan.Files {
+		for _, n := range f.Notes {
+			report.Message(stderr, "note: "+f.Path+":"+strings.TrimPrefix(n, "line "))
+		}
+	}
 	if fl.diff {
 		if err := plan.Diff(out); err != nil {
 			return err

@@ -55,6 +55,9 @@ type File struct {
 	Old, New []byte
 	// Rules lists the rules whose fixes changed the file.
 	Rules []string
+	// Notes say what the edit did beyond the fixes (a flow mapping
+	// rewritten in block style).
+	Notes []string
 }
 
 // Left is a finding that is not fixed, and why.
