@@ -6,7 +6,9 @@ package main
 // (objects joined across directories, symbolic links, JSON objects one
 // after another, remote Kustomize resources, named pipes, the cost of
 // Lists and charts, control characters, negative probe numbers, links
-// out of a chart, passwords in probe commands) and what that run found
+// out of a chart, passwords in probe commands, a billion replicas, NaN in
+// number flags, errors of several lines, a chart's values past the bound)
+// and what that run found
 // to hold already (malformed YAML, alias bombs, deep nesting, unreadable
 // files, lookup, .Files.Get out of the chart, template recursion,
 // Kustomize exec functions, escaping in JSON, SARIF, HTML). The webhook's
@@ -469,5 +471,29 @@ func TestHostileMultiLineErrors(t *testing.T) {
 	if code != exitUsage || strings.Contains(stderr, `\x0a`) || rawControl(stderr) >= 0 ||
 		!strings.Contains(stderr, "template failed: first line\n  second line\\x1b[2J\n") {
 		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+// What feeds a chart's templates is bounded before they run: values past
+// --max-file-size are an error at the chart, naming it, and a --values
+// file is not read past the bound. The template would have written the
+// value a thousand times over before the rendered size was checked.
+func TestHostileChartValuesBound(t *testing.T) {
+	dir := t.TempDir()
+	big := strings.Repeat("x", 120_000)
+	files(t, dir, map[string]string{
+		"chart/Chart.yaml":        "apiVersion: v2\nname: amplifier\nversion: 0.1.0\n",
+		"chart/values.yaml":       "big: " + big + "\n",
+		"chart/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n{{- range $i := until 1000 }}\n  k{{ $i }}: {{ $.Values.big }}\n{{- end }}\n{{ fail \"the templates ran\" }}\n",
+		"big.yaml":                "big: " + big + "\n",
+	})
+	_, stderr, code := scanWithin(t, "", "scan", "--max-file-size", "100000", filepath.Join(dir, "chart"))
+	if code != exitUsage || !strings.Contains(stderr, filepath.Join(dir, "chart", "Chart.yaml")+`: chart "amplifier": its values hold more than the 97 KiB a scan reads from one input; not rendered`) ||
+		strings.Contains(stderr, "the templates ran") {
+		t.Errorf("chart values: exit %d, stderr %s", code, stderr)
+	}
+	_, stderr, code = scanWithin(t, "", "scan", "--max-file-size", "100000", "--values", filepath.Join(dir, "big.yaml"), filepath.Join(dir, "chart"))
+	if code != exitUsage || !strings.Contains(stderr, "--values "+filepath.Join(dir, "big.yaml")+": larger than the 97 KiB a scan reads from one input") {
+		t.Errorf("--values: exit %d, stderr %s", code, stderr)
 	}
 }
