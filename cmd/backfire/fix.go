@@ -125,11 +125,6 @@ func runFix(cmd *cobra.Command, args []string, fl *fixFlags) error {
 		return exitError{exitUsage}
 	}
 	failed := len(plan.Errors) > 0
-	for _, f := range plan.Files {
-		for _, n := range f.Notes {
-			report.Message(stderr, "note: "+f.Path+":"+strings.TrimPrefix(n, "line "))
-		}
-	}
 	if fl.diff {
 		if err := plan.Diff(out); err != nil {
 			return err
@@ -179,5 +174,10 @@ func summary(w io.Writer, p *fixplan.FixPlan, dry bool) {
 	}
 	for _, n := range p.Notes {
 		fmt.Fprintf(w, "  precedence %s\n", n)
+	}
+	for _, f := range p.Files {
+		for _, n := range f.Notes {
+			fmt.Fprintf(w, "  note %s:%s\n", f.Path, strings.TrimPrefix(n, "line "))
+		}
 	}
 }

@@ -153,7 +153,7 @@ func TestFixFlowStyleValues(t *testing.T) {
 	out, stderr, code := execute(t, "", "fix", chart)
 	values := filepath.Join(chart, "values.yaml")
 	if code == exitUsage || !strings.Contains(out, "fixed "+values) ||
-		!strings.Contains(stderr, "backfire: note: "+values+":4: db.livenessProbe was a flow mapping ({...}); rewritten in block style") {
+		!strings.Contains(out, "  note "+values+":4: db.livenessProbe was a flow mapping ({...}); rewritten in block style") {
 		t.Fatalf("exit %d, stdout %s, stderr %s", code, out, stderr)
 	}
 	after, _ := os.ReadFile(values)

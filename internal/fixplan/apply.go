@@ -318,7 +318,7 @@ func plan(opts Options, templates bool, proofWhy string) (*FixPlan, error) {
 			f = &File{Path: e.file, Old: data, New: data}
 			files[e.file] = f
 		}
-		next, err := yamledit.Edit(f.New, e.pos, e.change.Patch, e.change.Placeholders)
+		next, err := yamledit.EditWith(f.New, e.pos, e.change.Patch, yamledit.Options{Placeholders: e.change.Placeholders, Notes: &f.Notes})
 		if err != nil {
 			out.leave(chosen, e.change, fmt.Sprintf("%s: %v", e.file, err))
 			continue
