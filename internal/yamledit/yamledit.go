@@ -334,7 +334,7 @@ func (e *editor) set(key, val *yaml.Node, v any, path string) error {
 				// stay behind as null.
 				return e.delete(key)
 			}
-			if val.Style&yaml.FlowStyle != 0 && e.annotates(x, path) {
+			if val.Style&yaml.FlowStyle != 0 && val.Anchor == "" && e.annotates(x, path) {
 				return e.block(key, val, x, path)
 			}
 			return e.mapping(val, x, path)
