@@ -1,12 +1,11 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/spf13/cobra"
 
 	"backfire.dev/backfire/internal/cluster"
 	"backfire.dev/backfire/internal/load"
+	"backfire.dev/backfire/internal/report"
 )
 
 // clusterFlags select a live cluster to scan, read-only.
@@ -58,7 +57,7 @@ func (c *clusterFlags) read(cmd *cobra.Command, namespace string, progress func(
 	}
 	res := cluster.Read(cmd.Context(), cluster.Options{Config: target.Config, Context: target.Context, Namespace: namespace, Progress: progress})
 	for _, n := range res.Notes {
-		fmt.Fprintf(cmd.ErrOrStderr(), "backfire: note: %s\n", n)
+		report.Message(cmd.ErrOrStderr(), "note: "+n)
 	}
 	return res.Files, res.Errors, nil
 }

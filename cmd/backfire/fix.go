@@ -87,6 +87,10 @@ func runFix(cmd *cobra.Command, args []string, fl *fixFlags) error {
 	if err != nil {
 		return usageError(cmd, "%v", err)
 	}
+	if fl.maxFileSize <= 0 {
+		// The scan would read 0 or less as its default: say so instead.
+		return usageError(cmd, "--max-file-size %d: want a size in bytes, more than 0", fl.maxFileSize)
+	}
 	fl.helm.MaxOutput = fl.maxFileSize
 	if _, err := helm.New(fl.helm); err != nil {
 		return usageError(cmd, "%v", err)
@@ -117,7 +121,7 @@ func runFix(cmd *cobra.Command, args []string, fl *fixFlags) error {
 		report.Errors(stderr, plan.Errors)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "backfire: %v\n", err)
+		report.Message(stderr, err.Error())
 		return exitError{exitUsage}
 	}
 	failed := len(plan.Errors) > 0
@@ -127,7 +131,7 @@ func runFix(cmd *cobra.Command, args []string, fl *fixFlags) error {
 		}
 	} else {
 		for _, e := range plan.Write() {
-			fmt.Fprintf(stderr, "backfire: %v\n", e)
+			report.Message(stderr, e.Error())
 			failed = true
 		}
 		for _, f := range plan.Files {
@@ -170,5 +174,10 @@ func summary(w io.Writer, p *fixplan.FixPlan, dry bool) {
 	}
 	for _, n := range p.Notes {
 		fmt.Fprintf(w, "  precedence %s\n", n)
+	}
+	for _, f := range p.Files {
+		for _, n := range f.Notes {
+			fmt.Fprintf(w, "  note %s:%s\n", f.Path, strings.TrimPrefix(n, "line "))
+		}
 	}
 }

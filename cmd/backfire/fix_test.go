@@ -134,3 +134,36 @@ func TestFixHarborValuesOut(t *testing.T) {
 		t.Errorf("scan with the new values reports %d findings, want BF601 alone", n)
 	}
 }
+
+// A chart whose values.yaml writes its probes in flow style ({...}) is
+// fixed: the probe a fix annotates is rewritten in block style, its own
+// comments kept, and a note says so (the edit used to put its comment
+// inside the braces, and fix stopped: "the edited file does not parse").
+func TestFixFlowStyleValues(t *testing.T) {
+	dir := t.TempDir()
+	files(t, dir, map[string]string{
+		"c/Chart.yaml": "apiVersion: v2\nname: db\nversion: 0.1.0\n",
+		"c/values.yaml": "# Database settings\nimage: postgres:16\ndb:\n" +
+			"  livenessProbe: {exec: {command: [pg_isready, -h, 127.0.0.1]}, initialDelaySeconds: 30, periodSeconds: 10, timeoutSeconds: 1, failureThreshold: 3}  # keep it short\n" +
+			"  readinessProbe: {exec: {command: [pg_isready, -h, 127.0.0.1]}, periodSeconds: 5, timeoutSeconds: 1}\n",
+		"c/templates/sts.yaml": "apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: db\nspec:\n  template:\n    spec:\n      containers:\n      - name: postgres\n        image: {{ .Values.image }}\n" +
+			"        livenessProbe:\n          {{- toYaml .Values.db.livenessProbe | nindent 10 }}\n        readinessProbe:\n          {{- toYaml .Values.db.readinessProbe | nindent 10 }}\n",
+	})
+	chart := filepath.Join(dir, "c")
+	out, stderr, code := execute(t, "", "fix", chart)
+	values := filepath.Join(chart, "values.yaml")
+	if code == exitUsage || !strings.Contains(out, "fixed "+values) ||
+		!strings.Contains(out, "  note "+values+":4: db.livenessProbe was a flow mapping ({...}); rewritten in block style") {
+		t.Fatalf("exit %d, stdout %s, stderr %s", code, out, stderr)
+	}
+	after, _ := os.ReadFile(values)
+	for _, want := range []string{"  livenessProbe:  # keep it short\n", "    timeoutSeconds: 3  # backfire fix: BF101, BF102\n    failureThreshold: 6"} {
+		if !strings.Contains(string(after), want) {
+			t.Errorf("values.yaml lacks %q:\n%s", want, after)
+		}
+	}
+	rescan, _, _ := execute(t, "", "scan", "--format", "short", chart)
+	if strings.Contains(rescan, "BF101") || strings.Contains(rescan, "BF102") {
+		t.Errorf("still found after the fix:\n%s", rescan)
+	}
+}

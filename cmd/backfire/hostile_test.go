@@ -6,7 +6,9 @@ package main
 // (objects joined across directories, symbolic links, JSON objects one
 // after another, remote Kustomize resources, named pipes, the cost of
 // Lists and charts, control characters, negative probe numbers, links
-// out of a chart, passwords in probe commands) and what that run found
+// out of a chart, passwords in probe commands, a billion replicas, NaN in
+// number flags, errors of several lines, a chart's values past the bound)
+// and what that run found
 // to hold already (malformed YAML, alias bombs, deep nesting, unreadable
 // files, lookup, .Files.Get out of the chart, template recursion,
 // Kustomize exec functions, escaping in JSON, SARIF, HTML). The webhook's
@@ -375,5 +377,123 @@ spec:
 		if !strings.Contains(out, "-p****") {
 			t.Errorf("%s: the command is not shown masked:\n%s", format, out)
 		}
+	}
+}
+
+// A replica count past what the simulation plays one pod at a time (a
+// billion never finished, 2 GB after a minute) is refused at once, from
+// --replicas and from the manifest alike, with the bound.
+func TestHostileSimulateRolloutReplicas(t *testing.T) {
+	seed, err := os.ReadFile(filepath.Join(examples(t), "order-front-api.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The Rollout alone (no autoscaler, no status): spec.replicas counts.
+	ro, _, _ := strings.Cut(string(seed), "\nstatus:\n")
+	huge := strings.Replace(ro, "spec:\n  revisionHistoryLimit: 4\n", "spec:\n  replicas: 1000000000\n  revisionHistoryLimit: 4\n", 1)
+	if huge == ro || len(ro) == len(seed) {
+		t.Fatal("the example changed: the test no longer writes spec.replicas")
+	}
+	f := filepath.Join(t.TempDir(), "huge.yaml")
+	files(t, filepath.Dir(f), map[string]string{"huge.yaml": huge})
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"simulate", "rollout", "-f", filepath.Join(examples(t), "order-front-api.yaml"), "--pod-capacity", "15", "--replicas", "1000000000"},
+			"backfire: --replicas 1000000000: want a replica count from 1 to 150000\n"},
+		{[]string{"simulate", "rollout", "-f", f, "--pod-capacity", "15"},
+			"Rollout order-front-api: 1000000000 replicas is more than the 150000 pods the simulation plays one by one"},
+		{[]string{"simulate", "rollout", "-f", f, "--pod-capacity", "15", "--compare"}, "1000000000 replicas is more than"},
+	} {
+		_, stderr, code := scanWithin(t, "", tc.args...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q, want %q", tc.args[3:], code, stderr, tc.want)
+		}
+	}
+	// A count from the manifest past the bound is played when --replicas
+	// brings it within.
+	if _, stderr, code := scanWithin(t, "", "simulate", "rollout", "-f", f, "--pod-capacity", "15", "--replicas", "20", "--seconds", "30"); code != exitClean {
+		t.Errorf("--replicas 20: exit %d, stderr %s", code, stderr)
+	}
+}
+
+// Number flags out of their range are usage errors naming the flag, NaN
+// and the infinities included (a range check lets NaN through), and a
+// count of 0 or less is never replaced by a default in silence.
+func TestHostileNumberFlags(t *testing.T) {
+	rollout := []string{"simulate", "rollout", "-f", filepath.Join(examples(t), "order-front-api.yaml"), "--pod-capacity", "15", "--seconds", "30"}
+	probe := []string{"simulate", "probe", "-f", filepath.Join(examples(t), "registry-database.yaml"), "--latency", "p50=40ms,p99=1.2s"}
+	dir := t.TempDir()
+	files(t, dir, map[string]string{"pod.yaml": fmt.Sprintf(hostilePod, "p")})
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{append(rollout, "--rps", "NaN"), "--rps NaN: want"},
+		{append(rollout, "--rps", "+Inf"), "--rps +Inf: want"},
+		{append(rollout, "--rps", "-1"), "--rps -1: want"},
+		{append(rollout, "--pod-capacity", "NaN"), "--pod-capacity NaN: want"},
+		{append(rollout, "--pod-capacity", "Inf"), "--pod-capacity +Inf: want"},
+		{append(rollout, "--pod-capacity", "-3"), "--pod-capacity -3: want"},
+		{append(rollout, "--broken-error-rate", "NaN"), "--broken-error-rate NaN: want a share from 0 to 1"},
+		{append(rollout, "--broken-error-rate", "1.5"), "--broken-error-rate 1.5: want a share from 0 to 1"},
+		{append(rollout, "--replicas", "0"), "--replicas 0: want a replica count from 1 to 150000"},
+		{append(rollout, "--replicas", "-5"), "--replicas -5: want a replica count from 1 to 150000"},
+		{append(rollout, "--seconds", "0"), "--seconds 0: want 1 to 86400"},
+		{append(rollout, "--at", "-1m"), "--at -1m0s: want"},
+		{append(rollout, "--broken-not-ready", "-1"), "--broken-not-ready -1: want"},
+		{append(rollout, "--compare", "--compare-error-rates", "NaN"), `--compare-error-rates: "NaN" is not a number from 0 to 1`},
+		{append(rollout, "--compare", "--compare-loads", "1,nan"), `--compare-loads: "nan" is not a number from 0 to 100`},
+		{append(probe, "--hours", "NaN"), "--hours must be more than 0"},
+		{append(probe, "--hours", "-Inf"), "--hours must be more than 0"},
+		{append(probe[:len(probe)-1], "pNaN=1s"), "--latency: latency \"pNaN=1s\": the percentile must be between 0 and 100"},
+		{append(probe, "--recovery", "-1s"), "--recovery must not be negative"},
+		{[]string{"scan", "--max-file-size", "0", dir}, "--max-file-size 0: want a size in bytes"},
+		{[]string{"fix", "--max-file-size", "-1", dir}, "--max-file-size -1: want a size in bytes"},
+	} {
+		_, stderr, code := scanWithin(t, "", tc.args...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q, want %q", tc.args[len(tc.args)-2:], code, stderr, tc.want)
+		}
+	}
+}
+
+// An error of several lines (a chart's fail message) is written as lines,
+// each escaped, not as one line of "\x0a".
+func TestHostileMultiLineErrors(t *testing.T) {
+	dir := t.TempDir()
+	files(t, dir, map[string]string{
+		"c/Chart.yaml":       "apiVersion: v2\nname: c\nversion: 0.1.0\n",
+		"c/templates/a.yaml": "{{ fail \"first line\\nsecond line\\x1b[2J\" }}\n",
+	})
+	_, stderr, code := scanWithin(t, "", "scan", filepath.Join(dir, "c"))
+	if code != exitUsage || strings.Contains(stderr, `\x0a`) || rawControl(stderr) >= 0 ||
+		!strings.Contains(stderr, "template failed: first line\n  second line\\x1b[2J\n") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+// What feeds a chart's templates is bounded before they run: values past
+// --max-file-size are an error at the chart, naming it, and a --values
+// file is not read past the bound. The template would have written the
+// value a thousand times over before the rendered size was checked.
+func TestHostileChartValuesBound(t *testing.T) {
+	dir := t.TempDir()
+	big := strings.Repeat("x", 120_000)
+	files(t, dir, map[string]string{
+		"chart/Chart.yaml":        "apiVersion: v2\nname: amplifier\nversion: 0.1.0\n",
+		"chart/values.yaml":       "big: " + big + "\n",
+		"chart/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n{{- range $i := until 1000 }}\n  k{{ $i }}: {{ $.Values.big }}\n{{- end }}\n{{ fail \"the templates ran\" }}\n",
+		"big.yaml":                "big: " + big + "\n",
+	})
+	_, stderr, code := scanWithin(t, "", "scan", "--max-file-size", "100000", filepath.Join(dir, "chart"))
+	if code != exitUsage || !strings.Contains(stderr, filepath.Join(dir, "chart", "Chart.yaml")+`: chart "amplifier": its values hold more than the 97 KiB a scan reads from one input; not rendered`) ||
+		strings.Contains(stderr, "the templates ran") {
+		t.Errorf("chart values: exit %d, stderr %s", code, stderr)
+	}
+	_, stderr, code = scanWithin(t, "", "scan", "--max-file-size", "100000", "--values", filepath.Join(dir, "big.yaml"), filepath.Join(dir, "chart"))
+	if code != exitUsage || !strings.Contains(stderr, "--values "+filepath.Join(dir, "big.yaml")+": larger than the 97 KiB a scan reads from one input") {
+		t.Errorf("--values: exit %d, stderr %s", code, stderr)
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"backfire.dev/backfire/internal/report"
 )
 
 // Exit codes of the command-line contract.
@@ -71,7 +73,7 @@ func runAs(argv0 string, args []string, stdin io.Reader, stdout, stderr io.Write
 	case errors.As(err, &ee):
 		return ee.code
 	default:
-		fmt.Fprintln(stderr, "backfire:", err)
+		report.Message(stderr, err.Error())
 		return exitUsage
 	}
 }

@@ -83,7 +83,7 @@ everything else is still scanned).`,
 }
 
 func usageError(cmd *cobra.Command, format string, args ...any) error {
-	fmt.Fprintf(cmd.ErrOrStderr(), "backfire: "+format+"\n", args...)
+	report.Message(cmd.ErrOrStderr(), fmt.Sprintf(format, args...))
 	return exitError{exitUsage}
 }
 
@@ -110,6 +110,10 @@ func runScan(cmd *cobra.Command, args []string, fl *scanFlags) error {
 		return usageError(cmd, "%v", err)
 	}
 
+	if fl.maxFileSize <= 0 {
+		// The scan would read 0 or less as its default: say so instead.
+		return usageError(cmd, "--max-file-size %d: want a size in bytes, more than 0", fl.maxFileSize)
+	}
 	fl.helm.MaxOutput = fl.maxFileSize
 	charts, err := helm.New(fl.helm)
 	if err != nil {
@@ -219,7 +223,7 @@ func textFixes(cmd *cobra.Command, opts scan.Options, fl *scanFlags) map[string]
 	opts.Charts = nil
 	plan, err := fixplan.Plan(fixplan.Options{Scan: opts, Helm: &fl.helm})
 	if err != nil {
-		fmt.Fprintf(cmd.ErrOrStderr(), "backfire: --sarif-fixes: %v\n", err)
+		report.Message(cmd.ErrOrStderr(), "--sarif-fixes: "+err.Error())
 		return nil
 	}
 	return textchange.ByFinding(plan)

@@ -63,7 +63,7 @@ func runSimulateProbe(cmd *cobra.Command, fl *simulateProbeFlags) error {
 		return usageError(cmd, "simulate probe needs one of --latency and --latency-trace")
 	case !slices.Contains(probeview.Formats, fl.format):
 		return usageError(cmd, "unknown --format %q (want %s)", fl.format, strings.Join(probeview.Formats, ", "))
-	case fl.hours <= 0 || fl.hours > 24*366:
+	case !(fl.hours > 0 && fl.hours <= 24*366): // NaN is in no range
 		return usageError(cmd, "--hours must be more than 0 and at most a year")
 	case fl.recovery < 0:
 		return usageError(cmd, "--recovery must not be negative")

@@ -107,6 +107,39 @@ See docs/simulate-rollout.md.`,
 	return cmd
 }
 
+// checkRolloutNumbers refuses the number flags outside their range (NaN
+// and the infinities included): each is a usage error naming its flag,
+// never a value silently replaced by a default.
+func checkRolloutNumbers(cmd *cobra.Command, fl *simulateRolloutFlags) error {
+	for _, c := range []struct {
+		name string
+		v    float64
+		ok   bool
+		want string
+	}{
+		{"pod-capacity", fl.capacity, fl.capacity > 0, "the requests per second one pod serves, more than 0"},
+		{"rps", fl.rps, fl.rps >= 0, "the requests per second offered, 0 or more"},
+		{"broken-error-rate", fl.brokenErrorRate, fl.brokenErrorRate >= 0 && fl.brokenErrorRate <= 1, "a share from 0 to 1"},
+	} {
+		if err := numberFlag(cmd, c.name, c.v, c.ok, c.want); err != nil {
+			return err
+		}
+	}
+	switch {
+	case cmd.Flags().Changed("replicas") && (fl.replicas < 1 || fl.replicas > rolloutsim.MaxReplicas):
+		return usageError(cmd, "--replicas %d: want a replica count from 1 to %d", fl.replicas, rolloutsim.MaxReplicas)
+	case fl.seconds <= 0 || fl.seconds > 24*3600:
+		return usageError(cmd, "--seconds %d: want 1 to 86400", fl.seconds)
+	case fl.at < 0:
+		return usageError(cmd, "--at %v: want a time from the start, 0 or later", fl.at)
+	case fl.brokenNotReady < 0:
+		return usageError(cmd, "--broken-not-ready %d: want a count of pods, 0 or more", fl.brokenNotReady)
+	case fl.toRevision < 0:
+		return usageError(cmd, "--to-revision %d: want a revision, or 0 for the previous one", fl.toRevision)
+	}
+	return nil
+}
+
 // parsePodStart reads "30s" or "20s..40s".
 func parsePodStart(s string) ([2]time.Duration, error) {
 	lo, hi, isRange := strings.Cut(s, "..")
@@ -156,11 +189,11 @@ func runSimulateRollout(cmd *cobra.Command, fl *simulateRolloutFlags, args []str
 	if !slices.Contains(rolloutsim.Scenarios, fl.scenario) {
 		return usageError(cmd, "unknown --scenario %q (want %s)", fl.scenario, strings.Join(rolloutsim.Scenarios, ", "))
 	}
-	if fl.capacity <= 0 {
+	if fl.capacity == 0 {
 		return usageError(cmd, "--pod-capacity must be set to what one pod serves, in requests per second")
 	}
-	if fl.rps < 0 || fl.seconds <= 0 || fl.seconds > 24*3600 || fl.brokenErrorRate < 0 || fl.brokenErrorRate > 1 {
-		return usageError(cmd, "--rps must not be negative, --seconds must be 1 to 86400 and --broken-error-rate 0 to 1")
+	if err := checkRolloutNumbers(cmd, fl); err != nil {
+		return err
 	}
 	podStart, err := parsePodStart(fl.podStart)
 	if err != nil {
@@ -199,6 +232,10 @@ func runSimulateRollout(cmd *cobra.Command, fl *simulateRolloutFlags, args []str
 		m.Rollout = live.Rollout
 	}
 	replicas := m.Replicas
+	if replicas > rolloutsim.MaxReplicas && fl.replicas == 0 {
+		return usageError(cmd, "%s: Rollout %s: %d replicas is more than the %d pods the simulation plays one by one (Kubernetes' own bound for a whole cluster): give --replicas %d or fewer",
+			source, m.Rollout.Name, replicas, rolloutsim.MaxReplicas, rolloutsim.MaxReplicas)
+	}
 	if fl.replicas > 0 {
 		replicas = fl.replicas
 		m.Notes = slices.DeleteFunc(m.Notes, func(n string) bool { return strings.HasPrefix(n, "replicas ") })
@@ -370,7 +407,7 @@ func parseSweep(fl *simulateRolloutFlags) (rolloutsim.Sweep, error) {
 				continue
 			}
 			v, err := strconv.ParseFloat(f, 64)
-			if err != nil || v < lo || v > hi {
+			if err != nil || !(v >= lo && v <= hi) { // NaN is in no range
 				return nil, fmt.Errorf("--%s: %q is not a number from %g to %g", flag, f, lo, hi)
 			}
 			out = append(out, v)
@@ -418,7 +455,7 @@ func readLiveRollout(cmd *cobra.Command, c *clusterFlags, namespace, name string
 	}
 	res := cluster.Read(cmd.Context(), cluster.Options{Config: target.Config, Context: target.Context, Namespace: namespace})
 	for _, n := range res.Notes {
-		fmt.Fprintf(cmd.ErrOrStderr(), "backfire: note: %s\n", n)
+		report.Message(cmd.ErrOrStderr(), "note: "+n)
 	}
 	if len(res.Errors) > 0 {
 		report.Errors(cmd.ErrOrStderr(), res.Errors)

@@ -55,6 +55,9 @@ type File struct {
 	Old, New []byte
 	// Rules lists the rules whose fixes changed the file.
 	Rules []string
+	// Notes say what the edit did beyond the fixes (a flow mapping
+	// rewritten in block style).
+	Notes []string
 }
 
 // Left is a finding that is not fixed, and why.
@@ -315,7 +318,7 @@ func plan(opts Options, templates bool, proofWhy string) (*FixPlan, error) {
 			f = &File{Path: e.file, Old: data, New: data}
 			files[e.file] = f
 		}
-		next, err := yamledit.Edit(f.New, e.pos, e.change.Patch, e.change.Placeholders)
+		next, err := yamledit.EditWith(f.New, e.pos, e.change.Patch, yamledit.Options{Placeholders: e.change.Placeholders, Notes: &f.Notes})
 		if err != nil {
 			out.leave(chosen, e.change, fmt.Sprintf("%s: %v", e.file, err))
 			continue

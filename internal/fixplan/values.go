@@ -672,7 +672,7 @@ func (v *valuesPlan) file(path string, old []byte) (*File, error) {
 			return nil, fmt.Errorf("%s: %v", path, err)
 		}
 		// The file overrides the chart: a deletion is written as null.
-		n, err := yamledit.EditWith(old, pos, patch, yamledit.Options{Placeholders: v.placeholders, Comments: v.comments, KeepNulls: true})
+		n, err := yamledit.EditWith(old, pos, patch, yamledit.Options{Placeholders: v.placeholders, Comments: v.comments, KeepNulls: true, Notes: &f.Notes})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", path, err)
 		}
@@ -796,14 +796,15 @@ func (v *valuesPlan) inPlace(maxSize int64) ([]*File, error) {
 				set[k] = val
 			}
 		}
-		n, err := yamledit.EditWith(data, pos, nest(set), yamledit.Options{Placeholders: ph, Comments: v.comments})
+		var notes []string
+		n, err := yamledit.EditWith(data, pos, nest(set), yamledit.Options{Placeholders: ph, Comments: v.comments, Notes: &notes})
 		if err == nil && len(nulls) > 0 {
-			n, err = yamledit.EditWith(n, pos, nest(nulls), yamledit.Options{Comments: v.comments, KeepNulls: true})
+			n, err = yamledit.EditWith(n, pos, nest(nulls), yamledit.Options{Comments: v.comments, KeepNulls: true, Notes: &notes})
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", path, err)
 		}
-		f := &File{Path: path, Old: data, New: n}
+		f := &File{Path: path, Old: data, New: n, Notes: notes}
 		for _, c := range v.changes {
 			for k := range c.values {
 				if v.fileOf[k] == path {

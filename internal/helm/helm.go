@@ -88,7 +88,7 @@ func New(opts Options) (*Renderer, error) {
 
 	r := &Renderer{opts: opts, caps: caps, merged: map[string]any{}}
 	for _, f := range opts.ValueFiles {
-		l, err := readValuesFile(f)
+		l, err := readValuesFile(f, opts.MaxOutput)
 		if err != nil {
 			return nil, err
 		}
@@ -213,12 +213,17 @@ func (r *Renderer) Render(in source.Input) (streams []source.Stream, errs []load
 	if err != nil {
 		return fail(r.name(in.Path, ch.Name()+"/values.schema.json"), 0, "%v", err)
 	}
+	if n := valuesSize(vals["Values"], r.opts.MaxOutput); n > r.opts.MaxOutput {
+		// Checked before rendering: a template writes a value as often as
+		// it likes, and what it rendered is measured only once rendered.
+		return fail(chartFile, 0, "chart %q: its values hold more than the %s a scan reads from one input; not rendered (raise --max-file-size)", ch.Name(), bytesize(r.opts.MaxOutput))
+	}
 	rendered, err := engine.Engine{}.Render(ch, vals)
 	if err != nil {
 		return nil, []load.Error{r.templateError(in.Path, err)}
 	}
 	if err := r.checkSize(rendered, ch); err != nil {
-		return fail(in.Path, 0, "%v", err)
+		return fail(in.Path, 0, "chart %q: %v", ch.Name(), err)
 	}
 
 	prov := &provenance{compute: func() map[string]*traceTable {
@@ -277,6 +282,39 @@ func (r *Renderer) checkSize(rendered map[string]string, ch *chart.Chart) error 
 		return fmt.Errorf("the chart renders %s, more than the %s a scan reads from one input; not scanned (raise --max-file-size)", bytesize(n), bytesize(r.opts.MaxOutput))
 	}
 	return nil
+}
+
+// valuesSize is about what a values tree takes written out: its strings
+// and keys, and a few bytes for each other scalar. It stops counting past
+// limit.
+func valuesSize(v any, limit int64) int64 {
+	var n int64
+	var walk func(v any)
+	walk = func(v any) {
+		if n > limit {
+			return
+		}
+		switch v := v.(type) {
+		case string:
+			n += int64(len(v))
+		case map[string]any:
+			for k, e := range v {
+				n += int64(len(k)) + 2
+				walk(e)
+			}
+		case chartutil.Values:
+			walk(map[string]any(v))
+		case []any:
+			for _, e := range v {
+				n += 2
+				walk(e)
+			}
+		default:
+			n += 8
+		}
+	}
+	walk(v)
+	return n
 }
 
 func bytesize(n int64) string {

@@ -89,3 +89,33 @@ func TestChartOutputIsBounded(t *testing.T) {
 		t.Errorf("default bound: %d streams, errors %v", len(streams), errs)
 	}
 }
+
+// Values larger than the bound are refused before the templates run: a
+// template may write a value any number of times, and the bound on what
+// it rendered is checked only once it is rendered. A --values file past
+// the bound is not read whole.
+func TestChartValuesAreBoundedBeforeRendering(t *testing.T) {
+	chart := t.TempDir()
+	writeChart(t, chart, map[string]string{
+		"Chart.yaml":         tinyChart,
+		"values.yaml":        "big: " + strings.Repeat("x", 100<<10) + "\n",
+		"templates/cm.yaml":  "{{- range until 100000 }}{{ $.Values.big }}{{ end }}\n",
+		"templates/ran.yaml": "{{ fail \"the templates ran\" }}\n",
+	})
+	r, err := helm.New(helm.Options{MaxOutput: 64 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	streams, errs := r.Render(source.Input{Path: chart, Kind: source.Chart})
+	if len(streams) != 0 || len(errs) != 1 || errs[0].File != filepath.ToSlash(filepath.Join(chart, "Chart.yaml")) ||
+		!strings.Contains(errs[0].Message, `chart "c": its values hold more than the 64 KiB a scan reads from one input; not rendered (raise --max-file-size)`) {
+		t.Errorf("%d streams, errors %v", len(streams), errs)
+	}
+	big := filepath.Join(t.TempDir(), "big.yaml")
+	if err := os.WriteFile(big, []byte("big: "+strings.Repeat("x", 100<<10)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := helm.New(helm.Options{MaxOutput: 64 << 10, ValueFiles: []string{big}}); err == nil || !strings.Contains(err.Error(), "--values "+big+": larger than the 64 KiB a scan reads from one input") {
+		t.Errorf("--values past the bound: %v", err)
+	}
+}

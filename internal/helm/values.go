@@ -2,6 +2,7 @@ package helm
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -34,10 +35,20 @@ func (l *valuesLayer) file() string {
 
 // readValuesFile reads a --values file the way helm does (sigs.k8s.io/yaml
 // into a map), and again with positions for the key lines.
-func readValuesFile(path string) (*valuesLayer, error) {
-	data, err := os.ReadFile(path)
+// At most max bytes are read: the file's values are rendered into every
+// chart, and a values file is an input as any other (--max-file-size).
+func readValuesFile(path string, max int64) (*valuesLayer, error) {
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("--values %s: %v", path, describeFileError(err))
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, fmt.Errorf("--values %s: %v", path, describeFileError(err))
+	}
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("--values %s: larger than the %s a scan reads from one input (raise --max-file-size)", path, bytesize(max))
 	}
 	return parseValues(path, data)
 }

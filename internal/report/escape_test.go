@@ -70,3 +70,14 @@ func TestControlCharactersAreEscaped(t *testing.T) {
 		t.Errorf("colour: %q", b.String())
 	}
 }
+
+// An error of several lines is written as lines: the first after
+// "backfire: ", the others indented, each escaped; a CRLF ends a line too.
+func TestErrorsOfSeveralLines(t *testing.T) {
+	var b bytes.Buffer
+	Errors(&b, []load.Error{{File: "c/templates/a.yaml", Line: 1, Column: 3, Message: "template failed: first\r\nsecond\x1b[2J\nthird\n"}})
+	want := "backfire: c/templates/a.yaml:1:3: template failed: first\n  second\\x1b[2J\n  third\n"
+	if b.String() != want {
+		t.Errorf("got %q, want %q", b.String(), want)
+	}
+}

@@ -128,9 +128,28 @@ func patchCommand(f finding.Finding) string {
 		strings.ToLower(target.Kind), target.Name, ns, f.Fix.Patch)
 }
 
-// Errors writes input errors one per line, "file:line:col: message".
+// Errors writes input errors, "file:line:col: message", each on its own
+// lines (see Message).
 func Errors(w io.Writer, errs []load.Error) {
 	for _, e := range errs {
-		fmt.Fprintf(w, "backfire: %s\n", printable(e.Error()))
+		Message(w, e.Error())
 	}
+}
+
+// Message writes one message for standard error: "backfire: " and its first
+// line, then each further line indented. Each line is escaped (printable): a
+// message of several lines (a template's fail, a chart's error) is shown as
+// lines, not as one line of "\x0a", and still drives no terminal.
+func Message(w io.Writer, msg string) {
+	var b strings.Builder
+	for i, line := range strings.Split(strings.TrimRight(msg, "\r\n"), "\n") {
+		if i == 0 {
+			b.WriteString("backfire: ")
+		} else {
+			b.WriteString("  ")
+		}
+		b.WriteString(printable(strings.TrimSuffix(line, "\r")))
+		b.WriteByte('\n')
+	}
+	io.WriteString(w, b.String())
 }

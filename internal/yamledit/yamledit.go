@@ -51,6 +51,9 @@ type Options struct {
 	// KeepNulls writes a deletion as null, as a strategic merge patch
 	// file or a values file that overrides a chart's default must.
 	KeepNulls bool
+	// Notes, when set, receives what the edit did beyond the patch: a
+	// flow mapping rewritten in block style.
+	Notes *[]string
 }
 
 // EditWith is Edit with options.
@@ -72,7 +75,11 @@ func editStreamWith(data []byte, pos load.Position, patch map[string]any, o Opti
 	if isJSON(doc, root) {
 		out, err = editJSON(data, doc, root, patch, keepNulls)
 	} else {
-		out, err = editYAML(data, doc, root, patch, placeholders, keepNulls, o.Comments)
+		var notes []string
+		out, notes, err = editYAML(data, doc, root, patch, placeholders, keepNulls, o.Comments)
+		if o.Notes != nil {
+			*o.Notes = append(*o.Notes, notes...)
+		}
 	}
 	if err != nil {
 		return nil, err
@@ -83,7 +90,7 @@ func editStreamWith(data []byte, pos load.Position, patch map[string]any, o Opti
 	return out, nil
 }
 
-func editYAML(data []byte, doc, root *yaml.Node, patch map[string]any, placeholders []string, keepNulls bool, comments map[string]string) ([]byte, error) {
+func editYAML(data []byte, doc, root *yaml.Node, patch map[string]any, placeholders []string, keepNulls bool, comments map[string]string) ([]byte, []string, error) {
 	e := &editor{data: data, placeholders: map[string]bool{}, keepNulls: keepNulls, comments: comments}
 	for _, p := range placeholders {
 		e.placeholders[p] = true
@@ -96,9 +103,9 @@ func editYAML(data []byte, doc, root *yaml.Node, patch map[string]any, placehold
 	e.valueOf = map[*yaml.Node]*yaml.Node{}
 	valuesOfKeys(doc, e.valueOf)
 	if err := e.mapping(root, patch, ""); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return e.apply(), nil
+	return e.apply(), e.notes, nil
 }
 
 // valuesOfKeys maps each mapping key of the tree to its value.
@@ -201,6 +208,7 @@ type editor struct {
 	comments        map[string]string // dotted path -> comment for the key
 	anchors         *anchors
 	valueOf         map[*yaml.Node]*yaml.Node // mapping key -> its value
+	notes           []string                  // what was done beyond the patch
 }
 
 func lineStarts(b []byte) []int {
@@ -325,6 +333,9 @@ func (e *editor) set(key, val *yaml.Node, v any, path string) error {
 				// Nothing would be left: the key goes too, rather than
 				// stay behind as null.
 				return e.delete(key)
+			}
+			if val.Style&yaml.FlowStyle != 0 && val.Anchor == "" && e.annotates(x, path) {
+				return e.block(key, val, x, path)
 			}
 			return e.mapping(val, x, path)
 		}
@@ -476,6 +487,108 @@ func (e *editor) flow(n *yaml.Node, patch map[string]any) error {
 	return nil
 }
 
+// annotates reports whether writing patch at path writes a comment (a
+// placeholder's, or the one Options.Comments gives a key).
+func (e *editor) annotates(patch map[string]any, path string) bool {
+	for k, v := range patch {
+		p := join(path, k)
+		if e.placeholders[p] || e.comments[p] != "" {
+			return true
+		}
+		if m, ok := v.(map[string]any); ok && e.annotates(m, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// block rewrites key's flow mapping ({...}) merged with patch, in block
+// style: a comment cannot go inside a flow mapping ("# ..." runs to the end
+// of the line, over the closing brace), and the patch's comments say what
+// a value is for. The comments the flow mapping had are kept, each beside
+// its key, and a note says what was done.
+func (e *editor) block(key, val *yaml.Node, patch map[string]any, path string) error {
+	cur, err := decoded(val)
+	if err != nil {
+		return fmt.Errorf("line %d: %v", val.Line, err)
+	}
+	next := merged(cur, patch, e.keepNulls)
+	if equal(cur, next) {
+		return nil // already so: a second run changes nothing
+	}
+	own := e.comments
+	e.comments = map[string]string{}
+	for p, c := range own {
+		e.comments[p] = c
+	}
+	flowComments(key, val, path, e.comments)
+	err = e.replaceFlow(key, val, next, path)
+	e.comments = own
+	if err != nil {
+		return err
+	}
+	e.notes = append(e.notes, fmt.Sprintf("line %d: %s was a flow mapping ({...}); rewritten in block style to carry the fix's comments", key.Line, path))
+	return nil
+}
+
+// replaceFlow is replace for a key whose value is a flow collection,
+// which may end on a line indented no deeper than the key ("  }").
+func (e *editor) replaceFlow(key, val *yaml.Node, v any, path string) error {
+	start, end, err := e.entry(key)
+	if err != nil {
+		return err
+	}
+	fend, ok := flowEnd(e.data, e.offset(val.Line, val.Column))
+	if !ok {
+		return fmt.Errorf("line %d: unterminated flow mapping", val.Line)
+	}
+	if fend > end {
+		if end = e.lineEnd(fend); end < len(e.data) {
+			end++ // the newline
+		}
+	}
+	if err := e.expandOutside(key); err != nil {
+		return err
+	}
+	var b strings.Builder
+	e.entryText(&b, key.Column-1, key.Value, e.strip(v), path)
+	e.edits = append(e.edits, edit{start: start, end: end, text: b.String()})
+	return nil
+}
+
+// flowComments adds the comments written in a flow mapping to comments,
+// by the dotted path of the key they follow, before any comment the edit
+// gives that key.
+func flowComments(key, val *yaml.Node, path string, comments map[string]string) {
+	var own []string
+	for _, c := range []string{key.LineComment, val.LineComment, val.HeadComment, val.FootComment} {
+		for _, l := range strings.Split(c, "\n") {
+			if l = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), "#")); l != "" {
+				own = append(own, l)
+			}
+		}
+	}
+	if len(own) > 0 {
+		c := strings.Join(own, "; ")
+		if comments[path] != "" {
+			c += "; " + comments[path]
+		}
+		comments[path] = c
+	}
+	if val.Kind != yaml.MappingNode {
+		return
+	}
+	for i := 0; i+1 < len(val.Content); i += 2 {
+		k, v := val.Content[i], val.Content[i+1]
+		p := join(path, k.Value)
+		if v.Kind == yaml.MappingNode {
+			flowComments(k, v, p, comments)
+			continue
+		}
+		flowComments(k, &yaml.Node{Kind: v.Kind, LineComment: v.LineComment, HeadComment: v.HeadComment, FootComment: v.FootComment + "\n" + k.HeadComment}, p, comments)
+	}
+}
+
 // patchNode merges patch into the mapping node n.
 func patchNode(n *yaml.Node, patch map[string]any) error {
 	for _, k := range orderedKeys(patch) {
@@ -524,10 +637,18 @@ func deepCopy(n *yaml.Node) *yaml.Node {
 	return &c
 }
 
-// flowEnd returns the offset just past the flow collection at start.
+// flowEnd returns the offset just past the flow collection at start. A
+// comment ("#" after a space, to the end of its line) is skipped: its
+// brackets and quotes are prose.
 func flowEnd(b []byte, start int) (int, bool) {
 	depth := 0
 	for i := start; i < len(b); i++ {
+		if b[i] == '#' && i > start && (b[i-1] == ' ' || b[i-1] == '\t' || b[i-1] == '\n') {
+			for i < len(b) && b[i] != '\n' {
+				i++
+			}
+			continue
+		}
 		switch b[i] {
 		case '{', '[':
 			depth++

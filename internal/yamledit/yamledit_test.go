@@ -240,3 +240,66 @@ func BenchmarkEdit(b *testing.B) {
 }
 
 func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
+
+// A flow mapping whose values take a comment (a values file's "backfire
+// fix" note, a placeholder) is rewritten in block style: a comment written
+// inside it ran over its closing brace and the edited file did not parse.
+// Its own comments are kept beside their keys, and a note says so.
+func TestFlowMappingWithCommentsIsRewrittenInBlockStyle(t *testing.T) {
+	src := `# Database settings
+image: postgres:16
+db:
+  livenessProbe: {exec: {command: [pg_isready, -h, 127.0.0.1]}, periodSeconds: 10, timeoutSeconds: 1, failureThreshold: 3}  # keep it short
+  readinessProbe: {
+    tcpSocket: {port: 5432},  # the port (don't change it)
+    periodSeconds: 5
+  }
+  name: db
+`
+	patch := map[string]any{"db": map[string]any{
+		"livenessProbe":  map[string]any{"timeoutSeconds": 5.0},
+		"readinessProbe": map[string]any{"timeoutSeconds": 3.0},
+	}}
+	comments := map[string]string{"db.livenessProbe.timeoutSeconds": "backfire fix: BF102", "db.readinessProbe.timeoutSeconds": "backfire fix: BF104"}
+	var notes []string
+	opts := Options{Comments: comments, KeepNulls: true, Notes: &notes}
+	out, err := EditWith([]byte(src), load.Position{Line: 2, Column: 1}, patch, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `# Database settings
+image: postgres:16
+db:
+  livenessProbe:  # keep it short
+    exec:
+      command:
+      - pg_isready
+      - -h
+      - 127.0.0.1
+    periodSeconds: 10
+    timeoutSeconds: 5  # backfire fix: BF102
+    failureThreshold: 3
+  readinessProbe:
+    tcpSocket:  # the port (don't change it)
+      port: 5432
+    periodSeconds: 5
+    timeoutSeconds: 3  # backfire fix: BF104
+  name: db
+`
+	if string(out) != want {
+		t.Errorf("got\n%s\nwant\n%s", out, want)
+	}
+	if len(notes) != 2 || !strings.Contains(notes[0], "line 4: db.livenessProbe was a flow mapping ({...}); rewritten in block style") {
+		t.Errorf("notes %q", notes)
+	}
+	notes = nil
+	again, err := EditWith(out, load.Position{Line: 2, Column: 1}, patch, opts)
+	if err != nil || string(again) != string(out) || len(notes) != 0 {
+		t.Errorf("a second edit changed the file (%v, notes %q):\n%s", err, notes, again)
+	}
+	// Without comments to write, a flow mapping is edited in place.
+	out, err = EditWith([]byte(src), load.Position{Line: 2, Column: 1}, patch, Options{KeepNulls: true})
+	if err != nil || !strings.Contains(string(out), "timeoutSeconds: 5, failureThreshold: 3}  # keep it short") {
+		t.Errorf("in place (%v):\n%s", err, out)
+	}
+}

@@ -40,7 +40,7 @@ func ParseQuantiles(s string) (*Quantiles, error) {
 			return nil, fmt.Errorf("latency %q: want pNN=DURATION, e.g. p50=40ms,p99=1.2s", part)
 		}
 		pct, err := strconv.ParseFloat(k[1:], 64)
-		if err != nil || pct <= 0 || pct >= 100 {
+		if err != nil || !(pct > 0 && pct < 100) { // NaN is in no range
 			return nil, fmt.Errorf("latency %q: the percentile must be between 0 and 100", part)
 		}
 		d, err := time.ParseDuration(v)

@@ -151,7 +151,7 @@ func TestQuantiles(t *testing.T) {
 	if q.At(5, 42) != q.At(99, 42) {
 		t.Error("the n-th sample must not depend on time")
 	}
-	for _, bad := range []string{"", "p50", "p50=x", "p0=1s", "p100=1s", "p99=1s,p50=2s", "q50=1s", "p50=-1s"} {
+	for _, bad := range []string{"", "p50", "p50=x", "p0=1s", "p100=1s", "p99=1s,p50=2s", "q50=1s", "p50=-1s", "pNaN=1s", "pnan=1s,p99=2s"} {
 		if _, err := ParseQuantiles(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}

@@ -53,6 +53,14 @@ type Analysis struct {
 	Window time.Duration
 }
 
+// MaxReplicas bounds the replica count a run plays: the cluster around the
+// twin keeps each pod (its start-up time, its probe's phase and counts), so
+// the work and memory of a run grow with replicas times seconds. It is
+// Kubernetes' own bound for a whole cluster, 150,000 pods
+// (https://kubernetes.io/docs/setup/best-practices/cluster-large/): a
+// Rollout past it cannot run anywhere.
+const MaxReplicas = 150_000
+
 // Input is everything a run needs: the Rollout as the manifest gives it,
 // and what a manifest cannot know.
 type Input struct {
@@ -185,6 +193,9 @@ func Run(in Input) (*Timeline, error) {
 	if in.RPS < 0 || in.PodCapacity <= 0 {
 		return nil, fmt.Errorf("--rps must not be negative and --pod-capacity must be positive")
 	}
+	if err := checkReplicas(&in); err != nil {
+		return nil, err
+	}
 	if in.Probe.Period <= 0 {
 		in.Probe.Period = 10 * time.Second
 	}
@@ -196,6 +207,22 @@ func Run(in Input) (*Timeline, error) {
 	}
 	s := newRun(&in, ctl)
 	return s.play(), nil
+}
+
+// checkReplicas refuses a run past MaxReplicas, of the count given or of a
+// live ReplicaSet's.
+func checkReplicas(in *Input) error {
+	if in.Replicas > MaxReplicas {
+		return fmt.Errorf("%d replicas is more than the %d pods a run plays one by one", in.Replicas, MaxReplicas)
+	}
+	if in.Live != nil {
+		for _, rs := range in.Live.Cluster.ReplicaSets {
+			if max(rs.Replicas, rs.Pods) > MaxReplicas {
+				return fmt.Errorf("ReplicaSet %s has %d pods, more than the %d a run plays one by one", rs.Revision, max(rs.Replicas, rs.Pods), MaxReplicas)
+			}
+		}
+	}
+	return nil
 }
 
 type run struct {

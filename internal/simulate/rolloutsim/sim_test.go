@@ -347,3 +347,25 @@ func TestRollbackActiveHasAScaleDownDeadline(t *testing.T) {
 		t.Errorf("deadline %v still there after the rollback's reconciles", *at)
 	}
 }
+
+// A replica count past MaxReplicas is refused at once: the run keeps each
+// pod, and a billion of them never finished.
+func TestRunRefusesPastMaxReplicas(t *testing.T) {
+	in := seedInput(t, Rollback, 1)
+	in.Replicas = 1_000_000_000
+	done := make(chan error, 1)
+	go func() { _, err := Run(in); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "more than the 150000 pods") {
+			t.Errorf("err %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a run of a billion replicas did not return within 10 s")
+	}
+	in.Replicas = MaxReplicas
+	in.Duration = time.Second
+	if _, err := Run(in); err != nil {
+		t.Errorf("at the bound: %v", err)
+	}
+}
