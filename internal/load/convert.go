@@ -222,8 +222,8 @@ func (s *keySet) add(k string) {
 // as the one that counts (sigs.k8s.io/yaml YAMLToJSON: yaml.v2's
 // non-strict decoding keeps the last value of a key), and the API server
 // refuses it when validation is strict: a List read either way would be
-// a guess. Aliases and merge keys are not followed: what they name is
-// checked where it is written.
+// a guess. Aliases are not followed: what they name is checked where it
+// is written. Merge keys may repeat (the converter merges each).
 func checkKeys(n, skip *yaml.Node) *convertError {
 	if n == nil || n == skip {
 		return nil
@@ -239,14 +239,13 @@ func checkKeys(n, skip *yaml.Node) *convertError {
 		keys := make(map[string]bool, len(n.Content)/2)
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
-			if k.Kind == yaml.ScalarNode && k.ShortTag() == "!!merge" {
-				continue
-			}
-			if ks, err := keyString(deref(k)); err == nil {
-				if keys[ks] {
-					return errAt(k, "key %q already defined at line %d", ks, keyLine(n, ks))
+			if k.Kind != yaml.ScalarNode || k.ShortTag() != "!!merge" {
+				if ks, err := keyString(deref(k)); err == nil {
+					if keys[ks] {
+						return errAt(k, "key %q already defined at line %d", ks, keyLine(n, ks))
+					}
+					keys[ks] = true
 				}
-				keys[ks] = true
 			}
 			if err := checkKeys(v, skip); err != nil {
 				return err

@@ -86,9 +86,11 @@ func FuzzListSplit(f *testing.F) {
 }
 
 // listWithDuplicateKey reports whether a document of data is a List (an
-// apiVersion, a kind ending in "List") in which yaml.v3, decoding it into
-// Go values, finds a key given twice. Merge keys are left out: yaml.v3
-// counts two "<<" as a duplicate, the converter merges both.
+// apiVersion, a kind ending in "List") with a key given twice in a
+// mapping: of the List around its items, or of an item that is an object
+// (an item without apiVersion and kind is skipped, as a document without
+// them is). Only plain scalar keys are compared, merge keys left out, and
+// aliases not followed: what the loader must refuse at least.
 func listWithDuplicateKey(data []byte) bool {
 	for _, ch := range splitDocuments(data) {
 		for _, piece := range splitJSONStream(ch) {
@@ -97,13 +99,50 @@ func listWithDuplicateKey(data []byte) bool {
 				continue
 			}
 			top := root.Content[0]
-			if scalarField(top, "apiVersion") == "" || !strings.HasSuffix(scalarField(top, "kind"), "List") || strings.Contains(string(piece.data), "<<") {
+			if top.Kind != yaml.MappingNode || scalarField(top, "apiVersion") == "" || !strings.HasSuffix(scalarField(top, "kind"), "List") {
 				continue
 			}
-			var v any
-			if err := yaml.Unmarshal(piece.data, &v); err != nil && strings.Contains(err.Error(), "already defined") {
+			if repeatsKey(top, false) {
 				return true
 			}
+			for i := 0; i+1 < len(top.Content); i += 2 {
+				k, v := top.Content[i], top.Content[i+1]
+				if k.Kind == yaml.ScalarNode && k.Value == "items" && v.Kind == yaml.SequenceNode {
+					for _, item := range v.Content {
+						if scalarField(item, "apiVersion") != "" && scalarField(item, "kind") != "" && repeatsKey(item, true) {
+							return true
+						}
+					}
+				} else if repeatsKey(v, true) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// repeatsKey reports whether a mapping of n (n itself only when deep is
+// false) has a plain scalar key twice.
+func repeatsKey(n *yaml.Node, deep bool) bool {
+	if n.Kind == yaml.MappingNode {
+		seen := map[string]bool{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			if k.Kind == yaml.ScalarNode && k.Tag != "!!merge" && k.Value != "<<" {
+				if seen[k.Value] {
+					return true
+				}
+				seen[k.Value] = true
+			}
+		}
+	}
+	if !deep {
+		return false
+	}
+	for _, c := range n.Content {
+		if repeatsKey(c, true) {
+			return true
 		}
 	}
 	return false
