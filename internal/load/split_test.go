@@ -161,6 +161,7 @@ func TestListWithAKeyGivenTwiceIsRefused(t *testing.T) {
 		{"yaml, second items before", "apiVersion: v1\nkind: List\nitems: []\nitems:\n" + pod, 4, "items"},
 		{"yaml, kind and spec after the items", "apiVersion: v1\nkind: List\nitems:\n" + pod + "kind: Deployment\nspec: {}\n", 7, "kind"},
 		{"yaml, twice in the List's metadata", "apiVersion: v1\nkind: List\nmetadata:\n  name: a\n  name: b\nitems:\n" + pod, 5, "name"},
+		{"yaml, twice in a mapping merged into the List's metadata", "apiVersion: v1\nkind: List\nmetadata:\n  <<: {name: a, name: b}\nitems:\n" + pod, 4, "name"},
 		{"yaml, flow items", "apiVersion: v1\nkind: List\nitems: [{apiVersion: v1, kind: Pod}]\nitems: []\n", 4, "items"},
 		{"json, second items", "{\n\"apiVersion\": \"v1\",\n\"kind\": \"List\",\n\"items\": [" + jpod + "],\n\"items\": []\n}\n", 5, "items"},
 		{"json, kind after the items", "{\n\"apiVersion\": \"v1\",\n\"kind\": \"List\",\n\"items\": [\n" + jpod + "\n],\n\"kind\": \"Deployment\"\n}\n", 7, "kind"},
