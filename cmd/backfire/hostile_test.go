@@ -6,7 +6,8 @@ package main
 // (objects joined across directories, symbolic links, JSON objects one
 // after another, remote Kustomize resources, named pipes, the cost of
 // Lists and charts, control characters, negative probe numbers, links
-// out of a chart, passwords in probe commands) and what that run found
+// out of a chart, passwords in probe commands, Lists with a key given
+// twice, field names that differ only in case) and what that run found
 // to hold already (malformed YAML, alias bombs, deep nesting, unreadable
 // files, lookup, .Files.Get out of the chart, template recursion,
 // Kustomize exec functions, escaping in JSON, SARIF, HTML). The webhook's
