@@ -7,8 +7,9 @@ package main
 // after another, remote Kustomize resources, named pipes, the cost of
 // Lists and charts, control characters, negative probe numbers, links
 // out of a chart, passwords in probe commands, a billion replicas, NaN in
-// number flags, errors of several lines, a chart's values past the bound)
-// and what that run found
+// number flags, errors of several lines, a chart's values past the bound,
+// Lists with a key given twice, field names that differ only in case) and
+// what that run found
 // to hold already (malformed YAML, alias bombs, deep nesting, unreadable
 // files, lookup, .Files.Get out of the chart, template recursion,
 // Kustomize exec functions, escaping in JSON, SARIF, HTML). The webhook's
@@ -495,5 +496,39 @@ func TestHostileChartValuesBound(t *testing.T) {
 	_, stderr, code = scanWithin(t, "", "scan", "--max-file-size", "100000", "--values", filepath.Join(dir, "big.yaml"), filepath.Join(dir, "chart"))
 	if code != exitUsage || !strings.Contains(stderr, "--values "+filepath.Join(dir, "big.yaml")+": larger than the 97 KiB a scan reads from one input") {
 		t.Errorf("--values: exit %d, stderr %s", code, stderr)
+	}
+}
+
+// A List with a second "items" key (or a second "kind" after its items)
+// is refused at that key's line, as a document with a key given twice is:
+// read by its first items it gave no finding and exit 0, while kubectl
+// applies the last.
+func TestHostileListWithAKeyGivenTwice(t *testing.T) {
+	db := "- apiVersion: apps/v1\n  kind: StatefulSet\n  metadata: {name: db}\n  spec:\n    template:\n      spec:\n        containers:\n        - name: postgres\n          image: postgres:16\n          livenessProbe:\n            exec: {command: [psql, -c, select 1]}\n"
+	for name, in := range map[string]string{
+		"yaml items": "apiVersion: v1\nkind: List\nitems:\n" + fmt.Sprintf("- "+strings.ReplaceAll(strings.TrimSuffix(hostilePod, "\n"), "\n", "\n  ")+"\n", "harmless") + "items:\n" + db,
+		"yaml kind":  "apiVersion: v1\nkind: List\nitems: []\nkind: StatefulSet\nmetadata: {name: db}\nspec: {}\n",
+		"json items": `{"apiVersion": "v1", "kind": "List", "items": [],` + "\n" + `"items": [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}}]}`,
+		"json kind":  `{"apiVersion": "v1", "kind": "List", "items": [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}}],` + "\n" + `"kind": "Pod", "metadata": {"name": "q"}}`,
+	} {
+		_, stderr, code := scanWithin(t, in, "scan", "-")
+		if code != exitUsage || !strings.Contains(stderr, "<stdin>:") || !strings.Contains(stderr, "already defined") {
+			t.Errorf("%s: exit %d, stderr %s", name, code, stderr)
+		}
+	}
+}
+
+// Field names are read case-sensitively, as the API server reads them:
+// `Exec: null` and `TcpSocket:` beside `exec:` leave the exec probe
+// Kubernetes runs (BF101 and BF102 find it), and each dropped field is an
+// error at its line. Read case-insensitively, the probe was a tcpSocket
+// probe and nothing was found.
+func TestHostileFieldNamesDifferingInCase(t *testing.T) {
+	in := "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db}\nspec:\n  template:\n    spec:\n      containers:\n      - name: postgres\n        image: postgres:16\n        livenessProbe:\n          exec: {command: [psql, -c, select 1]}\n          Exec: null\n          TcpSocket: {port: 5432}\n"
+	out, stderr, code := scanWithin(t, in, "scan", "-")
+	if code != exitUsage || !strings.Contains(out, "BF101") || !strings.Contains(out, "BF102") ||
+		!strings.Contains(stderr, `<stdin>:12:11: StatefulSet db: unknown field "spec.template.spec.containers[0].livenessProbe.Exec", dropped by Kubernetes`) ||
+		!strings.Contains(stderr, `<stdin>:13:11: StatefulSet db: unknown field "spec.template.spec.containers[0].livenessProbe.TcpSocket"`) {
+		t.Errorf("exit %d, stderr %s, out %s", code, stderr, out)
 	}
 }

@@ -216,6 +216,45 @@ func (s *keySet) add(k string) {
 	s.list = append(s.list, k)
 }
 
+// checkKeys refuses a key given twice in any mapping of n but skip, as
+// the converter does: it is for the part of a List that is not converted
+// (the List around its items). kubectl reads a second "items" or "kind"
+// as the one that counts (sigs.k8s.io/yaml YAMLToJSON: yaml.v2's
+// non-strict decoding keeps the last value of a key), and the API server
+// refuses it when validation is strict: a List read either way would be
+// a guess. Aliases are not followed: what they name is checked where it
+// is written. Merge keys may repeat (the converter merges each).
+func checkKeys(n, skip *yaml.Node) *convertError {
+	if n == nil || n == skip {
+		return nil
+	}
+	switch n.Kind {
+	case yaml.DocumentNode, yaml.SequenceNode:
+		for _, c := range n.Content {
+			if err := checkKeys(c, skip); err != nil {
+				return err
+			}
+		}
+	case yaml.MappingNode:
+		keys := make(map[string]bool, len(n.Content)/2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			if k.Kind != yaml.ScalarNode || k.ShortTag() != "!!merge" {
+				if ks, err := keyString(deref(k)); err == nil {
+					if keys[ks] {
+						return errAt(k, "key %q already defined at line %d", ks, keyLine(n, ks))
+					}
+					keys[ks] = true
+				}
+			}
+			if err := checkKeys(v, skip); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 func keyLine(n *yaml.Node, key string) int {
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		if n.Content[i].Value == key {

@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	yaml "go.yaml.in/yaml/v3"
 )
 
 // FuzzParse: any byte stream yields documents whose JSON is valid and whose
@@ -51,7 +54,10 @@ func FuzzParse(f *testing.F) {
 
 // FuzzListSplit: a document read item by item (a List) or value by value
 // (JSON objects one after another) gives exactly the documents, lines and
-// columns of parsing each document whole, whenever that parse succeeds.
+// columns of parsing each document whole, whenever that parse succeeds;
+// and a List with a key given twice (yaml.v3 decoding it into Go values
+// says "already defined") is never read. More seeds are in
+// testdata/fuzz/FuzzListSplit.
 //
 //	go test ./internal/load -run '^$' -fuzz FuzzListSplit -fuzztime 5m
 func FuzzListSplit(f *testing.F) {
@@ -64,14 +70,80 @@ func FuzzListSplit(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		got := Parse("f.yaml", data)
+		if len(got.Errors) == 0 && listWithDuplicateKey(data) {
+			t.Fatalf("a List with a key given twice was read: %d documents", len(got.Documents))
+		}
 		want := parseUnsplit("f.yaml", data)
 		if len(want.Errors) > 0 {
 			return
 		}
-		got := Parse("f.yaml", data)
 		if len(got.Errors) > 0 {
 			t.Fatalf("errors %v where the whole parse has none", got.Errors)
 		}
 		sameDocuments(t, string(data), got, want)
 	})
+}
+
+// listWithDuplicateKey reports whether a document of data is a List (an
+// apiVersion, a kind ending in "List") with a key given twice in a
+// mapping: of the List around its items, or of an item that is an object
+// (an item without apiVersion and kind is skipped, as a document without
+// them is). Only plain scalar keys are compared, merge keys left out, and
+// aliases not followed: what the loader must refuse at least.
+func listWithDuplicateKey(data []byte) bool {
+	for _, ch := range splitDocuments(data) {
+		for _, piece := range splitJSONStream(ch) {
+			root, err := decodeOne(piece.data)
+			if err != nil || root.Kind != yaml.DocumentNode || len(root.Content) == 0 {
+				continue
+			}
+			top := root.Content[0]
+			if top.Kind != yaml.MappingNode || scalarField(top, "apiVersion") == "" || !strings.HasSuffix(scalarField(top, "kind"), "List") {
+				continue
+			}
+			if repeatsKey(top, false) {
+				return true
+			}
+			for i := 0; i+1 < len(top.Content); i += 2 {
+				k, v := top.Content[i], top.Content[i+1]
+				if k.Kind == yaml.ScalarNode && k.Value == "items" && v.Kind == yaml.SequenceNode {
+					for _, item := range v.Content {
+						if scalarField(item, "apiVersion") != "" && scalarField(item, "kind") != "" && repeatsKey(item, true) {
+							return true
+						}
+					}
+				} else if repeatsKey(v, true) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// repeatsKey reports whether a mapping of n (n itself only when deep is
+// false) has a plain scalar key twice.
+func repeatsKey(n *yaml.Node, deep bool) bool {
+	if n.Kind == yaml.MappingNode {
+		seen := map[string]bool{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			if k.Kind == yaml.ScalarNode && k.Tag != "!!merge" && k.Value != "<<" {
+				if seen[k.Value] {
+					return true
+				}
+				seen[k.Value] = true
+			}
+		}
+	}
+	if !deep {
+		return false
+	}
+	for _, c := range n.Content {
+		if repeatsKey(c, true) {
+			return true
+		}
+	}
+	return false
 }

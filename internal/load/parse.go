@@ -244,6 +244,13 @@ func (f *File) addDocument(root *yaml.Node, index, skip int) {
 	nodes := countNodes(top)
 	budget := aliasBudget(nodes)
 	if items := field(top, "items"); strings.HasSuffix(kind, "List") && items != nil && deref(items).Kind == yaml.SequenceNode {
+		// The List itself is never converted, only its items: its keys
+		// are checked here, or a second "items" or "kind" would go
+		// unseen (see checkKeys).
+		if err := checkKeys(top, items); err != nil {
+			f.Errors = append(f.Errors, Error{File: f.Name, Line: err.line, Column: err.col, Message: err.msg})
+			return
+		}
 		for _, item := range deref(items).Content[min(skip, len(deref(items).Content)):] {
 			f.addItem(deref(item), index, &budget)
 		}
@@ -283,6 +290,13 @@ func (f *File) parseList(ch chunk, index int) bool {
 	kind := scalarField(top, "kind")
 	if scalarField(top, "apiVersion") == "" || !strings.HasSuffix(kind, "List") {
 		return false
+	}
+	if checkKeys(top, nil) != nil {
+		// A key given twice: the whole parse says where, in the lines
+		// of the stream (the skeleton's lines after the items are not).
+		f.Empty = false
+		f.parseWhole(ch, index, 0)
+		return true
 	}
 	f.Empty = false
 	done := 0

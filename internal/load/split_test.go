@@ -140,3 +140,44 @@ func TestLargeListStreamsItemByItem(t *testing.T) {
 		}
 	}
 }
+
+// A List with a key given twice (a second "items", or a second "kind"
+// or "spec" after the items) is refused at the second key's line, as any
+// document with a key given twice is: kubectl would apply the last one,
+// and scanning the first gave no finding and exit 0. Every shape: block
+// YAML read item by item, flow YAML and JSON read whole, JSON read item by
+// item, and the duplicate before, after and inside the List around the
+// items.
+func TestListWithAKeyGivenTwiceIsRefused(t *testing.T) {
+	pod := "- apiVersion: v1\n  kind: Pod\n  metadata: {name: a}\n"
+	jpod := `{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a"}}`
+	cases := []struct {
+		name, src string
+		line      int
+		key       string
+	}{
+		{"yaml, second items", "apiVersion: v1\nkind: List\nitems:\n" + pod + "items:\n" + pod, 7, "items"},
+		{"yaml, second empty items", "apiVersion: v1\nkind: List\nitems:\n" + pod + "items: []\n", 7, "items"},
+		{"yaml, second items before", "apiVersion: v1\nkind: List\nitems: []\nitems:\n" + pod, 4, "items"},
+		{"yaml, kind and spec after the items", "apiVersion: v1\nkind: List\nitems:\n" + pod + "kind: Deployment\nspec: {}\n", 7, "kind"},
+		{"yaml, twice in the List's metadata", "apiVersion: v1\nkind: List\nmetadata:\n  name: a\n  name: b\nitems:\n" + pod, 5, "name"},
+		{"yaml, twice in a mapping merged into the List's metadata", "apiVersion: v1\nkind: List\nmetadata:\n  <<: {name: a, name: b}\nitems:\n" + pod, 4, "name"},
+		{"yaml, flow items", "apiVersion: v1\nkind: List\nitems: [{apiVersion: v1, kind: Pod}]\nitems: []\n", 4, "items"},
+		{"json, second items", "{\n\"apiVersion\": \"v1\",\n\"kind\": \"List\",\n\"items\": [" + jpod + "],\n\"items\": []\n}\n", 5, "items"},
+		{"json, kind after the items", "{\n\"apiVersion\": \"v1\",\n\"kind\": \"List\",\n\"items\": [\n" + jpod + "\n],\n\"kind\": \"Deployment\"\n}\n", 7, "kind"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			for _, parse := range []func(string, []byte) File{Parse, parseUnsplit} {
+				f := parse("list.yaml", []byte(c.src))
+				if len(f.Errors) != 1 || len(f.Documents) != 0 {
+					t.Fatalf("%d documents, errors %v; want one error and no document", len(f.Documents), f.Errors)
+				}
+				e := f.Errors[0]
+				if e.Line != c.line || !strings.Contains(e.Message, `key "`+c.key+`" already defined`) {
+					t.Errorf("error %q, want line %d, key %q", e.Error(), c.line, c.key)
+				}
+			}
+		})
+	}
+}

@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	rolloutsv1alpha1 "github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
-	jsoniter "github.com/json-iterator/go"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
@@ -18,6 +17,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kjson "sigs.k8s.io/json"
 
 	"backfire.dev/backfire/internal/load"
 )
@@ -45,6 +45,12 @@ type Object struct {
 	// Typed is a pointer to the upstream type (*appsv1.Deployment,
 	// *rolloutsv1alpha1.Rollout, ...), or nil for kinds backfire does not model.
 	Typed any
+	// Dropped are the fields of the document that Kubernetes drops on
+	// reading it and that differ only in case from a field it reads
+	// (`TcpSocket` beside `tcpSocket`), each an input error at its key
+	// (see unknown.go). The object is decoded without them, as the API
+	// server decodes it.
+	Dropped []load.Error
 }
 
 // Group returns the API group of the object ("" for the core group).
@@ -56,10 +62,6 @@ func group(apiVersion string) string {
 	}
 	return ""
 }
-
-// fastJSON decodes typed objects about twice as fast as encoding/json, with
-// the same semantics (json tags, Unmarshaler methods).
-var fastJSON = jsoniter.ConfigCompatibleWithStandardLibrary
 
 // decoders map API group and kind to a constructor of the upstream type. The
 // version is not part of the key: older versions of these kinds
@@ -116,13 +118,21 @@ func Decode(doc *load.Document) (*Object, *load.Error) {
 			Metadata metav1.ObjectMeta `json:"metadata"`
 		}{}
 	}
-	if err := fastJSON.Unmarshal(doc.JSON, target); err != nil {
-		// Decode again with encoding/json for its error: it carries the byte
-		// offset that maps back to the line of the bad value.
-		if err := json.Unmarshal(doc.JSON, target); err != nil {
-			return nil, decodeError(doc, err)
-		}
-		return nil, &load.Error{File: doc.File, Line: doc.Line, Message: fmt.Sprintf("%s: %v", doc.Kind, err)}
+	// The API server's own decoding (k8s.io/apimachinery
+	// pkg/runtime/serializer/json/json.go, Serializer.unmarshal:
+	// sigs.k8s.io/json, field names matched case-sensitively; its strict
+	// mode lists the unknown fields it drops). encoding/json and
+	// json-iterator match field names case-insensitively: `Exec: null`
+	// written after `exec:` would empty the probe Kubernetes runs.
+	var unknown []error
+	var err error
+	if ok {
+		unknown, err = kjson.UnmarshalStrict(doc.JSON, target, kjson.DisallowUnknownFields)
+	} else {
+		err = kjson.UnmarshalCaseSensitivePreserveInts(doc.JSON, target)
+	}
+	if err != nil {
+		return nil, decodeError(doc, err)
 	}
 	if ok {
 		o.Typed = target
@@ -138,6 +148,9 @@ func Decode(doc *load.Document) (*Object, *load.Error) {
 	o.Name, o.Namespace = o.Meta.Name, o.Meta.Namespace
 	if o.Name == "" && o.Meta.GenerateName != "" {
 		o.Name = o.Meta.GenerateName
+	}
+	if len(unknown) > 0 {
+		o.Dropped = dropped(o, target, unknown)
 	}
 	if t := o.PodTemplate(); t != nil {
 		if errs := validateProbes(t); len(errs) > 0 {
@@ -170,6 +183,11 @@ func decodeError(doc *load.Document, err error) *load.Error {
 	case errors.As(err, &syntaxErr):
 		pos := doc.PositionAt(syntaxErr.Offset - 1)
 		e.Line, e.Column = pos.Line, pos.Column
+	default:
+		if ok, off := kjson.SyntaxErrorOffset(err); ok {
+			pos := doc.PositionAt(off - 1)
+			e.Line, e.Column = pos.Line, pos.Column
+		}
 	}
 	return e
 }

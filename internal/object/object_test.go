@@ -330,3 +330,59 @@ spec:
 		t.Error("ReplicationController is not among the workload kinds")
 	}
 }
+
+// Field names are matched case-sensitively, as the API server matches
+// them (sigs.k8s.io/json): `Exec: null` and `TcpSocket:` beside `exec:`
+// leave the exec probe that Kubernetes runs, and each is reported, at its
+// key, as a field Kubernetes drops. Decoded case-insensitively (as
+// encoding/json and json-iterator do), the probe was a tcpSocket probe.
+func TestFieldNamesAreCaseSensitive(t *testing.T) {
+	o, err := decodeOne(t, `apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db, namespace: data}
+spec:
+  template:
+    spec:
+      containers:
+      - name: postgres
+        image: postgres:16
+        livenessProbe:
+          exec: {command: [psql, -c, select 1]}
+          Exec: null
+          TcpSocket: {port: 5432}
+          periodseconds: 1
+      Containers: []
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := o.Typed.(*appsv1.StatefulSet).Spec.Template.Spec.Containers[0].LivenessProbe
+	if p.Exec == nil || p.TCPSocket != nil || p.PeriodSeconds != 0 {
+		t.Errorf("probe read as %+v, want the exec probe alone", p.ProbeHandler)
+	}
+	want := []string{
+		`o.yaml:12:11: StatefulSet data/db: unknown field "spec.template.spec.containers[0].livenessProbe.Exec", dropped by Kubernetes, which reads field names case-sensitively (the field is "exec")`,
+		`o.yaml:13:11: StatefulSet data/db: unknown field "spec.template.spec.containers[0].livenessProbe.TcpSocket", dropped by Kubernetes, which reads field names case-sensitively (the field is "tcpSocket")`,
+		`o.yaml:14:11: StatefulSet data/db: unknown field "spec.template.spec.containers[0].livenessProbe.periodseconds", dropped by Kubernetes, which reads field names case-sensitively (the field is "periodSeconds")`,
+		`o.yaml:15:7: StatefulSet data/db: unknown field "spec.template.spec.Containers", dropped by Kubernetes, which reads field names case-sensitively (the field is "containers")`,
+	}
+	var got []string
+	for _, e := range o.Dropped {
+		got = append(got, e.Error())
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("dropped:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// An unknown field that is not a known one but for case is not reported:
+// the custom resources' types hold only what the rules read.
+func TestOtherUnknownFieldsAreNotReported(t *testing.T) {
+	o, err := decodeOne(t, "apiVersion: keda.sh/v1alpha1\nkind: ScaledObject\nmetadata: {name: s}\nspec:\n  scaleTargetRef: {name: web}\n  triggers: [{type: cpu}]\n  fallback: {replicas: 2}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(o.Dropped) != 0 {
+		t.Errorf("reported %v", o.Dropped)
+	}
+}

@@ -395,6 +395,7 @@ func (s *scanner) check(r *inputResult, input, file, first int, docs []*load.Doc
 			errs = append(errs, *err)
 			continue
 		}
+		errs = append(errs, o.Dropped...)
 		ord := ordinal(input, file, first+k)
 		s.ix.Add(o, ord, r.scope, keep)
 		objs = append(objs, added{o, ord})

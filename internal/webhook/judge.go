@@ -174,6 +174,9 @@ func decode(name string, raw []byte, namespace string) (*object.Object, []load.E
 	if err != nil {
 		return nil, append(errs, *err)
 	}
+	// The API server drops these before it calls the webhook; a client
+	// that calls it directly is told of them, as warnings.
+	errs = append(errs, o.Dropped...)
 	if o.Namespace == "" {
 		// On a CREATE the object may leave its namespace to the request.
 		o.Namespace = namespace

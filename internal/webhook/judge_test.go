@@ -460,3 +460,27 @@ func TestWarningsMostSevereFirst(t *testing.T) {
 		prev = rank[sev]
 	}
 }
+
+// A client that calls the webhook directly with `Exec: null` and
+// `TcpSocket:` beside `exec:` is judged on the exec probe the API server
+// would keep (decoded case-sensitively, as the scan decodes it), and told
+// of the fields it drops. Read case-insensitively, it was a tcpSocket
+// probe, and deny mode admitted it.
+func TestFieldNamesDifferingInCaseAreReadAsTheAPIServerReadsThem(t *testing.T) {
+	obj := []byte("apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db, namespace: data}\nspec:\n  template:\n    spec:\n      containers:\n      - name: postgres\n        image: postgres:16\n        livenessProbe:\n          exec: {command: [psql, -c, select 1]}\n          Exec: null\n          TcpSocket: {port: 5432}\n")
+	v := newJudge(t, nil, staticContext{}).Judge(request(t, admissionv1.Create, obj, nil))
+	if got := rulesOf(v); !slices.Contains(got, "BF101") || !slices.Contains(got, "BF102") {
+		t.Errorf("rules %v, want BF101 and BF102", got)
+	}
+	resp := deny.Respond(v)
+	if resp.Allowed {
+		t.Error("allowed; want refused")
+	}
+	for _, field := range []string{"livenessProbe.Exec", "livenessProbe.TcpSocket"} {
+		if !slices.ContainsFunc(resp.Warnings, func(w string) bool {
+			return strings.Contains(w, `unknown field "spec.template.spec.containers[0].`+field+`"`)
+		}) {
+			t.Errorf("warnings %q do not name %s", resp.Warnings, field)
+		}
+	}
+}
