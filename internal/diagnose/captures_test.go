@@ -37,6 +37,8 @@ var captures = []capture{
 		want: []string{"BF502 warning the container never started: the kubelet could not create the container"}, never: notTheProbe},
 	{file: "azure-operator-oomkilled-last-state.txt", cause: "the memory limit is too low: OOM kills",
 		want: []string{"BF502 warning exit 137 with reason OOMKilled"}, never: notTheProbe},
+	{file: "bitnami-11263-exec-probe-multiline.txt", cause: "the readiness script's exec replaces the shell, so its file test never runs; nothing restarts",
+		never: []string{"BF501 error", "BF501 warning", "BF502"}},
 	{file: "bitnami-23390-get-events-watch.txt", cause: "mongod stopped on purpose (SIGSTOP); the liveness probe then restarted it (the excerpt ends before the kill)",
 		never: append(append([]string{}, notAnOOM...), notNeverStart...)},
 	{file: "drain-node-7-image-not-found.txt", cause: "the image tag was never published",

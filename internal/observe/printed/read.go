@@ -3,6 +3,7 @@ package printed
 import (
 	"bytes"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -367,6 +368,11 @@ func (r *reader) containerBlock(c *Container, header int) {
 				state.Finished = f
 			}
 			r.i++
+		case ok && containerKeys[k] && header < 0 && c.has(k):
+			// A fragment that repeats a key is the next container's
+			// (kubectl describe pod | grep Liveness prints one line per
+			// container): the caller starts another.
+			return
 		case ok && containerKeys[k]:
 			state = nil
 			r.i++
@@ -403,6 +409,7 @@ func (r *reader) containerField(c *Container, k, v string, l Line, in int, state
 		c.LastState = State{Kind: f}
 		*state = &c.LastState
 	case "Liveness", "Readiness", "Startup":
+		v = r.execContinued(v)
 		// A paste wrapped at the terminal's width may continue the
 		// settings on the next line: "period=10s #success=1 #failure=3".
 		for r.i < len(r.lines) && probeSettingsOnly.MatchString(r.lines[r.i].Text) {
@@ -455,13 +462,47 @@ func (r *reader) containerField(c *Container, k, v string, l Line, in int, state
 	}
 }
 
+// execContinued reads the rest of an exec probe whose command holds a
+// newline: DescribeProbe prints "exec [%s]" with the command's elements
+// joined by spaces (k8s.io/kubectl pkg/describe describeProbe), so a
+// script written as a YAML block scalar ("- |") puts its lines, and the
+// closing "] delay=60s ... #failure=5", on the lines below (a "]" inside
+// the script, as in "[ -f x ]", ends a line but does not start one). Without its
+// closing line within a few lines (a paste cut short), the line stands
+// as printed.
+func (r *reader) execContinued(v string) string {
+	if !strings.HasPrefix(v, "exec [") || probeSetting.MatchString(v) {
+		return v
+	}
+	for j := r.i; j < len(r.lines) && j < r.i+maxScriptLines; j++ {
+		t := r.lines[j].Text
+		if containerKey(t) != "" && indent(t) > 0 {
+			return v
+		}
+		if execEnd.MatchString(t) {
+			for ; r.i <= j; r.i++ {
+				v += "\n" + strings.TrimRight(r.lines[r.i].Text, " \t")
+			}
+			return v
+		}
+	}
+	return v
+}
+
+// maxScriptLines bounds the lines an exec probe's command may span.
+const maxScriptLines = 40
+
+// execEnd is the last line of an exec command printed over several lines:
+// "] delay=5s timeout=5s ...", or a lone "]" when the line was cut there.
+var execEnd = regexp.MustCompile(`\]\s+(?:delay|timeout|period)=-?[0-9]+s?\b|^\s*\]\s*$`)
+
 var resourceName = regexp.MustCompile(`^(cpu|memory|ephemeral-storage|storage|pods|hugepages-[0-9A-Za-z]+|[a-z0-9.-]+/[a-z0-9.-]+)$`)
 
 // probeRE reads DescribeProbe's output: the handler, its target, and the
 // settings; "#success=1 #failure=3" before kubectl 1.37,
 // "successThreshold=1 failureThreshold=3" since.
 var (
-	probeHandler = regexp.MustCompile(`^(exec|http-get|tcp-socket|grpc|unknown)\b\s*(.*)$`)
+	probeHandler = regexp.MustCompile(`(?s)^(exec|http-get|tcp-socket|grpc|unknown)\b\s*(.*)$`)
 	probeSetting = regexp.MustCompile(`(?:^|\s)(delay|timeout|period|#success|#failure|successThreshold|failureThreshold)=(-?[0-9]+)s?\b`)
 )
 
@@ -511,7 +552,9 @@ func (r *reader) fragment() {
 	r.containerBlock(c, -1)
 	if len(c.Fields()) == 0 {
 		p.Containers = p.Containers[:len(p.Containers)-1]
+		return
 	}
+	addForm(&p.Forms, "container lines")
 }
 
 // loosePod is the pod of lines that do not name one: one per capture.
@@ -524,6 +567,15 @@ func (r *reader) loosePod() *Pod {
 	p := &Pod{Line: r.lines[r.i].N}
 	r.c.Pods = append(r.c.Pods, p)
 	return p
+}
+
+// has reports whether the block printed key already.
+func (c *Container) has(key string) bool {
+	switch key {
+	case "State", "Last State", "Restart Count", "Image", "Ready", "Liveness", "Readiness", "Startup", "Limits", "Requests":
+		return slices.Contains(c.Fields(), key)
+	}
+	return false
 }
 
 // Fields lists what the block printed, by key (for tests).

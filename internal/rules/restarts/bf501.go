@@ -104,8 +104,14 @@ func bf501(p *diagnosis.Pass) {
 			continue
 		}
 		switch {
-		case h.Restarts == 0 && iv.N == 0 && killed == 0 && failed == 0 && h.Kills == 0 && (restartsKnown || h.LastRunFrom != "lastState"):
+		case h.Restarts == 0 && iv.N == 0 && killed == 0 && failed == 0 && h.Kills == 0 && (restartsKnown || h.LastRunFrom != "lastState") &&
+			(restartsKnown || len(cands) == 0):
 			continue // nothing restarted: nothing to explain
+		case !restartsKnown && len(cands) > 0 && iv.N == 0 && h.LastRun == 0:
+			// A probe's line without a restart count (a Liveness line
+			// pasted alone): its budget is the figure to measure against.
+			figureToCompare(p, c, h, cands, restartsKnown, path)
+			continue
 		case len(cands) == 0 && !probesKnown:
 			byTheKubeletsWord(p, c, h, restartsKnown, path)
 			continue

@@ -41,6 +41,13 @@ func figureToCompare(p *diagnosis.Pass, c corev1.Container, h History, cands []C
 		if n := h.KilledBy[k]; n > 0 {
 			mech = append(mech, fmt.Sprintf("the kubelet's Killing events blame the %s probe %s: it is the killer; its timing is what the measure tells", k, times(n)))
 		}
+		failures := 0
+		for _, e := range h.Probes[k] {
+			failures += e.Count
+		}
+		if failures > 0 {
+			mech = append(mech, fmt.Sprintf("the %s probe failed %s (Unhealthy events, %s): a kill follows failureThreshold failures in a row", k, times(failures), quoteEvent(h.Probes[k][0])))
+		}
 	}
 	mech = append(mech, graceNote(p, c0)...)
 	mech = append(mech, measure(pod.Name))
