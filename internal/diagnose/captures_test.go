@@ -51,6 +51,8 @@ var captures = []capture{
 		want: []string{"BF501 info the kubelet killed container elasticsearch 3 times, and the capture does not say why"}, never: append(append([]string{}, notAnOOM...), notNeverStart...)},
 	{file: "k8s-11948-get-watch-2015.txt", cause: "the liveness probe's path is wrong (404): liveness restarts",
 		never: append(append([]string{}, notAnOOM...), notNeverStart...)},
+	{file: "k8s-131530-oomkilled-exit-0.txt", cause: "a process in the container was OOM-killed while the main process exited 0 (the runtime set reason OOMKilled)",
+		want: []string{"BF502 warning reason OOMKilled with exit 0"}, never: append([]string{"BF502 warning exit 0 with reason OOMKilled: the kernel's OOM killer ended the container"}, notTheProbe...)},
 	{file: "k8s-131026-liveness-events.txt", cause: "the file the liveness probe reads was deleted: liveness kills",
 		want: []string{"BF501 info the liveness probe failed 4 times"}, never: append(append([]string{}, notAnOOM...), notNeverStart...)},
 	{file: "k8s-16045-events-2015-health-check.txt", cause: "a broken health check restarts the container",

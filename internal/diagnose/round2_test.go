@@ -127,3 +127,101 @@ func TestLivenessLineAlone(t *testing.T) {
 		t.Errorf("BF501: %s\n%s", f.Message, mech)
 	}
 }
+
+// A paste cut at "Exit Code:" is read as far as it goes: no error, the
+// code not shown, and a restart count that was not printed is unknown,
+// never 0.
+func TestCutAtExitCode(t *testing.T) {
+	res := diag(t, "cut.txt", `    State:          Waiting
+      Reason:       CrashLoopBackOff
+    Last State:     Terminated
+      Reason:       Error
+      Exit Code:`)
+	if len(res.Errors) > 0 {
+		t.Errorf("a cut paste is an error: %v", res.Errors)
+	}
+	f := one(t, res, "BF502", finding.Info, observe.Unnamed)
+	mech := strings.Join(f.Mechanism, "\n")
+	if !strings.Contains(f.Message, "which the capture does not show") || strings.Contains(mech, "0 restarts") || !strings.Contains(mech, "restart count unknown") {
+		t.Errorf("BF502: %s\n%s", f.Message, mech)
+	}
+}
+
+// Exit 0 with reason OOMKilled (kubernetes/kubernetes#131530): a process
+// in the container was OOM-killed; the main process exited 0 itself.
+func TestOOMKilledWithExit0(t *testing.T) {
+	res := pinned(t, "k8s-131530-oomkilled-exit-0.txt")
+	f := one(t, res, "BF502", finding.Warning, observe.Unnamed)
+	if strings.Contains(f.Message, "ended the container") || !strings.Contains(f.Message, "reason OOMKilled with exit 0") {
+		t.Errorf("BF502: %s", f.Message)
+	}
+}
+
+// 137 without OOMKilled makes the OOM killer unlikely, not impossible.
+func TestSIGKILLWithoutOOMKilledIsNotProof(t *testing.T) {
+	res := diag(t, "137.txt", "    Last State:     Terminated\n      Reason:       Error\n      Exit Code:    137\n    Restart Count:  3\n")
+	f := one(t, res, "BF502", finding.Info, observe.Unnamed)
+	mech := strings.Join(f.Mechanism, "\n")
+	if strings.Contains(f.Message, "not the OOM killer") || !strings.Contains(f.Message, "unlikely") || !strings.Contains(mech, "can be missed") {
+		t.Errorf("BF502: %s\n%s", f.Message, mech)
+	}
+}
+
+// An exit code in a paste put together by hand, under a State that names
+// the waiting reason, or with no State at all, is the last run's.
+func TestHandAssembledExitCode(t *testing.T) {
+	for _, in := range []string{
+		"State: CrashLoopBackOff\nExit Code: 100\nRestart Count: 9\n",
+		"my pod keeps restarting\nExit Code: 100\nRestart Count: 9\n",
+	} {
+		res := diag(t, "hand.txt", in)
+		f := one(t, res, "BF502", finding.Info, observe.Unnamed)
+		if !strings.Contains(f.Message, "exit 100") || !strings.Contains(strings.Join(f.Mechanism, " "), "after 9 restarts") {
+			t.Errorf("%q: BF502 %s %v", in, f.Message, f.Mechanism)
+		}
+	}
+}
+
+// A describe capture whose section labels are in another language: the
+// container's lines split by unknown labels are one container, its
+// findings come once, its Killing events are seen, and its restart count
+// is read where it was printed.
+func TestLocalizedLabels(t *testing.T) {
+	res := diag(t, "loc.txt", `Nom:              web-0
+Espace de noms:   shop
+Conteneurs:
+  web:
+    Image:          nginx:1.27
+    État:           Running
+    Dernier état:   Terminated
+      Reason:       Error
+      Exit Code:    137
+      Started:      Thu, 12 Nov 2026 09:58:00 +0000
+      Finished:     Thu, 12 Nov 2026 09:59:58 +0000
+    Prêt:           True
+    Restart Count:  5
+    Liveness:       http-get http://:80/healthz delay=10s timeout=1s period=10s #success=1 #failure=3
+Événements:
+  Type     Reason     Age   From     Message
+  ----     ------     ----  ----     -------
+  Normal   Killing    9m    kubelet  Container web failed liveness probe, will be restarted
+  Normal   Killing    7m    kubelet  Container web failed liveness probe, will be restarted
+  Normal   Killing    5m    kubelet  Container web failed liveness probe, will be restarted
+`)
+	got := bf5(res)
+	n501, n502 := 0, 0
+	for _, g := range got {
+		n501 += strings.Count(g[:5], "BF501")
+		n502 += strings.Count(g[:5], "BF502")
+	}
+	if n501 != 1 || n502 != 1 {
+		t.Errorf("want BF501 and BF502 once each, got %q", got)
+	}
+	all := strings.Join(got, "\n")
+	for _, f := range res.Findings {
+		all += "\n" + strings.Join(f.Mechanism, "\n")
+	}
+	if strings.Contains(all, "no Killing event") || strings.Contains(all, "0 restarts") {
+		t.Errorf("misread:\n%s", all)
+	}
+}

@@ -216,11 +216,13 @@ func (c *Capture) pod(p *Pod) (*observe.Pod, []observe.Event, []load.Error) {
 			spec.Args = append(spec.Args, a.Value)
 		}
 		var sp, stp string
+		// A status is listed only for a container that printed one: its
+		// path is its index in that list, not in the spec's.
 		if ct.Init {
-			sp, stp = fmt.Sprintf("spec.initContainers[%d]", nInit), fmt.Sprintf("status.initContainerStatuses[%d]", nInit)
+			sp, stp = fmt.Sprintf("spec.initContainers[%d]", nInit), fmt.Sprintf("status.initContainerStatuses[%d]", len(pod.Status.InitContainerStatuses))
 			nInit++
 		} else {
-			sp, stp = fmt.Sprintf("spec.containers[%d]", nMain), fmt.Sprintf("status.containerStatuses[%d]", nMain)
+			sp, stp = fmt.Sprintf("spec.containers[%d]", nMain), fmt.Sprintf("status.containerStatuses[%d]", len(pod.Status.ContainerStatuses))
 			nMain++
 		}
 		pr.Mark(sp, ct.Line)
@@ -284,7 +286,7 @@ func (c *Capture) pod(p *Pod) (*observe.Pod, []observe.Event, []load.Error) {
 		st := corev1.ContainerStatus{Name: cname}
 		hasStatus := false
 		pr.Mark(stp, ct.Line)
-		if ct.RestartCount.Set() {
+		if ct.RestartCount.Set() && ct.RestartCount.Value != "" {
 			if n, err := strconv.Atoi(ct.RestartCount.Value); err == nil && n >= 0 {
 				st.RestartCount = int32(min(n, 1<<30))
 				pr.Mark(stp+".restartCount", ct.RestartCount.Line)
@@ -466,7 +468,19 @@ func stateOf(s State, path string, pr *observe.Printed, bad func(Field, string))
 		}
 		return metav1.Time{}
 	}
-	switch s.Kind.Value {
+	kind := s.Kind.Value
+	switch {
+	case kind == "Running" || kind == "Terminated" || kind == "Waiting":
+	case s.ExitCode.Set() || terminatedReasons[kind]:
+		// A hand-written "State: Error" with an exit code under it.
+		if !s.Reason.Set() {
+			s.Reason = Field{Value: kind, Line: s.Kind.Line}
+		}
+		kind = "Terminated"
+	case kind != "" && !s.Reason.Set():
+		s.Reason = Field{Value: kind, Line: s.Kind.Line} // "State: CrashLoopBackOff"
+	}
+	switch kind {
 	case "Running":
 		out.Running = &corev1.ContainerStateRunning{StartedAt: at(s.Started)}
 		pr.Mark(path+".running", s.Kind.Line)
@@ -476,7 +490,7 @@ func stateOf(s State, path string, pr *observe.Printed, bad func(Field, string))
 	case "Terminated":
 		t := &corev1.ContainerStateTerminated{Reason: s.Reason.Value, Message: s.Message.Value, StartedAt: at(s.Started), FinishedAt: at(s.Finished)}
 		pr.Mark(path+".terminated", s.Kind.Line)
-		if s.ExitCode.Set() {
+		if s.ExitCode.Set() && s.ExitCode.Value != "" { // "Exit Code:" and nothing: the paste was cut there
 			if n, err := strconv.Atoi(s.ExitCode.Value); err == nil {
 				t.ExitCode = int32(n)
 				pr.Mark(path+".terminated.exitCode", s.ExitCode.Line)
@@ -508,6 +522,10 @@ func stateOf(s State, path string, pr *observe.Printed, bad func(Field, string))
 	}
 	return out
 }
+
+// terminatedReasons are the reasons of a terminated container
+// (kuberuntime: OOMKilled, Error, Completed, ContainerCannotRun).
+var terminatedReasons = map[string]bool{"OOMKilled": true, "Error": true, "Completed": true, "ContainerCannotRun": true, "StartError": true}
 
 // probeOf rebuilds a probe from its printed line. An exec command is
 // printed as Go prints a []string ("[sh -c pg_isready -U postgres]"), which

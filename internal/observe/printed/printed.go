@@ -92,6 +92,8 @@ type Container struct {
 	Liveness     *Probe
 	Readiness    *Probe
 	Startup      *Probe
+	// fragment: read from lines pasted without the container's header.
+	fragment bool
 }
 
 // State is a printed container state: "State:" or "Last State:" and the

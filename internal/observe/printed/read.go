@@ -53,7 +53,7 @@ func Read(name string, data []byte) *Capture {
 			base := indent(l.Text)
 			r.i++
 			r.containers(r.loosePod(), base, init)
-		case containerKey(l.Text) != "":
+		case containerKey(l.Text) != "" || exitCodeLine(l.Text):
 			r.fragment()
 		case messageEvent(l.Text) != nil:
 			r.messages()
@@ -169,6 +169,22 @@ var containerKeys = map[string]bool{
 
 // stateKeys are the lines under State: and Last State: (describeStatus).
 var stateKeys = map[string]bool{"Reason": true, "Message": true, "Exit Code": true, "Signal": true, "Started": true, "Finished": true}
+
+// waitingKind: a State that is a waiting container's ("Waiting", or its
+// reason written in its place by hand).
+func waitingKind(kind string) bool {
+	switch kind {
+	case "Waiting", "CrashLoopBackOff", "ContainerCreating", "PodInitializing", "ImagePullBackOff", "ErrImagePull", "CreateContainerConfigError", "RunContainerError":
+		return true
+	}
+	return false
+}
+
+// exitCodeLine: "Exit Code: 100" pasted without the State line above it.
+func exitCodeLine(s string) bool {
+	k, v, ok := keyLine(s)
+	return ok && k == "Exit Code" && v != ""
+}
 
 // containerKey returns the container key a line starts with, or "".
 func containerKey(s string) string {
@@ -350,6 +366,25 @@ func (r *reader) containerBlock(c *Container, header int) {
 			return
 		}
 		k, v, ok := keyLine(l.Text)
+		if ok && state == nil && (k == "Exit Code" || k == "Signal") && !c.LastState.ExitCode.Set() {
+			// An exit code without its state (a paste put together by
+			// hand): it is a termination's, the last one's unless the
+			// block says the container is stopped now.
+			if c.State.Kind.Value == "Terminated" && !c.State.ExitCode.Set() {
+				state = &c.State
+			} else {
+				if !c.LastState.Set() {
+					c.LastState = State{Kind: Field{Value: "Terminated", Line: l.N}}
+				}
+				state = &c.LastState
+			}
+		}
+		if ok && state == &c.State && (k == "Exit Code" || k == "Signal") && waitingKind(c.State.Kind.Value) && !c.LastState.Set() {
+			// "State: CrashLoopBackOff" then "Exit Code: 100": a
+			// waiting container has no exit code; it is the last run's.
+			c.LastState = State{Kind: Field{Value: "Terminated", Line: l.N}}
+			state = &c.LastState
+		}
 		switch {
 		case ok && state != nil && stateKeys[k] && !containerKeys[k]:
 			f := Field{Value: v, Line: l.N}
@@ -545,9 +580,19 @@ func parseProbe(v string, line int) *Probe {
 
 // fragment reads container lines pasted without their pod: a State and
 // Last State, a Restart Count, a Liveness line.
+//
+// Lines of one container split by lines this reader does not know (a
+// label in another language, a line of the user's) continue the previous
+// fragment unless they repeat a key it has: one container read once, not
+// one per piece.
 func (r *reader) fragment() {
-	c := &Container{Line: r.lines[r.i].N}
 	p := r.loosePod()
+	k, _, _ := keyLine(r.lines[r.i].Text)
+	if n := len(p.Containers); n > 0 && p.Containers[n-1].fragment && !p.Containers[n-1].has(k) {
+		r.containerBlock(p.Containers[n-1], -1)
+		return
+	}
+	c := &Container{Line: r.lines[r.i].N, fragment: true}
 	p.Containers = append(p.Containers, c)
 	r.containerBlock(c, -1)
 	if len(c.Fields()) == 0 {

@@ -185,8 +185,8 @@ func bf501(p *diagnosis.Pass) {
 				mech = append(mech, fmt.Sprintf("the last stop: exit %d, reason %q (what that rules out: BF502)", t.ExitCode, t.Reason))
 			}
 			p.Report(finding.Finding{Severity: finding.Info, Container: c.Name, Path: path,
-				Message: fmt.Sprintf("%d restarts, %s %s: does not match the %s probe's %s = %d s; the probe is not shown to be the killer",
-					h.Restarts, what, seconds(observed), c0.Probe, c0.Formula, c0.Run),
+				Message: fmt.Sprintf("%s, %s %s: does not match the %s probe's %s = %d s; the probe is not shown to be the killer",
+					h.count(), what, seconds(observed), c0.Probe, c0.Formula, c0.Run),
 				Mechanism: mech, Evidence: evidence.Map(ev)})
 			continue
 		}
@@ -205,8 +205,8 @@ func bf501(p *diagnosis.Pass) {
 			mech = append(mech, note)
 		}
 		p.Report(finding.Finding{Container: c.Name, Path: path,
-			Message: fmt.Sprintf("%d restarts, %s, match the %s probe's %s = %d s = %.1f min: the probe is the killer",
-				h.Restarts, observedPhrase(iv, h), match.Probe, match.Formula, match.Run, float64(match.Run)/60),
+			Message: fmt.Sprintf("%s, %s, match the %s probe's %s = %d s = %.1f min: the probe is the killer",
+				h.count(), observedPhrase(iv, h), match.Probe, match.Formula, match.Run, float64(match.Run)/60),
 			Mechanism: mech, Evidence: evidence.Map(ev)})
 	}
 }
@@ -258,7 +258,7 @@ func observedLines(h History, iv Intervals) []string {
 		out = append(out, fmt.Sprintf("events: Killing x%d (%q) %s",
 			h.Killed.Count, h.Killed.Message, h.Killed.When()))
 	}
-	if h.Killed == nil && (h.Started != nil || len(h.Starts) > 0) {
+	if h.Killed == nil && h.KilledBy["liveness"]+h.KilledBy["startup"]+h.Kills == 0 && (h.Started != nil || len(h.Starts) > 0) {
 		out = append(out, "events: no Killing event: no probe is recorded killing this container")
 	}
 	if h.BackOff > 0 {

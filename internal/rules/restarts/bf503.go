@@ -103,10 +103,14 @@ func bf503(p *diagnosis.Pass) {
 		for _, e := range probeRefused {
 			mech = append(mech, fmt.Sprintf("its probes were refused by the recovering server: Unhealthy x%d %q", e.Count, shorten(e.Message)))
 		}
-		sev, msg := finding.Warning, fmt.Sprintf("%s recovers from a crash at its starts (%d restarts) under a liveness probe that fails during recovery: a kill loop is likely", serverName(res, v), restarts)
+		count := fmt.Sprintf("%d restarts", restarts)
+		if !pod.Knows(pod.StatusPath(c.Name) + ".restartCount") {
+			count = "restart count unknown"
+		}
+		sev, msg := finding.Warning, fmt.Sprintf("%s recovers from a crash at its starts (%s) under a liveness probe that fails during recovery: a kill loop is likely", serverName(res, v), count)
 		if len(interrupted) > 0 || len(probeRefused) > 0 {
 			sev = finding.Error
-			msg = fmt.Sprintf("%s is killed while it recovers, by a liveness probe that fails during recovery: the loop is confirmed (%d restarts)", serverName(res, v), restarts)
+			msg = fmt.Sprintf("%s is killed while it recovers, by a liveness probe that fails during recovery: the loop is confirmed (%s)", serverName(res, v), count)
 			mech = append(mech, "every kill restarts the recovery from scratch, and the probe fails again by design: the recovery never completes")
 		}
 		line := 0

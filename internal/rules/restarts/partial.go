@@ -74,8 +74,8 @@ func tooCoarse(p *diagnosis.Pass, c corev1.Container, h History, iv Intervals, c
 	mech = append(mech, fmt.Sprintf("the %s lies between %s and %s: the range a %s kill explains, %d-%d s, holds part of it only", what, secs(lo), secs(hi), cd.Probe, cd.Low, cd.High))
 	mech = append(mech, measure(p.Obs.Pod.Name))
 	p.Report(finding.Finding{Severity: finding.Info, Container: c.Name, Path: path,
-		Message: fmt.Sprintf("%d restarts, %s %s, too coarse to tell against the %s probe's %s = %d s: the printed ages are truncated",
-			h.Restarts, what, seconds(observed), cd.Probe, cd.Formula, cd.Run),
+		Message: fmt.Sprintf("%s, %s %s, too coarse to tell against the %s probe's %s = %d s: the printed ages are truncated",
+			h.count(), what, seconds(observed), cd.Probe, cd.Formula, cd.Run),
 		Mechanism: mech,
 		Evidence:  evidence.Map(BF501Evidence{Restarts: int32(h.Restarts), ObservedSeconds: int(observed.Seconds()), ObservedMeasure: what, PredictedSeconds: cd.Cycle()})})
 }
