@@ -225,3 +225,22 @@ Conteneurs:
 		t.Errorf("misread:\n%s", all)
 	}
 }
+
+// A probe whose shell cannot find its command (the shell's words, not
+// runc's) cannot run: every probe fails, its timing is ruled out.
+func TestShellCommandNotFound(t *testing.T) {
+	for in, cmd := range map[string]string{
+		"Liveness probe failed: sh: 1: pgrep: not found":               "pgrep",
+		"Liveness probe failed: bash: line 1: curl: command not found": "curl",
+		"Liveness probe failed: /bin/sh: curl: not found":              "curl",
+	} {
+		res := diag(t, "events.txt", "  Type     Reason     Age              From     Message\n"+
+			"  ----     ------     ----             ----     -------\n"+
+			"  Warning  Unhealthy  2m (x9 over 3m)  kubelet  "+in+"\n"+
+			"  Normal   Killing    2m (x3 over 3m)  kubelet  Container worker failed liveness probe, will be restarted\n")
+		f := one(t, res, "BF501", finding.Error, "worker")
+		if !strings.Contains(f.Message, `the liveness probe cannot run: its command "`+cmd+`"`) {
+			t.Errorf("%s: BF501 %s", in, f.Message)
+		}
+	}
+}

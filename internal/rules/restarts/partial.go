@@ -246,9 +246,14 @@ func probeCannotRun(p *diagnosis.Pass, c corev1.Container, h History, cands []Ca
 	if u.Command != "" {
 		what = fmt.Sprintf("its command %q", u.Command)
 	}
-	mech := []string{"events: " + quoteEvent(u.Event),
-		fmt.Sprintf("the container runtime could not run %s in the container (%s)", what, cannotExec.FindString(u.Event.Message)),
-		"the kubelet counts a probe that errors as a failed one (pkg/kubelet/prober prober.go: an error gives results.Failure), so this probe fails every time, whatever the server does"}
+	mech := []string{"events: " + quoteEvent(u.Event)}
+	if u.Shell {
+		mech = append(mech, fmt.Sprintf("the probe's shell could not run %s (%s): the command is not in the image's PATH, or not executable; the shell exits 127 or 126 and the probe fails", what, strings.TrimSpace(shellCannotRun.FindString(u.Event.Message))),
+			"an exec probe fails on any non-zero exit (pkg/probe/exec), so this probe fails every time, whatever the server does")
+	} else {
+		mech = append(mech, fmt.Sprintf("the container runtime could not run %s in the container (%s)", what, cannotExec.FindString(u.Event.Message)),
+			"the kubelet counts a probe that errors as a failed one (pkg/kubelet/prober prober.go: an error gives results.Failure), so this probe fails every time, whatever the server does")
+	}
 	if strings.Contains(u.Command, " ") {
 		mech = append(mech, "the command has spaces in one element: exec runs it as a single file name, not through a shell (write it as [\"sh\", \"-c\", \"...\"], or as separate elements)")
 	}
