@@ -31,7 +31,7 @@ type diagnoseFlags struct {
 func newDiagnoseCommand() *cobra.Command {
 	var fl diagnoseFlags
 	cmd := &cobra.Command{
-		Use:   "diagnose POD.yaml|CAPTURE.txt|- [--events FILE]... [--logs [CONTAINER=]FILE]...  |  --cluster [--context C] -n NS POD",
+		Use:   "diagnose POD.yaml|CAPTURE.txt|LOG|- [--events FILE]... [--logs [CONTAINER=]FILE]...  |  --logs [CONTAINER=]FILE...  |  --cluster [--context C] -n NS POD",
 		Short: "Read a restarting pod: are its restarts its own probe's arithmetic?",
 		Long: `Diagnose reads a pod (kubectl get pod -o yaml|json: a Pod or a List), its events
 (kubectl get events -o json, core/v1 or events.k8s.io/v1) and its containers' logs,
@@ -66,8 +66,11 @@ error, or input that could not be read or parsed (reported with file and line).`
 }
 
 func runDiagnose(cmd *cobra.Command, args []string, fl *diagnoseFlags) error {
-	if len(args) != 1 {
-		return usageError(cmd, "diagnose needs one POD file (or - for standard input), or --cluster and a pod name")
+	// --logs alone is a diagnosis of the logs: what they show of a pod
+	// that is not in the input.
+	logsAlone := len(args) == 0 && len(fl.logs) > 0 && !fl.cluster.enabled
+	if len(args) != 1 && !logsAlone {
+		return usageError(cmd, "diagnose needs one POD file (or - for standard input), or --cluster and a pod name, or --logs alone")
 	}
 	if !fl.cluster.enabled {
 		for _, name := range []string{"context", "kubeconfig", "namespace"} {
@@ -118,6 +121,8 @@ func runDiagnose(cmd *cobra.Command, args []string, fl *diagnoseFlags) error {
 		in.Parsed, notes = &live.Pod, live.Notes
 		in.Events = append(in.Events, live.Events...)
 		in.Logs = append(in.Logs, live.Logs...)
+	} else if logsAlone {
+		// no pod: Run reads the logs alone
 	} else if args[0] == "-" {
 		data, err := source.ReadStdin(cmd.InOrStdin(), source.DefaultMaxFileSize)
 		if err != nil {

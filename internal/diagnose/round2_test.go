@@ -244,3 +244,25 @@ func TestShellCommandNotFound(t *testing.T) {
 		}
 	}
 }
+
+// A server's log alone (sapcc/openstack-helm#64) is read, not refused as
+// YAML, and says what it shows; so are --logs given without a pod.
+func TestLogAlone(t *testing.T) {
+	res := pinned(t, "sapcc-64-postgres-recovery-log.txt")
+	if len(res.Errors) > 0 {
+		t.Fatalf("errors %v", res.Errors)
+	}
+	f := one(t, res, "BF503", finding.Info, observe.Unnamed)
+	if !strings.Contains(f.Message, "PostgreSQL recovered from a crash at 1 start") || f.Line != 10 {
+		t.Errorf("BF503 at %d: %s", f.Line, f.Message)
+	}
+	log := read(t, filepath.Join("testdata", "captures", "sapcc-64-postgres-recovery-log.txt"))
+	res, err := Run(Input{Logs: []observe.Log{{Container: "postgres", File: "pg.log", Data: log}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Errors) > 0 || len(res.Pods) != 1 {
+		t.Fatalf("errors %v, %d pods", res.Errors, len(res.Pods))
+	}
+	one(t, res, "BF503", finding.Info, "postgres")
+}

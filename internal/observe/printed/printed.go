@@ -146,6 +146,8 @@ type Event struct {
 	FirstAge, LastAge *Age
 	// Timeless: an event message without its row.
 	Timeless bool
+	// Inline: the message was quoted in a line of prose.
+	Inline bool
 }
 
 // Row is a kubectl get pods row.

@@ -57,6 +57,12 @@ func Read(name string, data []byte) *Capture {
 			r.fragment()
 		case messageEvent(l.Text) != nil:
 			r.messages()
+		case inlineEvent(l.Text) != nil:
+			// An event message quoted in a sentence of prose.
+			e := inlineEvent(l.Text)
+			e.Line = l.N
+			r.c.Loose = append(r.c.Loose, *e)
+			r.i++
 		default:
 			r.c.Skipped++
 			r.i++

@@ -166,6 +166,8 @@ func refusal(msg string) string {
 	switch {
 	case strings.Contains(msg, "connection refused"):
 		return "connection refused: nothing listened on the probe's port yet (a server still starting or recovering keeps it closed)"
+	case strings.Contains(msg, "command \"") && strings.Contains(msg, "timed out"):
+		return "timed out: the probe's command did not finish within timeoutSeconds (the kubelet's CRI client, remote_runtime.go ExecSync: \"command %q timed out\")"
 	case strings.Contains(msg, "Client.Timeout") || strings.Contains(msg, "deadline exceeded") || strings.Contains(msg, "timed out") || strings.Contains(msg, "Timed out"):
 		return "timed out: the server did not answer within timeoutSeconds"
 	case strings.Contains(msg, "statuscode: 5"):
