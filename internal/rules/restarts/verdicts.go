@@ -25,7 +25,7 @@ var (
 	// Language 2.9.1.1: the shell exits 127 for a command not found, 126
 	// for one it cannot execute).
 	shellCannotRun = regexp.MustCompile(`(?:^|[\s:])(?:/bin/|/usr/bin/)?(?:ba|da|k|z|a)?sh: (?:line )?(?:[0-9]+: )?([^\s:]+): (?:command not found|not found|Permission denied)`)
-	notRunning = regexp.MustCompile(`(?i)\bis not running\b|container not running`)
+	notRunning     = regexp.MustCompile(`(?i)\bis not running\b|container not running`)
 )
 
 // unrunnable is a probe that cannot run, as its events say.
