@@ -266,3 +266,25 @@ func TestLogAlone(t *testing.T) {
 	}
 	one(t, res, "BF503", finding.Info, "postgres")
 }
+
+// The last run is a run: it is compared with the probe's run (D + F x P),
+// not with a restart cycle that includes the back-off, and the JSON's
+// predictedSeconds is that same quantity.
+func TestLastRunAgainstARun(t *testing.T) {
+	res := diag(t, "run.txt", `    Last State:     Terminated
+      Reason:       Error
+      Exit Code:    1
+      Started:      Mon, 01 Jan 2024 10:00:00 +0000
+      Finished:     Mon, 01 Jan 2024 10:02:00 +0000
+    Restart Count:  5
+    Liveness:       http-get http://:8080/ delay=0s timeout=1s period=2s #success=1 #failure=3
+`)
+	f := one(t, res, "BF501", finding.Info, observe.Unnamed)
+	mech := strings.Join(f.Mechanism, "\n")
+	if !strings.Contains(mech, "the last run of 120 s (2.0 min) is outside 4-38 s, a run that a liveness kill explains") {
+		t.Errorf("BF501 mechanism:\n%s", mech)
+	}
+	if f.Evidence["predictedSeconds"] != 6 || f.Evidence["observedMeasure"] != "last run" {
+		t.Errorf("evidence %v: predictedSeconds must be the run, 0 + 3 x 2", f.Evidence)
+	}
+}

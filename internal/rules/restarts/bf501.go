@@ -165,12 +165,20 @@ func bf501(p *diagnosis.Pass) {
 			}
 		}
 		mech := observedLines(h, iv)
+		// One quantity against its own prediction: a run (start to
+		// kill, D + F x P) for the last run, a cycle (the run plus the
+		// back-off wait) for an interval between restarts.
+		runOnly := iv.N == 0
 		if match == nil {
 			c0 := cands[0]
-			ev.PredictedSeconds = c0.Cycle()
+			low, high, predicted, quantity := c0.Low, c0.High, c0.Cycle(), "a restart cycle"
+			if runOnly {
+				low, high, predicted, quantity = c0.Low-c0.Wait, c0.High-c0.Wait, c0.Run, "a run"
+			}
+			ev.PredictedSeconds = predicted
 			mech = append(mech, predictedLines(c0)...)
 			mech = append(mech, graceNote(p, c0)...)
-			mech = append(mech, fmt.Sprintf("the %s of %s is outside %d-%d s, the range a %s kill explains: the period is not this probe's arithmetic", what, seconds(observed), c0.Low, c0.High, c0.Probe))
+			mech = append(mech, fmt.Sprintf("the %s of %s is outside %d-%d s, %s that a %s kill explains: the period is not this probe's arithmetic", what, seconds(observed), low, high, quantity, c0.Probe))
 			earliest := c0.Low - c0.Wait // a run, without the back-off wait
 			switch {
 			case h.LastRun > 0 && int(h.LastRun.Seconds()) < earliest:
@@ -191,6 +199,9 @@ func bf501(p *diagnosis.Pass) {
 			continue
 		}
 		ev.PredictedSeconds, ev.Formula, ev.Probe = match.Cycle(), match.Formula, match.Probe
+		if runOnly {
+			ev.PredictedSeconds = match.Run
+		}
 		mech = append(mech, predictedLines(*match)...)
 		mech = append(mech, graceNote(p, *match)...)
 		if iv.N > 0 && !iv.MeanOnly {
