@@ -288,3 +288,32 @@ func TestLastRunAgainstARun(t *testing.T) {
 		t.Errorf("evidence %v: predictedSeconds must be the run, 0 + 3 x 2", f.Evidence)
 	}
 }
+
+// A piece of kubectl get pod -o yaml (a container status with its
+// lastState) is read: the exit code, the reason, the restart count.
+func TestYAMLStatusFragment(t *testing.T) {
+	res := diag(t, "status.yaml", `  containerStatuses:
+  - containerID: containerd://4f1c
+    image: example/worker:1.4
+    lastState:
+      terminated:
+        containerID: containerd://9a2b
+        exitCode: 255
+        finishedAt: "2024-03-02T10:15:42Z"
+        reason: OOMKilled
+        startedAt: "2024-03-02T10:11:03Z"
+    name: worker
+    ready: false
+    restartCount: 6
+    state:
+      waiting:
+        reason: CrashLoopBackOff
+`)
+	if len(res.Errors) > 0 {
+		t.Fatalf("errors %v", res.Errors)
+	}
+	f := one(t, res, "BF502", finding.Warning, "worker")
+	if !strings.Contains(f.Message, "reason OOMKilled with exit 255") || f.Line != 7 || !strings.Contains(strings.Join(f.Mechanism, " "), "after 6 restarts") {
+		t.Errorf("BF502 at %d: %s %v", f.Line, f.Message, f.Mechanism)
+	}
+}

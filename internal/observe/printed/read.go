@@ -72,6 +72,13 @@ func Read(name string, data []byte) *Capture {
 			r.i++
 		}
 	}
+	if len(r.c.Pods) == 0 && len(r.c.Loose) == 0 {
+		// Nothing printed for people: perhaps a piece of -o yaml.
+		if cs := yamlFragments(data); len(cs) > 0 {
+			p := &Pod{Line: cs[0].Line, Containers: cs, Forms: []string{"kubectl get pod -o yaml lines"}}
+			r.c.Pods = append(r.c.Pods, p)
+		}
+	}
 	return r.c
 }
 
