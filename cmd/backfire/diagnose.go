@@ -145,7 +145,7 @@ func runDiagnose(cmd *cobra.Command, args []string, fl *diagnoseFlags) error {
 	switch fl.format {
 	case "json":
 		for _, n := range res.Notes {
-			fmt.Fprintf(cmd.ErrOrStderr(), "backfire: note: %s\n", n)
+			fmt.Fprintf(cmd.ErrOrStderr(), "backfire: note: %s\n", report.Printable(n))
 		}
 		err = report.JSON(out, res.Result, report.JSONOptions{})
 	default:
@@ -162,7 +162,11 @@ func runDiagnose(cmd *cobra.Command, args []string, fl *diagnoseFlags) error {
 // writeObserved prints what was read about each pod before the findings,
 // so that a reader sees the evidence the rules had, and for a printed
 // capture what it did not hold.
-func writeObserved(w io.Writer, res *diagnose.Diagnosis) {
+func writeObserved(out io.Writer, res *diagnose.Diagnosis) {
+	// What a capture held is printed as it was read: its names and
+	// messages are escaped, as the report's are (a pasted ESC[2J, an
+	// OSC 52 or a BEL must not drive the reader's terminal).
+	w := escapingWriter{out}
 	for _, o := range res.Pods {
 		pr := o.Pod.Printed
 		head := fmt.Sprintf("%s  %s", o.Pod.Ref, o.Pod.Doc.File)
@@ -192,6 +196,27 @@ func writeObserved(w io.Writer, res *diagnose.Diagnosis) {
 		fmt.Fprintf(w, "  no evidence: %s\n", n)
 	}
 	fmt.Fprintln(w)
+}
+
+// escapingWriter writes each line with its control characters escaped
+// (report.Printable); the line's own end stays a newline.
+type escapingWriter struct{ w io.Writer }
+
+func (e escapingWriter) Write(p []byte) (int, error) {
+	s := string(p)
+	var b strings.Builder
+	for s != "" {
+		line, rest, nl := strings.Cut(s, "\n")
+		b.WriteString(report.Printable(line))
+		if nl {
+			b.WriteByte('\n')
+		}
+		s = rest
+	}
+	if _, err := io.WriteString(e.w, b.String()); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 // containerLine says what a container's status shows, and no more: a
