@@ -43,6 +43,8 @@ var captures = []capture{
 		never: append(append([]string{}, notAnOOM...), notNeverStart...)},
 	{file: "drain-node-7-image-not-found.txt", cause: "the image tag was never published",
 		want: []string{"BF502 warning the container never started: the kubelet could not pull the image"}, never: notTheProbe},
+	{file: "harbor-20272-recovery-mode.txt", cause: "harbor-db's liveness probe failed while PostgreSQL was in recovery mode",
+		want: []string{"BF501 info the liveness probe failed 3 times"}, never: append(append([]string{"BF502"}, notAnOOM...), notNeverStart...)},
 	{file: "iks-handson-7-config-error.txt", cause: `the Secret "my-password" does not exist`,
 		want: []string{"BF502 warning the container never started: the kubelet could not create the container"}, never: notTheProbe},
 	{file: "k8s-10861-describe-2015-memleak.txt", cause: "a memory leak hits the 50Mi limit (OOM kills; describe did not print the last state then)",

@@ -78,8 +78,12 @@ func bf503(p *diagnosis.Pass) {
 		}
 		v := p.Classify(c.Name)
 		fails, why := FailsDuringRecovery(classifyInput{Container: c, Verdict: v})
-		if !fails && !pod.Knows(specPath(pod, c.Name)+".livenessProbe") && !pod.Knows(specPath(pod, c.Name)+".startupProbe") {
+		if !fails && len(res.Matches) > 0 && !pod.Knows(specPath(pod, c.Name)+".livenessProbe") && !pod.Knows(specPath(pod, c.Name)+".startupProbe") {
 			logAlone(p, c, l, res)
+			continue
+		}
+		if !fails && len(res.Matches) == 0 && !pod.Knows(specPath(pod, c.Name)+".livenessProbe") {
+			p.Note(fmt.Sprintf("container %s's probes were refused by a recovering server (%d Unhealthy events: %q), but the capture does not show its liveness probe: whether it fails during every recovery, and so kills it, needs the Liveness line", c.Name, len(probeRefused), shorten(probeRefused[0].Message)))
 			continue
 		}
 		if !fails {
