@@ -32,12 +32,14 @@ var (
 
 var captures = []capture{
 	// Round 2's fresh table (docs/diagnose.md).
+	{file: "k8s-106682-invalid-probe-command.txt", cause: "an invalid liveness command errors, and the kubelet throws the errored result away: the container is not restarted",
+		want: []string{`BF501 warning the liveness probe cannot run: its command "invalid"`}, never: append([]string{"BF501 error"}, notAnOOM...)},
 	{file: "akhq-662-liveness-refused.txt", cause: "the liveness probe's port changed with the version: refused, killed",
 		want: []string{"BF501 warning the kubelet killed container akhq 2 times for failing its liveness probe"}, never: append(append([]string{}, notAnOOM...), notNeverStart...)},
 	{file: "deckhouse-6368-curl-missing.txt", cause: "curl, the liveness probe's command, is not in the image",
-		want: []string{`BF501 error the liveness probe cannot run: its command "curl"`}, never: notAnOOM},
+		want: []string{`BF501 warning the liveness probe cannot run: its command "curl"`}, never: notAnOOM},
 	{file: "shenyu-5490-wget-one-string.txt", cause: "the liveness probe's pipeline was written as one element",
-		want: []string{`BF501 error the liveness probe cannot run: its command "wget -q -O -`}, never: notAnOOM},
+		want: []string{`BF501 warning the liveness probe cannot run: its command "wget -q -O -`}, never: notAnOOM},
 	{file: "aks-store-197-mongosh-missing.txt", cause: "mongosh, the liveness probe's command, is not in the image",
 		want: []string{`BF501 error the liveness probe cannot run: its command "mongosh"`}, never: notAnOOM},
 	{file: "hmcts-28772-oomkilled.txt", cause: "the memory limit is too low: OOM kills",
@@ -102,7 +104,7 @@ var captures = []capture{
 	{file: "mailu-171-probe-message-in-prose.txt", cause: "the probe's curl command was split at an unquoted space and timed out",
 		want: []string{"BF501 info the liveness probe failed 1 time"}, never: append(append([]string{"BF501 error", "BF501 warning", "BF502"}, notAnOOM...), notNeverStart...)},
 	{file: "manageiq-475-pidof-missing.txt", cause: "pidof, the liveness probe's command, is not in the httpd image",
-		want: []string{`BF501 error the liveness probe cannot run: its command "pidof"`}, never: notAnOOM},
+		want: []string{`BF501 warning the liveness probe cannot run: its command "pidof"`}, never: notAnOOM},
 	{file: "mesos-524-healthy-nginx.txt", cause: "nothing wrong: the liveness probe passes",
 		never: []string{"BF501", "BF502"}},
 	{file: "openmetadata-startup-probe-message.txt", cause: "the startup probe's budget is too short for MySQL",
@@ -118,7 +120,7 @@ var captures = []capture{
 	{file: "trivy-dojo-24-liveness-wrong-path.txt", cause: "the liveness probe's path is wrong on purpose: liveness kills",
 		want: []string{"BF501 warning the kubelet killed container trivy-dojo-report-operator 1 time for failing its liveness probe"}, never: append(append([]string{}, notAnOOM...), notNeverStart...)},
 	{file: "unleash-194-probe-binary-moved.txt", cause: "the probe's executable moved from /unleash-edge to /app/unleash-edge in the image",
-		want: []string{`BF501 error the liveness probe cannot run: its command "/unleash-edge"`}, never: notAnOOM},
+		want: []string{`BF501 warning the liveness probe cannot run: its command "/unleash-edge"`}, never: notAnOOM},
 }
 
 func summary(f finding.Finding) string {

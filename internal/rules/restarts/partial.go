@@ -253,11 +253,30 @@ func probeCannotRun(p *diagnosis.Pass, c corev1.Container, h History, cands []Ca
 		mech = append(mech, fmt.Sprintf("the probe's shell could not run %s (%s): the command is not in the image's PATH, or not executable; the shell exits 127 or 126 and the probe fails", what, strings.TrimSpace(shellCannotRun.FindString(u.Event.Message))),
 			"an exec probe fails on any non-zero exit (pkg/probe/exec), so this probe fails every time, whatever the server does")
 	} else {
-		mech = append(mech, fmt.Sprintf("the container runtime could not run %s in the container (%s)", what, cannotExec.FindString(u.Event.Message)),
-			"the kubelet counts a probe that errors as a failed one (pkg/kubelet/prober prober.go: an error gives results.Failure), so this probe fails every time, whatever the server does")
+		mech = append(mech, fmt.Sprintf("the container runtime could not run %s in the container (%s)", what, cannotExec.FindString(u.Event.Message)))
+		if u.Failed {
+			mech = append(mech, "the runtime reported it as the command's failure (\"probe failed\"), which the kubelet counts: this probe fails every time, whatever the server does")
+		}
 	}
 	if strings.Contains(u.Command, " ") {
 		mech = append(mech, "the command has spaces in one element: exec runs it as a single file name, not through a shell (write it as [\"sh\", \"-c\", \"...\"], or as separate elements)")
+	}
+	if !u.Failed {
+		// The kubelet's worker discards a probe that errored: it neither
+		// fails nor passes (k8s.io/kubernetes pkg/kubelet/prober
+		// worker.go doProbe: "Prober error, throw away the result";
+		// kubernetes/kubernetes#106682: no restart).
+		mech = append(mech, "the events say \"probe errored\": the kubelet throws an errored probe's result away (pkg/kubelet/prober worker.go doProbe: \"Prober error, throw away the result\"; kubernetes/kubernetes#106682), so this probe never counts a failure: it does not kill the container, and it does not guard it either")
+		if n := h.KilledBy[u.Kind]; n > 0 {
+			mech = append(mech, fmt.Sprintf("the Killing events blame the %s probe %s, which its errors alone cannot do: it also failed at other times (a \"probe failed\" event), or the events are of another container", u.Kind, times(n)))
+		} else if h.Restarts > 0 {
+			mech = append(mech, fmt.Sprintf("the %d restarts come from something else: the exit code (BF502) and the previous run's log say what", h.Restarts))
+		}
+		mech = append(mech, "the fix is the probe's command, or the image: until then the container has no working "+u.Kind+" probe")
+		p.Report(finding.Finding{Severity: finding.Warning, Container: c.Name, Path: path, File: u.Event.File, Line: u.Event.Line,
+			Message:   fmt.Sprintf("the %s probe cannot run: %s is not in the image or cannot be executed; the kubelet discards a probe that errors, so this probe neither kills nor guards the container", u.Kind, what),
+			Mechanism: mech, Evidence: evidence.Map(BF501Evidence{Restarts: int32(h.Restarts), ObservedMeasure: "Unhealthy events", Probe: u.Kind})})
+		return
 	}
 	for _, cd := range cands {
 		if cd.Probe == u.Kind {

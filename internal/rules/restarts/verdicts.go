@@ -37,6 +37,16 @@ type unrunnable struct {
 	// Shell: the probe's shell said it (its script runs, a command in
 	// it cannot), not the container runtime.
 	Shell bool
+	// Failed: some of its events say "probe failed" (a result the
+	// kubelet counts); only "probe errored" ones are results it discards.
+	Failed bool
+}
+
+// erroredOnly: "Liveness probe errored: ..." (the prober's error, which
+// the kubelet's worker throws away), not "... probe failed: ...".
+func erroredOnly(msg string) bool {
+	kind, rest, ok := strings.Cut(msg, " probe ")
+	return ok && kind != "" && strings.HasPrefix(rest, "errored")
 }
 
 // cannotRun finds a probe whose command the runtime could not start.
@@ -49,6 +59,7 @@ func cannotRun(h History, kinds ...string) *unrunnable {
 					u = &unrunnable{Kind: k, Event: e, Command: m[1], Shell: true}
 				}
 				u.Count += e.Count
+				u.Failed = u.Failed || !erroredOnly(e.Message)
 				continue
 			}
 			if !strings.Contains(e.Message, "exec") && !strings.Contains(e.Message, "OCI runtime") && !strings.Contains(e.Message, "/bin/sh") {
@@ -64,6 +75,7 @@ func cannotRun(h History, kinds ...string) *unrunnable {
 				}
 			}
 			u.Count += e.Count
+			u.Failed = u.Failed || !erroredOnly(e.Message)
 		}
 		if u != nil {
 			return u
