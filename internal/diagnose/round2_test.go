@@ -317,3 +317,18 @@ func TestYAMLStatusFragment(t *testing.T) {
 		t.Errorf("BF502 at %d: %s %v", f.Line, f.Message, f.Mechanism)
 	}
 }
+
+// Two partial readings of round 2's fresh table: a readiness probe whose
+// command is missing (subfuzion/voting-app#11) is said to be one, and a
+// probe refused with 401 (trueforge-org/truecharts#8076) is read as the
+// server's refusal of the probe's request, not as an unhealthy server.
+func TestReadinessCannotRunAnd401(t *testing.T) {
+	f := one(t, pinned(t, "voting-app-11-readiness-curl-missing.txt"), "BF501", finding.Info, observe.Unnamed)
+	if !strings.Contains(strings.Join(f.Mechanism, "\n"), `the readiness probe cannot run: its command "curl"`) {
+		t.Errorf("voting-app: %v", f.Mechanism)
+	}
+	f = one(t, pinned(t, "truecharts-8076-startup-401.txt"), "BF501", finding.Info, observe.Unnamed)
+	if !strings.Contains(strings.Join(f.Mechanism, "\n"), "an HTTP 401 or 403: the server answered and refused the probe's request") {
+		t.Errorf("truecharts: %v", f.Mechanism)
+	}
+}

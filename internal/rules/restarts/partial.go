@@ -172,6 +172,8 @@ func refusal(msg string) string {
 		return "timed out: the server did not answer within timeoutSeconds"
 	case strings.Contains(msg, "statuscode: 5"):
 		return "an HTTP 5xx: the server answered, and said it is not healthy"
+	case strings.Contains(msg, "statuscode: 401") || strings.Contains(msg, "statuscode: 403"):
+		return "an HTTP 401 or 403: the server answered and refused the probe's request (the kubelet sends no credentials): the probe fails while the server may be serving; the probe's path or the server's authentication is the fix, not its timing"
 	}
 	return ""
 }
@@ -215,6 +217,13 @@ func readinessOnly(p *diagnosis.Pass, c corev1.Container, h History, restartsKno
 		if why := refusal(e.Message); why != "" {
 			mech = append(mech, why)
 		}
+	}
+	if u := cannotRun(h, "readiness"); u != nil {
+		what := "its command"
+		if u.Command != "" {
+			what = fmt.Sprintf("its command %q", u.Command)
+		}
+		mech = append(mech, fmt.Sprintf("the readiness probe cannot run: %s is not in the image or cannot be executed, so the container is never Ready while it stays so (the probe's command, or the image, is the fix)", what))
 	}
 	mech = append(mech, "the kubelet restarts a container only when its liveness or startup probe fails (pkg/kubelet/kuberuntime computePodActions); a failing readiness probe marks it not Ready, which takes the pod out of its Services' endpoints, and nothing more")
 	msg := fmt.Sprintf("the readiness probe failed %s: a readiness probe never restarts a container", times(failures))
