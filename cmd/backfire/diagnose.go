@@ -31,7 +31,7 @@ type diagnoseFlags struct {
 func newDiagnoseCommand() *cobra.Command {
 	var fl diagnoseFlags
 	cmd := &cobra.Command{
-		Use:   "diagnose POD.yaml|CAPTURE.txt|- [--events FILE]... [--logs [CONTAINER=]FILE]...  |  --cluster [--context C] -n NS POD",
+		Use:   "diagnose POD.yaml|CAPTURE.txt|LOG|- [--events FILE]... [--logs [CONTAINER=]FILE]...  |  --logs [CONTAINER=]FILE...  |  --cluster [--context C] -n NS POD",
 		Short: "Read a restarting pod: are its restarts its own probe's arithmetic?",
 		Long: `Diagnose reads a pod (kubectl get pod -o yaml|json: a Pod or a List), its events
 (kubectl get events -o json, core/v1 or events.k8s.io/v1) and its containers' logs,
@@ -66,8 +66,11 @@ error, or input that could not be read or parsed (reported with file and line).`
 }
 
 func runDiagnose(cmd *cobra.Command, args []string, fl *diagnoseFlags) error {
-	if len(args) != 1 {
-		return usageError(cmd, "diagnose needs one POD file (or - for standard input), or --cluster and a pod name")
+	// --logs alone is a diagnosis of the logs: what they show of a pod
+	// that is not in the input.
+	logsAlone := len(args) == 0 && len(fl.logs) > 0 && !fl.cluster.enabled
+	if len(args) != 1 && !logsAlone {
+		return usageError(cmd, "diagnose needs one POD file (or - for standard input), or --cluster and a pod name, or --logs alone")
 	}
 	if !fl.cluster.enabled {
 		for _, name := range []string{"context", "kubeconfig", "namespace"} {
@@ -118,6 +121,8 @@ func runDiagnose(cmd *cobra.Command, args []string, fl *diagnoseFlags) error {
 		in.Parsed, notes = &live.Pod, live.Notes
 		in.Events = append(in.Events, live.Events...)
 		in.Logs = append(in.Logs, live.Logs...)
+	} else if logsAlone {
+		// no pod: Run reads the logs alone
 	} else if args[0] == "-" {
 		data, err := source.ReadStdin(cmd.InOrStdin(), source.DefaultMaxFileSize)
 		if err != nil {
@@ -140,7 +145,7 @@ func runDiagnose(cmd *cobra.Command, args []string, fl *diagnoseFlags) error {
 	switch fl.format {
 	case "json":
 		for _, n := range res.Notes {
-			fmt.Fprintf(cmd.ErrOrStderr(), "backfire: note: %s\n", n)
+			fmt.Fprintf(cmd.ErrOrStderr(), "backfire: note: %s\n", report.Printable(n))
 		}
 		err = report.JSON(out, res.Result, report.JSONOptions{})
 	default:
@@ -157,7 +162,11 @@ func runDiagnose(cmd *cobra.Command, args []string, fl *diagnoseFlags) error {
 // writeObserved prints what was read about each pod before the findings,
 // so that a reader sees the evidence the rules had, and for a printed
 // capture what it did not hold.
-func writeObserved(w io.Writer, res *diagnose.Diagnosis) {
+func writeObserved(out io.Writer, res *diagnose.Diagnosis) {
+	// What a capture held is printed as it was read: its names and
+	// messages are escaped, as the report's are (a pasted ESC[2J, an
+	// OSC 52 or a BEL must not drive the reader's terminal).
+	w := escapingWriter{out}
 	for _, o := range res.Pods {
 		pr := o.Pod.Printed
 		head := fmt.Sprintf("%s  %s", o.Pod.Ref, o.Pod.Doc.File)
@@ -187,6 +196,27 @@ func writeObserved(w io.Writer, res *diagnose.Diagnosis) {
 		fmt.Fprintf(w, "  no evidence: %s\n", n)
 	}
 	fmt.Fprintln(w)
+}
+
+// escapingWriter writes each line with its control characters escaped
+// (report.Printable); the line's own end stays a newline.
+type escapingWriter struct{ w io.Writer }
+
+func (e escapingWriter) Write(p []byte) (int, error) {
+	s := string(p)
+	var b strings.Builder
+	for s != "" {
+		line, rest, nl := strings.Cut(s, "\n")
+		b.WriteString(report.Printable(line))
+		if nl {
+			b.WriteByte('\n')
+		}
+		s = rest
+	}
+	if _, err := io.WriteString(e.w, b.String()); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 // containerLine says what a container's status shows, and no more: a

@@ -62,3 +62,18 @@ func TestDiagnosePrintedEventsAndFragments(t *testing.T) {
 		t.Errorf("fragment: exit %d\n%s", code, out)
 	}
 }
+
+// Control characters pasted in a capture (ESC[2J, an OSC 52 clipboard
+// write, BEL) are escaped in what diagnose prints, as the report escapes
+// them: they must not drive the reader's terminal.
+func TestDiagnoseEscapesControlCharacters(t *testing.T) {
+	capture := "Name:         web\x1b[2J\nNamespace:    shop\x07\nContainers:\n  app\x1b]52;c;aGk=\x07:\n    Restart Count:  3\n" +
+		"Events:\n  Type     Reason     Age  From     Message\n  ----     ------     ---  ----     -------\n" +
+		"  Warning  Unhealthy  2m   kubelet  Liveness probe failed: \x1b]52;c;aGVsbG8=\x07 boom\n"
+	for _, format := range []string{"text", "json"} {
+		out, stderr, _ := execute(t, capture, "diagnose", "-", "--format", format)
+		if strings.ContainsAny(out+stderr, "\x1b\x07") {
+			t.Errorf("%s: raw control characters in\n%q\n%q", format, out, stderr)
+		}
+	}
+}

@@ -107,7 +107,7 @@ func TestDiagnoseStdinAndBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"diagnose"}, "backfire: diagnose needs one POD file (or - for standard input), or --cluster and a pod name\n"},
+		{[]string{"diagnose"}, "backfire: diagnose needs one POD file (or - for standard input), or --cluster and a pod name, or --logs alone\n"},
 		{[]string{"diagnose", "x.yaml", "--context", "prod"}, "backfire: --context needs --cluster\n"},
 		{[]string{"diagnose", "x.yaml", "-n", "prod"}, "backfire: --namespace needs --cluster\n"},
 		{[]string{"diagnose", "x.yaml", "--format", "sarif"}, "backfire: unknown --format \"sarif\" (want text or json)\n"},
@@ -120,6 +120,14 @@ func TestDiagnoseStdinAndBadInput(t *testing.T) {
 	}
 	if _, stderr, code := execute(t, "", "diagnose", filepath.Join(dir, "missing.yaml")); code != exitUsage || !strings.Contains(stderr, "missing.yaml") {
 		t.Errorf("missing file: exit %d, %q", code, stderr)
+	}
+	// A log alone, as the pod argument or with --logs, is read for what
+	// it shows.
+	pglog := write("pg.log", "LOG:  database system was interrupted while in recovery at 2026-11-12 07:29:42 UTC\nFATAL:  the database system is starting up\n")
+	for _, args := range [][]string{{"diagnose", pglog}, {"diagnose", "--logs", "db=" + pglog}} {
+		if out, stderr, code := execute(t, "", args...); code != 0 || stderr != "" || !strings.Contains(out, "BF503") || !strings.Contains(out, "killed while it recovered") {
+			t.Errorf("%v: exit %d, stderr %q, out %s", args, code, stderr, out)
+		}
 	}
 	notPod := write("d.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: x}\n")
 	if _, stderr, code := execute(t, "", "diagnose", notPod); code != exitUsage || !strings.Contains(stderr, "no Pod in the input") {

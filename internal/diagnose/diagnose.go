@@ -15,6 +15,7 @@ import (
 	"backfire.dev/backfire/internal/load"
 	"backfire.dev/backfire/internal/observe"
 	"backfire.dev/backfire/internal/observe/printed"
+	"backfire.dev/backfire/internal/recoverylog"
 	"backfire.dev/backfire/internal/rules"
 	"backfire.dev/backfire/internal/rules/diagnosis"
 	"backfire.dev/backfire/internal/scan"
@@ -64,6 +65,7 @@ func Run(in Input) (*Diagnosis, error) {
 	var pods []*observe.Pod
 	var events []observe.Event
 	var inputErrors []load.Error
+	logFromPods := false
 	if f == nil {
 		parsed := load.Parse(in.Pods.Name, in.Pods.Data)
 		f = &parsed
@@ -71,6 +73,17 @@ func Run(in Input) (*Diagnosis, error) {
 			if ps, evs, errs, ok := readPrinted(in.Pods); ok {
 				pods, events, inputErrors = ps, evs, errs
 				f = staticInput(in.Pods.Name, ps)
+			} else if len(recoverylog.Scan(in.Pods.Data).Matches) > 0 {
+				// A server's log pasted alone: read as the log of a pod
+				// the capture does not show.
+				in.Logs = append([]observe.Log{{File: in.Pods.Name, Data: in.Pods.Data}}, in.Logs...)
+				logFromPods = true
+				f = &load.File{Name: in.Pods.Name, Empty: true}
+				pods, inputErrors = logOnlyPods(in.Pods.Name, in.Logs)
+			} else if len(in.Pods.Data) == 0 && len(in.Logs) > 0 {
+				// --logs without a pod: the same.
+				f = &load.File{Name: in.Logs[0].File, Empty: true}
+				pods, inputErrors = logOnlyPods(in.Logs[0].File, in.Logs)
 			}
 		}
 	}
@@ -82,6 +95,9 @@ func Run(in Input) (*Diagnosis, error) {
 	}
 	out := &Diagnosis{Result: res}
 	res.Summary.Files += len(in.Events) + len(in.Logs)
+	if logFromPods {
+		res.Summary.Files-- // the pod stream was the log
+	}
 	res.Errors = append(res.Errors, inputErrors...)
 
 	if pods == nil {
@@ -144,6 +160,25 @@ func Run(in Input) (*Diagnosis, error) {
 		res.Summary.Findings[fd.Severity.String()]++
 	}
 	return out, nil
+}
+
+// logOnlyPods builds the pod of logs read without one: unnamed, with the
+// logs' containers (or one unnamed container), and nothing else known.
+func logOnlyPods(name string, logs []observe.Log) ([]*observe.Pod, []load.Error) {
+	if len(logs) == 0 {
+		return nil, nil
+	}
+	p := &printed.Pod{Forms: []string{"server log"}, Line: 1}
+	seen := map[string]bool{}
+	for _, l := range logs {
+		if !seen[l.Container] {
+			seen[l.Container] = true
+			p.Containers = append(p.Containers, &printed.Container{Name: l.Container})
+		}
+	}
+	c := &printed.Capture{Name: name, Pods: []*printed.Pod{p}}
+	pods, _, errs := c.Observe()
+	return pods, errs
 }
 
 // hasObjects reports whether a parsed stream held Kubernetes objects.

@@ -13,6 +13,11 @@ import (
 // "Trojan source"). Newlines are escaped too: every field is one line.
 func printable(s string) string { return escape(s, false) }
 
+// Printable is printable for the commands' own text around a report
+// (diagnose's summary of what it read: names, containers and notes taken
+// from a pasted capture).
+func Printable(s string) string { return printable(s) }
+
 // printableLines is printable for a text that may hold several lines
 // (a GitHub annotation's message, whose line ends the runner's own
 // escaping carries).

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -77,6 +78,7 @@ func (c *Capture) Observe() (pods []*observe.Pod, events []observe.Event, errs [
 			addForm(&target.Forms, formOf(e))
 		}
 	}
+	c.mergeUnnamed()
 	for _, p := range c.Pods {
 		op, evs, perrs := c.pod(p)
 		errs = append(errs, perrs...)
@@ -86,6 +88,39 @@ func (c *Capture) Observe() (pods []*observe.Pod, events []observe.Event, errs [
 		events = append(events, evs...)
 	}
 	return pods, events, errs
+}
+
+// mergeUnnamed joins the lines that name no pod (container fragments,
+// Events rows) to the capture's only named pod when that pod has no
+// container block of its own: "kubectl describe pod web | grep Liveness"
+// beside kubectl get events rows about pod/web is one pod, not two.
+func (c *Capture) mergeUnnamed() {
+	var loose, named *Pod
+	for _, p := range c.Pods {
+		switch {
+		case p.Name == "" && loose == nil:
+			loose = p
+		case p.Name == "":
+			return
+		case named != nil:
+			return
+		default:
+			named = p
+		}
+	}
+	if loose == nil || named == nil || len(named.Containers) > 0 {
+		return
+	}
+	named.Containers = loose.Containers
+	named.Events = append(named.Events, loose.Events...)
+	named.EventsNone = named.EventsNone || loose.EventsNone
+	for _, f := range loose.Forms {
+		addForm(&named.Forms, f)
+	}
+	if loose.Line > 0 && loose.Line < named.Line {
+		named.Line = loose.Line
+	}
+	c.Pods = slices.DeleteFunc(c.Pods, func(p *Pod) bool { return p == loose })
 }
 
 func formOf(e Event) string {
@@ -153,12 +188,26 @@ func (c *Capture) pod(p *Pod) (*observe.Pod, []observe.Event, []load.Error) {
 	}
 	complete := len(containers) > 0 && p.Row == nil
 	nInit, nMain := 0, 0
+	unnamed := 0
 	for _, ct := range containers {
+		if ct.Name == "" {
+			unnamed++
+		}
+	}
+	nUnnamed := 0
+	names := make([]string, len(containers))
+	for i, ct := range containers {
 		complete = complete && ct.Complete && ct.Image.Set()
 		cname := ct.Name
 		if cname == "" {
+			// Several unnamed fragments are several containers, each
+			// with its own name, or each finding would count twice.
 			cname = Unnamed
+			if nUnnamed++; unnamed > 1 {
+				cname = fmt.Sprintf("(unnamed %d)", nUnnamed)
+			}
 		}
+		names[i] = cname
 		spec := corev1.Container{Name: cname, Image: ct.Image.Value}
 		for _, a := range ct.Command {
 			spec.Command = append(spec.Command, a.Value)
@@ -167,11 +216,13 @@ func (c *Capture) pod(p *Pod) (*observe.Pod, []observe.Event, []load.Error) {
 			spec.Args = append(spec.Args, a.Value)
 		}
 		var sp, stp string
+		// A status is listed only for a container that printed one: its
+		// path is its index in that list, not in the spec's.
 		if ct.Init {
-			sp, stp = fmt.Sprintf("spec.initContainers[%d]", nInit), fmt.Sprintf("status.initContainerStatuses[%d]", nInit)
+			sp, stp = fmt.Sprintf("spec.initContainers[%d]", nInit), fmt.Sprintf("status.initContainerStatuses[%d]", len(pod.Status.InitContainerStatuses))
 			nInit++
 		} else {
-			sp, stp = fmt.Sprintf("spec.containers[%d]", nMain), fmt.Sprintf("status.containerStatuses[%d]", nMain)
+			sp, stp = fmt.Sprintf("spec.containers[%d]", nMain), fmt.Sprintf("status.containerStatuses[%d]", len(pod.Status.ContainerStatuses))
 			nMain++
 		}
 		pr.Mark(sp, ct.Line)
@@ -235,7 +286,7 @@ func (c *Capture) pod(p *Pod) (*observe.Pod, []observe.Event, []load.Error) {
 		st := corev1.ContainerStatus{Name: cname}
 		hasStatus := false
 		pr.Mark(stp, ct.Line)
-		if ct.RestartCount.Set() {
+		if ct.RestartCount.Set() && ct.RestartCount.Value != "" {
 			if n, err := strconv.Atoi(ct.RestartCount.Value); err == nil && n >= 0 {
 				st.RestartCount = int32(min(n, 1<<30))
 				pr.Mark(stp+".restartCount", ct.RestartCount.Line)
@@ -273,7 +324,7 @@ func (c *Capture) pod(p *Pod) (*observe.Pod, []observe.Event, []load.Error) {
 		}
 	}
 	if p.Row != nil && len(p.Containers) == 0 {
-		rowStatus(pod, p.Row, pr)
+		rowStatus(pod, p.Row, pr, eventContainers(p.Events))
 	}
 	pr.Spec = complete && p.QoS.Set()
 	pr.Lacks = lacks(p, pr, pod)
@@ -293,6 +344,9 @@ func (c *Capture) pod(p *Pod) (*observe.Pod, []observe.Event, []load.Error) {
 		if ev, err := c.event(e, ref); err != nil {
 			errs = append(errs, *err)
 		} else {
+			if ev.Container == "" && len(containers) > 1 {
+				ev.Container = probeOwner(e.Message, containers, names)
+			}
 			events = append(events, ev)
 		}
 	}
@@ -315,13 +369,56 @@ func (c *Capture) pod(p *Pod) (*observe.Pod, []observe.Event, []load.Error) {
 	return op, events, errs
 }
 
+// probeOwner names the container whose probe an Unhealthy message is
+// about when the message names its port ("Liveness probe failed: Get
+// \"http://10.1.0.7:8080/healthz\": ..."; prober's "%s probe failed: %s")
+// and exactly one container's probe of that kind uses that port.
+func probeOwner(msg string, containers []*Container, names []string) string {
+	kind, _, ok := strings.Cut(msg, " probe ")
+	if !ok {
+		return ""
+	}
+	owner := ""
+	for i, ct := range containers {
+		pr := map[string]*Probe{"Liveness": ct.Liveness, "Readiness": ct.Readiness, "Startup": ct.Startup}[kind]
+		if pr == nil || (pr.Handler != "http-get" && pr.Handler != "tcp-socket") {
+			continue
+		}
+		port := probePort.FindStringSubmatch(pr.Target)
+		if port == nil || !regexp.MustCompile(`:`+port[1]+`\b`).MatchString(msg) {
+			continue
+		}
+		if owner != "" {
+			return ""
+		}
+		owner = names[i]
+	}
+	return owner
+}
+
+// probePort is the port of a printed http-get URL or tcp-socket target.
+var probePort = regexp.MustCompile(`:([0-9]+)(?:/|$|\s)`)
+
 // rowStatus gives a pod read only from its kubectl get pods row one status,
 // the pod's: the row sums the restarts of all its containers and shows the
 // reason of one.
-func rowStatus(pod *corev1.Pod, row *Row, pr *observe.Printed) {
-	pr.PodLevel = true
+//
+// A row whose READY says the pod has one container is that container's
+// status; the events' container name (Killing "Container web failed
+// liveness probe") then names it, so that the events about it still
+// count (k8s.io/kubernetes pkg/printers/internalversion printPod: READY
+// is ready/total of the spec's containers).
+func rowStatus(pod *corev1.Pod, row *Row, pr *observe.Printed, named []string) {
 	reason, init := initStatus(row.Status)
-	st := corev1.ContainerStatus{Name: Unnamed, RestartCount: int32(min(row.Restarts, 1<<30))}
+	name := Unnamed
+	if _, total, _ := strings.Cut(row.Ready, "/"); total == "1" && !init {
+		if len(named) == 1 {
+			name = named[0]
+		}
+	} else {
+		pr.PodLevel = true
+	}
+	st := corev1.ContainerStatus{Name: name, RestartCount: int32(min(row.Restarts, 1<<30))}
 	if n, total, ok := strings.Cut(row.Ready, "/"); ok && n == total && n != "0" {
 		st.Ready = true
 	}
@@ -353,7 +450,7 @@ func rowStatus(pod *corev1.Pod, row *Row, pr *observe.Printed) {
 			pr.Mark(path+".state.waiting.reason", row.Line)
 		}
 	}
-	pod.Spec.Containers = []corev1.Container{{Name: Unnamed}}
+	pod.Spec.Containers = []corev1.Container{{Name: name}}
 	if init {
 		pod.Spec.InitContainers, pod.Spec.Containers = pod.Spec.Containers, nil
 		pod.Status.InitContainerStatuses = []corev1.ContainerStatus{st}
@@ -371,7 +468,19 @@ func stateOf(s State, path string, pr *observe.Printed, bad func(Field, string))
 		}
 		return metav1.Time{}
 	}
-	switch s.Kind.Value {
+	kind := s.Kind.Value
+	switch {
+	case kind == "Running" || kind == "Terminated" || kind == "Waiting":
+	case s.ExitCode.Set() || terminatedReasons[kind]:
+		// A hand-written "State: Error" with an exit code under it.
+		if !s.Reason.Set() {
+			s.Reason = Field{Value: kind, Line: s.Kind.Line}
+		}
+		kind = "Terminated"
+	case kind != "" && !s.Reason.Set():
+		s.Reason = Field{Value: kind, Line: s.Kind.Line} // "State: CrashLoopBackOff"
+	}
+	switch kind {
 	case "Running":
 		out.Running = &corev1.ContainerStateRunning{StartedAt: at(s.Started)}
 		pr.Mark(path+".running", s.Kind.Line)
@@ -381,7 +490,7 @@ func stateOf(s State, path string, pr *observe.Printed, bad func(Field, string))
 	case "Terminated":
 		t := &corev1.ContainerStateTerminated{Reason: s.Reason.Value, Message: s.Message.Value, StartedAt: at(s.Started), FinishedAt: at(s.Finished)}
 		pr.Mark(path+".terminated", s.Kind.Line)
-		if s.ExitCode.Set() {
+		if s.ExitCode.Set() && s.ExitCode.Value != "" { // "Exit Code:" and nothing: the paste was cut there
 			if n, err := strconv.Atoi(s.ExitCode.Value); err == nil {
 				t.ExitCode = int32(n)
 				pr.Mark(path+".terminated.exitCode", s.ExitCode.Line)
@@ -413,6 +522,10 @@ func stateOf(s State, path string, pr *observe.Printed, bad func(Field, string))
 	}
 	return out
 }
+
+// terminatedReasons are the reasons of a terminated container
+// (kuberuntime: OOMKilled, Error, Completed, ContainerCannotRun).
+var terminatedReasons = map[string]bool{"OOMKilled": true, "Error": true, "Completed": true, "ContainerCannotRun": true, "StartError": true}
 
 // probeOf rebuilds a probe from its printed line. An exec command is
 // printed as Go prints a []string ("[sh -c pg_isready -U postgres]"), which

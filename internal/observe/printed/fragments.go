@@ -47,6 +47,31 @@ func messageEvent(s string) *Event {
 	return nil
 }
 
+// inlineStart finds where one of the kubelet's messages begins inside a
+// line of prose: "Kubernetes reports Liveness probe failed: ...",
+// "I see `Container web failed liveness probe, will be restarted`".
+var inlineStart = regexp.MustCompile(`(?:Liveness|Readiness|Startup) probe (?:failed|errored): |Container \S+ failed (?:liveness|startup) probe, will be restarted|Back-off restarting failed container`)
+
+// inlineEvent reads an event message quoted in a line of prose, up to the
+// quote that closes it when one opened it.
+func inlineEvent(s string) *Event {
+	loc := inlineStart.FindStringIndex(s)
+	if loc == nil || loc[0] == 0 {
+		return nil
+	}
+	msg := s[loc[0]:]
+	if q := s[loc[0]-1]; q == '"' || q == '`' || q == '\'' {
+		if end := strings.LastIndexByte(msg, q); end > 0 {
+			msg = msg[:end]
+		}
+	}
+	e := messageEvent(strings.TrimSpace(msg))
+	if e != nil {
+		e.Inline = true
+	}
+	return e
+}
+
 // messages reads consecutive event messages (each may continue on the
 // lines after it, as a probe's output does).
 func (r *reader) messages() {

@@ -92,6 +92,8 @@ type Container struct {
 	Liveness     *Probe
 	Readiness    *Probe
 	Startup      *Probe
+	// fragment: read from lines pasted without the container's header.
+	fragment bool
 }
 
 // State is a printed container state: "State:" or "Last State:" and the
@@ -144,6 +146,8 @@ type Event struct {
 	FirstAge, LastAge *Age
 	// Timeless: an event message without its row.
 	Timeless bool
+	// Inline: the message was quoted in a line of prose.
+	Inline bool
 }
 
 // Row is a kubectl get pods row.

@@ -301,3 +301,15 @@ func TestQoSClassGuardsTheSpec(t *testing.T) {
 		t.Errorf("spec %v, lacks %v", pods[0].Printed.Spec, pods[0].Printed.Lacks)
 	}
 }
+
+// A kubelet message quoted in prose is read; prose that only names a
+// probe is not.
+func TestInlineEventMessages(t *testing.T) {
+	c := Read("p.txt", []byte("Kubernetes reports Liveness probe failed: command \"curl -f http://localhost/\" timed out\n"+
+		"I see `Container web failed liveness probe, will be restarted` every minute\n"+
+		"the liveness probe failed again, any idea?\n"))
+	if len(c.Loose) != 2 || c.Loose[0].Reason != "Unhealthy" || c.Loose[1].Reason != "Killing" ||
+		c.Loose[1].Message != "Container web failed liveness probe, will be restarted" {
+		t.Fatalf("loose %+v", c.Loose)
+	}
+}

@@ -3,6 +3,7 @@ package printed
 import (
 	"bytes"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -52,10 +53,16 @@ func Read(name string, data []byte) *Capture {
 			base := indent(l.Text)
 			r.i++
 			r.containers(r.loosePod(), base, init)
-		case containerKey(l.Text) != "":
+		case containerKey(l.Text) != "" || exitCodeLine(l.Text):
 			r.fragment()
 		case messageEvent(l.Text) != nil:
 			r.messages()
+		case inlineEvent(l.Text) != nil:
+			// An event message quoted in a sentence of prose.
+			e := inlineEvent(l.Text)
+			e.Line = l.N
+			r.c.Loose = append(r.c.Loose, *e)
+			r.i++
 		default:
 			r.c.Skipped++
 			r.i++
@@ -63,6 +70,13 @@ func Read(name string, data []byte) *Capture {
 		if r.i == start { // every branch consumes a line; never loop
 			r.c.Skipped++
 			r.i++
+		}
+	}
+	if len(r.c.Pods) == 0 && len(r.c.Loose) == 0 {
+		// Nothing printed for people: perhaps a piece of -o yaml.
+		if cs := yamlFragments(data); len(cs) > 0 {
+			p := &Pod{Line: cs[0].Line, Containers: cs, Forms: []string{"kubectl get pod -o yaml lines"}}
+			r.c.Pods = append(r.c.Pods, p)
 		}
 	}
 	return r.c
@@ -168,6 +182,22 @@ var containerKeys = map[string]bool{
 
 // stateKeys are the lines under State: and Last State: (describeStatus).
 var stateKeys = map[string]bool{"Reason": true, "Message": true, "Exit Code": true, "Signal": true, "Started": true, "Finished": true}
+
+// waitingKind: a State that is a waiting container's ("Waiting", or its
+// reason written in its place by hand).
+func waitingKind(kind string) bool {
+	switch kind {
+	case "Waiting", "CrashLoopBackOff", "ContainerCreating", "PodInitializing", "ImagePullBackOff", "ErrImagePull", "CreateContainerConfigError", "RunContainerError":
+		return true
+	}
+	return false
+}
+
+// exitCodeLine: "Exit Code: 100" pasted without the State line above it.
+func exitCodeLine(s string) bool {
+	k, v, ok := keyLine(s)
+	return ok && k == "Exit Code" && v != ""
+}
 
 // containerKey returns the container key a line starts with, or "".
 func containerKey(s string) string {
@@ -349,6 +379,25 @@ func (r *reader) containerBlock(c *Container, header int) {
 			return
 		}
 		k, v, ok := keyLine(l.Text)
+		if ok && state == nil && (k == "Exit Code" || k == "Signal") && !c.LastState.ExitCode.Set() {
+			// An exit code without its state (a paste put together by
+			// hand): it is a termination's, the last one's unless the
+			// block says the container is stopped now.
+			if c.State.Kind.Value == "Terminated" && !c.State.ExitCode.Set() {
+				state = &c.State
+			} else {
+				if !c.LastState.Set() {
+					c.LastState = State{Kind: Field{Value: "Terminated", Line: l.N}}
+				}
+				state = &c.LastState
+			}
+		}
+		if ok && state == &c.State && (k == "Exit Code" || k == "Signal") && waitingKind(c.State.Kind.Value) && !c.LastState.Set() {
+			// "State: CrashLoopBackOff" then "Exit Code: 100": a
+			// waiting container has no exit code; it is the last run's.
+			c.LastState = State{Kind: Field{Value: "Terminated", Line: l.N}}
+			state = &c.LastState
+		}
 		switch {
 		case ok && state != nil && stateKeys[k] && !containerKeys[k]:
 			f := Field{Value: v, Line: l.N}
@@ -367,6 +416,11 @@ func (r *reader) containerBlock(c *Container, header int) {
 				state.Finished = f
 			}
 			r.i++
+		case ok && containerKeys[k] && header < 0 && c.has(k):
+			// A fragment that repeats a key is the next container's
+			// (kubectl describe pod | grep Liveness prints one line per
+			// container): the caller starts another.
+			return
 		case ok && containerKeys[k]:
 			state = nil
 			r.i++
@@ -403,6 +457,7 @@ func (r *reader) containerField(c *Container, k, v string, l Line, in int, state
 		c.LastState = State{Kind: f}
 		*state = &c.LastState
 	case "Liveness", "Readiness", "Startup":
+		v = r.execContinued(v)
 		// A paste wrapped at the terminal's width may continue the
 		// settings on the next line: "period=10s #success=1 #failure=3".
 		for r.i < len(r.lines) && probeSettingsOnly.MatchString(r.lines[r.i].Text) {
@@ -455,13 +510,47 @@ func (r *reader) containerField(c *Container, k, v string, l Line, in int, state
 	}
 }
 
+// execContinued reads the rest of an exec probe whose command holds a
+// newline: DescribeProbe prints "exec [%s]" with the command's elements
+// joined by spaces (k8s.io/kubectl pkg/describe describeProbe), so a
+// script written as a YAML block scalar ("- |") puts its lines, and the
+// closing "] delay=60s ... #failure=5", on the lines below (a "]" inside
+// the script, as in "[ -f x ]", ends a line but does not start one). Without its
+// closing line within a few lines (a paste cut short), the line stands
+// as printed.
+func (r *reader) execContinued(v string) string {
+	if !strings.HasPrefix(v, "exec [") || probeSetting.MatchString(v) {
+		return v
+	}
+	for j := r.i; j < len(r.lines) && j < r.i+maxScriptLines; j++ {
+		t := r.lines[j].Text
+		if containerKey(t) != "" && indent(t) > 0 {
+			return v
+		}
+		if execEnd.MatchString(t) {
+			for ; r.i <= j; r.i++ {
+				v += "\n" + strings.TrimRight(r.lines[r.i].Text, " \t")
+			}
+			return v
+		}
+	}
+	return v
+}
+
+// maxScriptLines bounds the lines an exec probe's command may span.
+const maxScriptLines = 40
+
+// execEnd is the last line of an exec command printed over several lines:
+// "] delay=5s timeout=5s ...", or a lone "]" when the line was cut there.
+var execEnd = regexp.MustCompile(`\]\s+(?:delay|timeout|period)=-?[0-9]+s?\b|^\s*\]\s*$`)
+
 var resourceName = regexp.MustCompile(`^(cpu|memory|ephemeral-storage|storage|pods|hugepages-[0-9A-Za-z]+|[a-z0-9.-]+/[a-z0-9.-]+)$`)
 
 // probeRE reads DescribeProbe's output: the handler, its target, and the
 // settings; "#success=1 #failure=3" before kubectl 1.37,
 // "successThreshold=1 failureThreshold=3" since.
 var (
-	probeHandler = regexp.MustCompile(`^(exec|http-get|tcp-socket|grpc|unknown)\b\s*(.*)$`)
+	probeHandler = regexp.MustCompile(`(?s)^(exec|http-get|tcp-socket|grpc|unknown)\b\s*(.*)$`)
 	probeSetting = regexp.MustCompile(`(?:^|\s)(delay|timeout|period|#success|#failure|successThreshold|failureThreshold)=(-?[0-9]+)s?\b`)
 )
 
@@ -504,14 +593,26 @@ func parseProbe(v string, line int) *Probe {
 
 // fragment reads container lines pasted without their pod: a State and
 // Last State, a Restart Count, a Liveness line.
+//
+// Lines of one container split by lines this reader does not know (a
+// label in another language, a line of the user's) continue the previous
+// fragment unless they repeat a key it has: one container read once, not
+// one per piece.
 func (r *reader) fragment() {
-	c := &Container{Line: r.lines[r.i].N}
 	p := r.loosePod()
+	k, _, _ := keyLine(r.lines[r.i].Text)
+	if n := len(p.Containers); n > 0 && p.Containers[n-1].fragment && !p.Containers[n-1].has(k) {
+		r.containerBlock(p.Containers[n-1], -1)
+		return
+	}
+	c := &Container{Line: r.lines[r.i].N, fragment: true}
 	p.Containers = append(p.Containers, c)
 	r.containerBlock(c, -1)
 	if len(c.Fields()) == 0 {
 		p.Containers = p.Containers[:len(p.Containers)-1]
+		return
 	}
+	addForm(&p.Forms, "container lines")
 }
 
 // loosePod is the pod of lines that do not name one: one per capture.
@@ -524,6 +625,15 @@ func (r *reader) loosePod() *Pod {
 	p := &Pod{Line: r.lines[r.i].N}
 	r.c.Pods = append(r.c.Pods, p)
 	return p
+}
+
+// has reports whether the block printed key already.
+func (c *Container) has(key string) bool {
+	switch key {
+	case "State", "Last State", "Restart Count", "Image", "Ready", "Liveness", "Readiness", "Startup", "Limits", "Requests":
+		return slices.Contains(c.Fields(), key)
+	}
+	return false
 }
 
 // Fields lists what the block printed, by key (for tests).

@@ -104,8 +104,14 @@ func bf501(p *diagnosis.Pass) {
 			continue
 		}
 		switch {
-		case h.Restarts == 0 && iv.N == 0 && killed == 0 && failed == 0 && h.Kills == 0 && (restartsKnown || h.LastRunFrom != "lastState"):
+		case h.Restarts == 0 && iv.N == 0 && killed == 0 && failed == 0 && h.Kills == 0 && (restartsKnown || h.LastRunFrom != "lastState") &&
+			(restartsKnown || len(cands) == 0):
 			continue // nothing restarted: nothing to explain
+		case !restartsKnown && len(cands) > 0 && iv.N == 0 && h.LastRun == 0:
+			// A probe's line without a restart count (a Liveness line
+			// pasted alone): its budget is the figure to measure against.
+			figureToCompare(p, c, h, cands, restartsKnown, path)
+			continue
 		case len(cands) == 0 && !probesKnown:
 			byTheKubeletsWord(p, c, h, restartsKnown, path)
 			continue
@@ -159,12 +165,20 @@ func bf501(p *diagnosis.Pass) {
 			}
 		}
 		mech := observedLines(h, iv)
+		// One quantity against its own prediction: a run (start to
+		// kill, D + F x P) for the last run, a cycle (the run plus the
+		// back-off wait) for an interval between restarts.
+		runOnly := iv.N == 0
 		if match == nil {
 			c0 := cands[0]
-			ev.PredictedSeconds = c0.Cycle()
+			low, high, predicted, quantity := c0.Low, c0.High, c0.Cycle(), "a restart cycle"
+			if runOnly {
+				low, high, predicted, quantity = c0.Low-c0.Wait, c0.High-c0.Wait, c0.Run, "a run"
+			}
+			ev.PredictedSeconds = predicted
 			mech = append(mech, predictedLines(c0)...)
 			mech = append(mech, graceNote(p, c0)...)
-			mech = append(mech, fmt.Sprintf("the %s of %s is outside %d-%d s, the range a %s kill explains: the period is not this probe's arithmetic", what, seconds(observed), c0.Low, c0.High, c0.Probe))
+			mech = append(mech, fmt.Sprintf("the %s of %s is outside %d-%d s, %s that a %s kill explains: the period is not this probe's arithmetic", what, seconds(observed), low, high, quantity, c0.Probe))
 			earliest := c0.Low - c0.Wait // a run, without the back-off wait
 			switch {
 			case h.LastRun > 0 && int(h.LastRun.Seconds()) < earliest:
@@ -179,12 +193,15 @@ func bf501(p *diagnosis.Pass) {
 				mech = append(mech, fmt.Sprintf("the last stop: exit %d, reason %q (what that rules out: BF502)", t.ExitCode, t.Reason))
 			}
 			p.Report(finding.Finding{Severity: finding.Info, Container: c.Name, Path: path,
-				Message: fmt.Sprintf("%d restarts, %s %s: does not match the %s probe's %s = %d s; the probe is not shown to be the killer",
-					h.Restarts, what, seconds(observed), c0.Probe, c0.Formula, c0.Run),
+				Message: fmt.Sprintf("%s, %s %s: does not match the %s probe's %s = %d s; the probe is not shown to be the killer",
+					h.count(), what, seconds(observed), c0.Probe, c0.Formula, c0.Run),
 				Mechanism: mech, Evidence: evidence.Map(ev)})
 			continue
 		}
 		ev.PredictedSeconds, ev.Formula, ev.Probe = match.Cycle(), match.Formula, match.Probe
+		if runOnly {
+			ev.PredictedSeconds = match.Run
+		}
 		mech = append(mech, predictedLines(*match)...)
 		mech = append(mech, graceNote(p, *match)...)
 		if iv.N > 0 && !iv.MeanOnly {
@@ -199,8 +216,8 @@ func bf501(p *diagnosis.Pass) {
 			mech = append(mech, note)
 		}
 		p.Report(finding.Finding{Container: c.Name, Path: path,
-			Message: fmt.Sprintf("%d restarts, %s, match the %s probe's %s = %d s = %.1f min: the probe is the killer",
-				h.Restarts, observedPhrase(iv, h), match.Probe, match.Formula, match.Run, float64(match.Run)/60),
+			Message: fmt.Sprintf("%s, %s, match the %s probe's %s = %d s = %.1f min: the probe is the killer",
+				h.count(), observedPhrase(iv, h), match.Probe, match.Formula, match.Run, float64(match.Run)/60),
 			Mechanism: mech, Evidence: evidence.Map(ev)})
 	}
 }
@@ -252,7 +269,7 @@ func observedLines(h History, iv Intervals) []string {
 		out = append(out, fmt.Sprintf("events: Killing x%d (%q) %s",
 			h.Killed.Count, h.Killed.Message, h.Killed.When()))
 	}
-	if h.Killed == nil && (h.Started != nil || len(h.Starts) > 0) {
+	if h.Killed == nil && h.KilledBy["liveness"]+h.KilledBy["startup"]+h.Kills == 0 && (h.Started != nil || len(h.Starts) > 0) {
 		out = append(out, "events: no Killing event: no probe is recorded killing this container")
 	}
 	if h.BackOff > 0 {

@@ -46,6 +46,21 @@ func ReadExit(code int32, reason string, grace, restarts int) (ExitReading, bool
 	n := int(code)
 	oom := reason == "OOMKilled"
 	switch {
+	case oom && n != 137:
+		// The runtime sets reason OOMKilled when the kernel's OOM killer
+		// killed any process in the container's cgroup (containerd
+		// pkg/cri/server/events.go: a TaskOOM event sets Reason to
+		// OOMKilled whatever the exit code); the exit code is the main
+		// process's own (kubernetes/kubernetes#131530: OOMKilled, exit 0).
+		sig := 0
+		if n > 128 && n < 128+65 {
+			sig = n - 128
+		}
+		return ExitReading{OOM: true, SignalNum: sig,
+			Message:  fmt.Sprintf("reason OOMKilled with exit %d: the OOM killer killed a process in the container, and the main process then exited %d itself", n, n),
+			Says:     fmt.Sprintf("the container's memory cgroup hit its limit and the kernel killed a process in it; the main process was not that process (it would exit 137): it exited %d on its own", n),
+			RulesOut: "a probe kill as the last stop's cause, and an OOM kill of the main process itself",
+			NotShown: "which process was killed (a child, a worker) and why memory grew; the main process's log of its last run (kubectl logs --previous) may say what it lost"}, true
 	case oom:
 		return ExitReading{OOM: true, SignalNum: 9,
 			Message:  fmt.Sprintf("exit %d with reason OOMKilled: the kernel's OOM killer ended the container", n),
@@ -54,9 +69,9 @@ func ReadExit(code int32, reason string, grace, restarts int) (ExitReading, bool
 			NotShown: "why memory grew: the code does not say which allocation"}, true
 	case n == 137:
 		return ExitReading{SignalNum: 9,
-			Message:  "exit 137 = 128 + 9 (SIGKILL) without reason OOMKilled: not the OOM killer",
+			Message:  "exit 137 = 128 + 9 (SIGKILL) without reason OOMKilled: a SIGKILL, and the OOM killer is unlikely",
 			Says:     "the main process died of SIGKILL",
-			RulesOut: "the OOM killer (it would set reason OOMKilled)",
+			RulesOut: "nothing for certain. The OOM killer is unlikely, since the runtime sets reason OOMKilled when it sees the container's cgroup OOM event (containerd pkg/cri/server/events.go, TaskOOM), but that event can be missed: a race between the exit and the event (kata-containers/kata-containers#8821), a runtime that did not report it (kubernetes/kubernetes#19825), or a kill under the node's memory pressure rather than the container's limit; the node's kernel log (dmesg: \"Killed process\") settles it",
 			NotShown: fmt.Sprintf("who sent SIGKILL: a stop that outlasts the grace period (%d s here) ends with one, but the code alone does not say", grace)}, true
 	case n == 143:
 		return ExitReading{SignalNum: 15,
@@ -167,9 +182,10 @@ func bf502(p *diagnosis.Pass) {
 		if !ok {
 			continue
 		}
-		first := fmt.Sprintf("%s.terminated: exitCode %d, reason %q%s, after %d restarts", where, t.ExitCode, t.Reason, signalNote(t), st.RestartCount)
+		after := RestartsPhrase(pod, c.Name, st.RestartCount)
+		first := fmt.Sprintf("%s.terminated: exitCode %d, reason %q%s, %s", where, t.ExitCode, t.Reason, signalNote(t), after)
 		if !codeKnown {
-			first = fmt.Sprintf("%s.terminated: reason %q, after %d restarts; the capture does not show the exit code", where, t.Reason, st.RestartCount)
+			first = fmt.Sprintf("%s.terminated: reason %q, %s; the capture does not show the exit code", where, t.Reason, after)
 		}
 		mech := []string{first,
 			"it says: " + r.Says,

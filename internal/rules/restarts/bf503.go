@@ -78,6 +78,14 @@ func bf503(p *diagnosis.Pass) {
 		}
 		v := p.Classify(c.Name)
 		fails, why := FailsDuringRecovery(classifyInput{Container: c, Verdict: v})
+		if !fails && len(res.Matches) > 0 && !pod.Knows(specPath(pod, c.Name)+".livenessProbe") && !pod.Knows(specPath(pod, c.Name)+".startupProbe") {
+			logAlone(p, c, l, res)
+			continue
+		}
+		if !fails && len(res.Matches) == 0 && !pod.Knows(specPath(pod, c.Name)+".livenessProbe") {
+			p.Note(fmt.Sprintf("container %s's probes were refused by a recovering server (%d Unhealthy events: %q), but the capture does not show its liveness probe: whether it fails during every recovery, and so kills it, needs the Liveness line", c.Name, len(probeRefused), shorten(probeRefused[0].Message)))
+			continue
+		}
 		if !fails {
 			p.Note(fmt.Sprintf("log %s shows %d recovery messages, but container %s's liveness probe does not fail during recovery (%s): no loop", l.File, len(res.Matches), c.Name, why))
 			continue
@@ -103,10 +111,14 @@ func bf503(p *diagnosis.Pass) {
 		for _, e := range probeRefused {
 			mech = append(mech, fmt.Sprintf("its probes were refused by the recovering server: Unhealthy x%d %q", e.Count, shorten(e.Message)))
 		}
-		sev, msg := finding.Warning, fmt.Sprintf("%s recovers from a crash at its starts (%d restarts) under a liveness probe that fails during recovery: a kill loop is likely", serverName(res, v), restarts)
+		count := fmt.Sprintf("%d restarts", restarts)
+		if !pod.Knows(pod.StatusPath(c.Name) + ".restartCount") {
+			count = "restart count unknown"
+		}
+		sev, msg := finding.Warning, fmt.Sprintf("%s recovers from a crash at its starts (%s) under a liveness probe that fails during recovery: a kill loop is likely", serverName(res, v), count)
 		if len(interrupted) > 0 || len(probeRefused) > 0 {
 			sev = finding.Error
-			msg = fmt.Sprintf("%s is killed while it recovers, by a liveness probe that fails during recovery: the loop is confirmed (%d restarts)", serverName(res, v), restarts)
+			msg = fmt.Sprintf("%s is killed while it recovers, by a liveness probe that fails during recovery: the loop is confirmed (%s)", serverName(res, v), count)
 			mech = append(mech, "every kill restarts the recovery from scratch, and the probe fails again by design: the recovery never completes")
 		}
 		line := 0
@@ -135,6 +147,45 @@ func bf503(p *diagnosis.Pass) {
 			Message:   fmt.Sprintf("client %s was refused %d times by a %s that was recovering: its errors are this pod's restarts", l.Container, len(refused), refused[0].Pattern.Server),
 			Mechanism: mech, Evidence: evidence.Map(BF503ClientEvidence{Refused: len(refused), Client: l.Container})})
 	}
+}
+
+// logAlone says what a server's log shows when nothing shows the pod's
+// probes (a log pasted alone): the server's own words on its recoveries,
+// and what would tell whether a probe cut them short.
+func logAlone(p *diagnosis.Pass, c *corev1.Container, l observe.Log, res recoverylog.Reading) {
+	interrupted, recovering, refused := res.Of(recoverylog.Interrupted), res.Of(recoverylog.Recovering), res.Of(recoverylog.Refused)
+	server := serverName(res, classify.Verdict{})
+	var mech []string
+	first := res.Matches[0]
+	sev, msg := finding.Info, ""
+	for _, m := range [][]recoverylog.Match{interrupted, recovering, refused} {
+		if len(m) > 0 {
+			mech = append(mech, fmt.Sprintf("%s:%d: %s (%s)", l.File, m[0].Line, m[0].Text, m[0].Pattern.Source))
+		}
+	}
+	switch {
+	case len(interrupted) > 0:
+		sev, first = finding.Warning, interrupted[0]
+		msg = fmt.Sprintf("%s was killed while it recovered, %s by its own log: each start found the previous recovery cut short; the log does not show what killed it", server, times(len(interrupted)))
+	case len(recovering) > 0:
+		first = recovering[0]
+		starts := "1 start"
+		if len(recovering) > 1 {
+			starts = fmt.Sprintf("%d starts", len(recovering))
+		}
+		msg = fmt.Sprintf("%s recovered from a crash at %s: the run before did not shut down cleanly; the log does not show what ended it", server, starts)
+	default:
+		msg = fmt.Sprintf("%s refused %d connections while it started up or recovered: a probe that connects fails for as long as this lasts", server, len(refused))
+	}
+	if len(refused) > 0 {
+		mech = append(mech, fmt.Sprintf("%d connections refused while starting up or recovering: a liveness or startup probe that connects fails then", len(refused)))
+		if t0, t1 := refused[0].Time, refused[len(refused)-1].Time; !t0.IsZero() && t1.After(t0) {
+			mech = append(mech, fmt.Sprintf("refused from %s to %s (%s): a probe budget D + F x P shorter than that kills the server before it is ready, and the next start recovers again", clock(t0), clock(t1), seconds(t1.Sub(t0))))
+		}
+	}
+	mech = append(mech, "not in the input: the pod's probes (the Liveness and Startup lines of kubectl describe pod: delay= period= #failure=) and its restarts (Restart Count, the Killing events): with them, a recovery longer than the probe's D + F x P is a kill loop (BF501, BF503)")
+	p.Report(finding.Finding{Severity: sev, Container: c.Name, File: l.File, Line: first.Line, Column: 1, Message: msg, Mechanism: mech,
+		Evidence: evidence.Map(BF503Evidence{Interrupted: len(interrupted), Recoveries: len(recovering), Refused: len(refused), InvalidUTF8Lines: res.InvalidUTF8})})
 }
 
 // refusedProbes are Unhealthy events of the container whose probe output

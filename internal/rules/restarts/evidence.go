@@ -9,7 +9,7 @@ type BF501Evidence struct {
 	MeanSeconds      *int   `json:"meanSeconds,omitempty" doc:"the mean interval"`
 	MinSeconds       *int   `json:"minSeconds,omitempty" doc:"the shortest interval, where individual restart times are known"`
 	MaxSeconds       *int   `json:"maxSeconds,omitempty" doc:"the longest interval, where individual restart times are known"`
-	PredictedSeconds int    `json:"predictedSeconds" doc:"the cycle the probe's arithmetic predicts: D + F x P, plus the restart back-off"`
+	PredictedSeconds int    `json:"predictedSeconds" doc:"the probe's prediction of the quantity observedSeconds measures: a run, D + F x P, when it is the last run; a cycle, D + F x P plus the restart back-off, when it is an interval between restarts (or when nothing was observed)"`
 	Formula          string `json:"formula,omitempty" doc:"the arithmetic of the matching probe (300 + 3 x 10), when the period matches"`
 	Probe            string `json:"probe,omitempty" doc:"the probe whose arithmetic matches or whose events the finding reads: liveness, startup, readiness (which never restarts), none"`
 }

@@ -41,6 +41,13 @@ func figureToCompare(p *diagnosis.Pass, c corev1.Container, h History, cands []C
 		if n := h.KilledBy[k]; n > 0 {
 			mech = append(mech, fmt.Sprintf("the kubelet's Killing events blame the %s probe %s: it is the killer; its timing is what the measure tells", k, times(n)))
 		}
+		failures := 0
+		for _, e := range h.Probes[k] {
+			failures += e.Count
+		}
+		if failures > 0 {
+			mech = append(mech, fmt.Sprintf("the %s probe failed %s (Unhealthy events, %s): a kill follows failureThreshold failures in a row", k, times(failures), quoteEvent(h.Probes[k][0])))
+		}
 	}
 	mech = append(mech, graceNote(p, c0)...)
 	mech = append(mech, measure(pod.Name))
@@ -67,8 +74,8 @@ func tooCoarse(p *diagnosis.Pass, c corev1.Container, h History, iv Intervals, c
 	mech = append(mech, fmt.Sprintf("the %s lies between %s and %s: the range a %s kill explains, %d-%d s, holds part of it only", what, secs(lo), secs(hi), cd.Probe, cd.Low, cd.High))
 	mech = append(mech, measure(p.Obs.Pod.Name))
 	p.Report(finding.Finding{Severity: finding.Info, Container: c.Name, Path: path,
-		Message: fmt.Sprintf("%d restarts, %s %s, too coarse to tell against the %s probe's %s = %d s: the printed ages are truncated",
-			h.Restarts, what, seconds(observed), cd.Probe, cd.Formula, cd.Run),
+		Message: fmt.Sprintf("%s, %s %s, too coarse to tell against the %s probe's %s = %d s: the printed ages are truncated",
+			h.count(), what, seconds(observed), cd.Probe, cd.Formula, cd.Run),
 		Mechanism: mech,
 		Evidence:  evidence.Map(BF501Evidence{Restarts: int32(h.Restarts), ObservedSeconds: int(observed.Seconds()), ObservedMeasure: what, PredictedSeconds: cd.Cycle()})})
 }
@@ -159,10 +166,14 @@ func refusal(msg string) string {
 	switch {
 	case strings.Contains(msg, "connection refused"):
 		return "connection refused: nothing listened on the probe's port yet (a server still starting or recovering keeps it closed)"
+	case strings.Contains(msg, "command \"") && strings.Contains(msg, "timed out"):
+		return "timed out: the probe's command did not finish within timeoutSeconds (the kubelet's CRI client, remote_runtime.go ExecSync: \"command %q timed out\")"
 	case strings.Contains(msg, "Client.Timeout") || strings.Contains(msg, "deadline exceeded") || strings.Contains(msg, "timed out") || strings.Contains(msg, "Timed out"):
 		return "timed out: the server did not answer within timeoutSeconds"
 	case strings.Contains(msg, "statuscode: 5"):
 		return "an HTTP 5xx: the server answered, and said it is not healthy"
+	case strings.Contains(msg, "statuscode: 401") || strings.Contains(msg, "statuscode: 403"):
+		return "an HTTP 401 or 403: the server answered and refused the probe's request (the kubelet sends no credentials): the probe fails while the server may be serving; the probe's path or the server's authentication is the fix, not its timing"
 	}
 	return ""
 }
@@ -207,6 +218,13 @@ func readinessOnly(p *diagnosis.Pass, c corev1.Container, h History, restartsKno
 			mech = append(mech, why)
 		}
 	}
+	if u := cannotRun(h, "readiness"); u != nil {
+		what := "its command"
+		if u.Command != "" {
+			what = fmt.Sprintf("its command %q", u.Command)
+		}
+		mech = append(mech, fmt.Sprintf("the readiness probe cannot run: %s is not in the image or cannot be executed, so the container is never Ready while it stays so (the probe's command, or the image, is the fix)", what))
+	}
 	mech = append(mech, "the kubelet restarts a container only when its liveness or startup probe fails (pkg/kubelet/kuberuntime computePodActions); a failing readiness probe marks it not Ready, which takes the pod out of its Services' endpoints, and nothing more")
 	msg := fmt.Sprintf("the readiness probe failed %s: a readiness probe never restarts a container", times(failures))
 	switch {
@@ -239,11 +257,35 @@ func probeCannotRun(p *diagnosis.Pass, c corev1.Container, h History, cands []Ca
 	if u.Command != "" {
 		what = fmt.Sprintf("its command %q", u.Command)
 	}
-	mech := []string{"events: " + quoteEvent(u.Event),
-		fmt.Sprintf("the container runtime could not run %s in the container (%s)", what, cannotExec.FindString(u.Event.Message)),
-		"the kubelet counts a probe that errors as a failed one (pkg/kubelet/prober prober.go: an error gives results.Failure), so this probe fails every time, whatever the server does"}
+	mech := []string{"events: " + quoteEvent(u.Event)}
+	if u.Shell {
+		mech = append(mech, fmt.Sprintf("the probe's shell could not run %s (%s): the command is not in the image's PATH, or not executable; the shell exits 127 or 126 and the probe fails", what, strings.TrimSpace(shellCannotRun.FindString(u.Event.Message))),
+			"an exec probe fails on any non-zero exit (pkg/probe/exec), so this probe fails every time, whatever the server does")
+	} else {
+		mech = append(mech, fmt.Sprintf("the container runtime could not run %s in the container (%s)", what, cannotExec.FindString(u.Event.Message)))
+		if u.Failed {
+			mech = append(mech, "the runtime reported it as the command's failure (\"probe failed\"), which the kubelet counts: this probe fails every time, whatever the server does")
+		}
+	}
 	if strings.Contains(u.Command, " ") {
 		mech = append(mech, "the command has spaces in one element: exec runs it as a single file name, not through a shell (write it as [\"sh\", \"-c\", \"...\"], or as separate elements)")
+	}
+	if !u.Failed {
+		// The kubelet's worker discards a probe that errored: it neither
+		// fails nor passes (k8s.io/kubernetes pkg/kubelet/prober
+		// worker.go doProbe: "Prober error, throw away the result";
+		// kubernetes/kubernetes#106682: no restart).
+		mech = append(mech, "the events say \"probe errored\": the kubelet throws an errored probe's result away (pkg/kubelet/prober worker.go doProbe: \"Prober error, throw away the result\"; kubernetes/kubernetes#106682), so this probe never counts a failure: it does not kill the container, and it does not guard it either")
+		if n := h.KilledBy[u.Kind]; n > 0 {
+			mech = append(mech, fmt.Sprintf("the Killing events blame the %s probe %s, which its errors alone cannot do: it also failed at other times (a \"probe failed\" event), or the events are of another container", u.Kind, times(n)))
+		} else if h.Restarts > 0 {
+			mech = append(mech, fmt.Sprintf("the %d restarts come from something else: the exit code (BF502) and the previous run's log say what", h.Restarts))
+		}
+		mech = append(mech, "the fix is the probe's command, or the image: until then the container has no working "+u.Kind+" probe")
+		p.Report(finding.Finding{Severity: finding.Warning, Container: c.Name, Path: path, File: u.Event.File, Line: u.Event.Line,
+			Message:   fmt.Sprintf("the %s probe cannot run: %s is not in the image or cannot be executed; the kubelet discards a probe that errors, so this probe neither kills nor guards the container", u.Kind, what),
+			Mechanism: mech, Evidence: evidence.Map(BF501Evidence{Restarts: int32(h.Restarts), ObservedMeasure: "Unhealthy events", Probe: u.Kind})})
+		return
 	}
 	for _, cd := range cands {
 		if cd.Probe == u.Kind {

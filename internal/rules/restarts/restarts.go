@@ -104,6 +104,27 @@ type History struct {
 	// KilledBy counts the kills the kubelet's Killing events put on each
 	// probe ("liveness", "startup").
 	KilledBy map[string]int
+	// RestartsKnown: the restart count was read (a capture may not show
+	// it; Restarts is then 0 and means nothing).
+	RestartsKnown bool
+}
+
+// count says the restart count as read: "42 restarts", or that the
+// capture does not show it, never a 0 that was not read.
+func (h History) count() string {
+	if !h.RestartsKnown {
+		return "restart count unknown (not in the capture)"
+	}
+	return fmt.Sprintf("%d restarts", h.Restarts)
+}
+
+// RestartsPhrase is "after 42 restarts", or "restart count unknown" when
+// the pod's restart count for the container was not read.
+func RestartsPhrase(p *observe.Pod, name string, n int32) string {
+	if !p.Knows(p.StatusPath(name) + ".restartCount") {
+		return "restart count unknown (not in the capture)"
+	}
+	return fmt.Sprintf("after %d restarts", n)
 }
 
 // Intervals picks the best measure: each interval when start times are
@@ -128,6 +149,7 @@ func (h History) Intervals() Intervals {
 func historyOf(obs *observe.Observation, name string) History {
 	h := History{Container: name, Probes: map[string][]observe.Event{}, KilledBy: map[string]int{}}
 	_, st := obs.Pod.Container(name)
+	h.RestartsKnown = st != nil && obs.Pod.Knows(obs.Pod.StatusPath(name)+".restartCount")
 	if st != nil {
 		h.Restarts = int(st.RestartCount)
 		for _, s := range []struct {

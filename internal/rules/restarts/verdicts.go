@@ -18,7 +18,14 @@ import (
 var (
 	cannotExec = regexp.MustCompile(`executable file not found in \$PATH|no such file or directory|[Cc]an't open|: not found\b|permission denied`)
 	execTarget = regexp.MustCompile(`exec: \\*"((?:[^"\\]|\\[^"])+?)\\*"`)
-	notRunning = regexp.MustCompile(`(?i)\bis not running\b|container not running`)
+	// A shell's own words for a command it cannot run, the probe's output
+	// when the probe is a shell script: dash "sh: 1: pgrep: not found",
+	// bash "bash: line 1: curl: command not found", busybox "sh: curl: not
+	// found", and "sh: /inited: Permission denied" (POSIX Shell Command
+	// Language 2.9.1.1: the shell exits 127 for a command not found, 126
+	// for one it cannot execute).
+	shellCannotRun = regexp.MustCompile(`(?:^|[\s:])(?:/bin/|/usr/bin/)?(?:ba|da|k|z|a)?sh: (?:line )?(?:[0-9]+: )?([^\s:]+): (?:command not found|not found|Permission denied)`)
+	notRunning     = regexp.MustCompile(`(?i)\bis not running\b|container not running`)
 )
 
 // unrunnable is a probe that cannot run, as its events say.
@@ -27,6 +34,19 @@ type unrunnable struct {
 	Command string // as the runtime quotes it, when it does
 	Event   observe.Event
 	Count   int
+	// Shell: the probe's shell said it (its script runs, a command in
+	// it cannot), not the container runtime.
+	Shell bool
+	// Failed: some of its events say "probe failed" (a result the
+	// kubelet counts); only "probe errored" ones are results it discards.
+	Failed bool
+}
+
+// erroredOnly: "Liveness probe errored: ..." (the prober's error, which
+// the kubelet's worker throws away), not "... probe failed: ...".
+func erroredOnly(msg string) bool {
+	kind, rest, ok := strings.Cut(msg, " probe ")
+	return ok && kind != "" && strings.HasPrefix(rest, "errored")
 }
 
 // cannotRun finds a probe whose command the runtime could not start.
@@ -34,6 +54,14 @@ func cannotRun(h History, kinds ...string) *unrunnable {
 	for _, k := range kinds {
 		var u *unrunnable
 		for _, e := range h.Probes[k] {
+			if m := shellCannotRun.FindStringSubmatch(e.Message); m != nil {
+				if u == nil {
+					u = &unrunnable{Kind: k, Event: e, Command: m[1], Shell: true}
+				}
+				u.Count += e.Count
+				u.Failed = u.Failed || !erroredOnly(e.Message)
+				continue
+			}
 			if !strings.Contains(e.Message, "exec") && !strings.Contains(e.Message, "OCI runtime") && !strings.Contains(e.Message, "/bin/sh") {
 				continue
 			}
@@ -47,6 +75,7 @@ func cannotRun(h History, kinds ...string) *unrunnable {
 				}
 			}
 			u.Count += e.Count
+			u.Failed = u.Failed || !erroredOnly(e.Message)
 		}
 		if u != nil {
 			return u
