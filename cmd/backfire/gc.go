@@ -10,11 +10,14 @@ import (
 )
 
 // tuneGC lets the heap grow to three times what is live (GOGC=200) while
-// that stays under gcRoom, and to twice (the default) above it. A scan
+// that stays under gcRoom, and to 1.75 times above it: at 300k objects,
+// where some 250 MB are live, twice (the default) peaked at 540 MiB of
+// RSS, above the parse floor's 521 MiB, and 1.75 times at 450 MiB, for
+// collections a seventh more often (docs/benchmarks.md). A scan
 // allocates far more than it keeps: the collector's marking was a seventh
 // of its CPU at 100k objects, and halving how often it runs takes a tenth
 // off the whole. Above the room, the soft memory limit keeps the heap
-// where the default would (it is raised after every collection to twice
+// below the default's (it is raised after every collection to 1.75 times
 // the live heap, so a large input never makes the collector run without
 // pause: runtime/debug.SetMemoryLimit says a limit under what the runtime
 // uses "may cause the garbage collector to run nearly continuously", held
@@ -51,7 +54,7 @@ func afterGC(*gcCycle) {
 	metrics.Read(liveHeap)
 	if liveHeap[0].Value.Kind() == metrics.KindUint64 {
 		live := liveHeap[0].Value.Uint64()
-		limit := max(int64(gcRoom), int64(min(live, math.MaxInt64/4))*2)
+		limit := max(int64(gcRoom), int64(min(live, math.MaxInt64/8))*7/4)
 		debug.SetMemoryLimit(limit)
 	}
 	runtime.SetFinalizer(&gcCycle{}, afterGC)

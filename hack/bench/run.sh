@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Whole-process benchmark: backfire beside the parse floor (hack/bench/floor)
 # and, when their binaries are given, kube-linter and kube-score, on the
-# shared corpus at 10k objects, 100k (10 copies in subdirectories) and one
-# 100 MB file (the 10k files concatenated 7 times), and on a richer corpus
+# shared corpus at 10k objects, 100k (10 copies in subdirectories), 300k
+# (30 copies) and one 100 MB file (the 10k files concatenated 7 times), and
+# on a richer corpus
 # of our own (hack/bench/rich: Rollouts, analysis templates, autoscalers,
 # Helm charts and Kustomize overlays).
 #
@@ -15,7 +16,9 @@
 #   BACKFIRE_BEFORE          or an existing binary to measure as "backfire-before"
 #   GEN_CORPUS               the corpus generator (default ../shared/bench/gen_corpus.py)
 #   RUNS, WARMUP             hyperfine runs and warm-ups (default 5 and 1)
-#   INPUTS                   the inputs to run (default "10k 100k 100mb rich")
+#   INPUTS                   the inputs to run (default "10k 100k 100mb rich";
+#                            add 300k for the scale figures: it takes a
+#                            minute of CPU per run and 430 MB of disk)
 #   PEERS_AT                 inputs the peers run on (default "10k"; they take
 #                            minutes at 100k)
 #
@@ -63,10 +66,18 @@ echo "== generating the corpora" >&2
 if [ ! -d "$out/10k" ]; then
 	python3 "$gen" "$out/10k" >/dev/null
 fi
-if [ ! -d "$out/100k" ]; then
-	mkdir -p "$out/100k"
-	for i in $(seq -w 0 9); do cp -r "$out/10k" "$out/100k/copy-$i"; done
-fi
+# The copies are generated only for the inputs asked for.
+inputs=${INPUTS:-10k 100k 100mb rich}
+copies() { # copies NAME N: N copies of the 10k corpus in subdirectories
+	case " $inputs " in *" $1 "*) ;; *) return ;; esac
+	if [ ! -d "$out/$1" ]; then
+		mkdir -p "$out/$1.tmp"
+		for i in $(seq -w 0 $(($2 - 1))); do cp -r "$out/10k" "$out/$1.tmp/copy-$i"; done
+		mv "$out/$1.tmp" "$out/$1"
+	fi
+}
+copies 100k 10
+copies 300k 30
 if [ ! -d "$out/rich" ]; then
 	# Rollouts with their templates, autoscalers and Services, and copies of
 	# the test corpus's Helm chart and Kustomize overlays (rendered and
@@ -121,7 +132,7 @@ same() {
 
 mkdir -p "$out/reports"
 touch "$out/rss.tsv" "$out/load.tsv" "$out/same.tsv"
-for in in ${INPUTS:-10k 100k 100mb rich}; do
+for in in $inputs; do
 	# A rerun of one input replaces its lines and keeps the others'.
 	for f in rss load same; do
 		grep -v "^$in	" "$out/$f.tsv" >"$out/$f.tmp" || true

@@ -85,12 +85,13 @@ func agreeChange(fs []finding.Finding, c Change, own []map[string]any, decoded [
 			rulesIn = append(rulesIn, fs[i].Rule)
 		}
 	}
+	pr := projector{}
 	for k, i := range c.Findings {
 		f := &fs[i]
 		if !decoded[k] {
 			continue
 		}
-		agreed := project(own[k], c.Patch)
+		agreed := pr.project(own[k], c.Patch)
 		if equal(agreed, own[k]) {
 			continue
 		}
@@ -150,9 +151,34 @@ func sharingTargets(fs []finding.Finding) []targetGroup {
 	return groups
 }
 
+// A projector projects the patches of one change onto its composed patch.
+// It finds the items of the composed patch's named lists by name: each
+// of the thousands of containers' patches would otherwise search them all.
+type projector map[*any]map[string][]int
+
+// items returns the positions of the composed list c's items by name, nil
+// when c is not a named list (NamedList).
+func (pr projector) items(c []any) map[string][]int {
+	if len(c) == 0 {
+		return nil
+	}
+	byName, ok := pr[&c[0]]
+	if !ok {
+		if NamedList(c) {
+			byName = make(map[string][]int, len(c))
+			for i, ci := range c {
+				cn, _ := ItemName(ci)
+				byName[cn] = append(byName[cn], i)
+			}
+		}
+		pr[&c[0]] = byName
+	}
+	return byName
+}
+
 // project takes from composed the fields own sets, whole for probes and
 // resources.
-func project(own, composed map[string]any) map[string]any {
+func (pr projector) project(own, composed map[string]any) map[string]any {
 	out := map[string]any{}
 	for k, ov := range own {
 		cv, ok := composed[k]
@@ -167,22 +193,22 @@ func project(own, composed map[string]any) map[string]any {
 		switch o := ov.(type) {
 		case map[string]any:
 			if c, ok := cv.(map[string]any); ok {
-				out[k] = project(o, c)
+				out[k] = pr.project(o, c)
 				continue
 			}
 		case []any:
-			if c, ok := cv.([]any); ok && NamedList(o) && NamedList(c) {
-				var items []any
-				for _, oi := range o {
-					name, _ := ItemName(oi)
-					for _, ci := range c {
-						if cn, _ := ItemName(ci); cn == name {
-							items = append(items, project(oi.(map[string]any), ci.(map[string]any)))
+			if c, ok := cv.([]any); ok && NamedList(o) {
+				if byName := pr.items(c); byName != nil {
+					var items []any
+					for _, oi := range o {
+						name, _ := ItemName(oi)
+						for _, ci := range byName[name] {
+							items = append(items, pr.project(oi.(map[string]any), c[ci].(map[string]any)))
 						}
 					}
+					out[k] = items
+					continue
 				}
-				out[k] = items
-				continue
 			}
 		}
 		out[k] = clone(cv)

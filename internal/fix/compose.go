@@ -98,13 +98,15 @@ func compose(fs []finding.Finding, patches []map[string]any) []Change {
 			return fs[parts[a].i].Rule < fs[parts[b].i].Rule
 		})
 		c := Change{Target: t, Patch: map[string]any{}}
-		m := merger{owned: map[string]string{}, by: map[string]string{}}
+		m := merger{owned: map[string]string{}, by: map[string]string{}, lists: map[string]*namedItems{}}
+		placeholders := map[string]bool{}
 		for _, p := range parts {
 			c.Findings = append(c.Findings, p.i)
 			m.toOwn = append(m.toOwn, walk{p.patch, "", fs[p.i].Rule})
 			m.merge(c.Patch, p.patch, "", fs[p.i].Rule)
 			for _, ph := range fs[p.i].Fix.Placeholders {
-				if !slices.Contains(c.Placeholders, ph) {
+				if !placeholders[ph] {
+					placeholders[ph] = true
 					c.Placeholders = append(c.Placeholders, ph)
 				}
 			}
@@ -168,6 +170,37 @@ type merger struct {
 	// and by are read only where two fixes conflict, so the walks (a path
 	// string for every field of every patch) are made then, in order.
 	toOwn, toMark []walk
+	// lists finds, by its path, the items of a named list merged so far
+	// by name: each fix of an object's thousands of containers merges
+	// into the one list, which is not searched item by item for each.
+	lists map[string]*namedItems
+}
+
+// namedItems is a merged list whose items all have a name, and each
+// name's first item.
+type namedItems struct {
+	list  []any
+	first map[string]map[string]any
+}
+
+// named returns the items of the merged list l at path by name, nil when
+// l is not a named list (NamedList).
+func (m *merger) named(path string, l []any) *namedItems {
+	if e := m.lists[path]; e != nil && len(e.list) == len(l) && len(l) > 0 && &e.list[0] == &l[0] {
+		return e
+	}
+	if !NamedList(l) {
+		return nil
+	}
+	e := &namedItems{list: l, first: make(map[string]map[string]any, len(l))}
+	for _, it := range l {
+		name, _ := ItemName(it)
+		if _, ok := e.first[name]; !ok {
+			e.first[name] = it.(map[string]any)
+		}
+	}
+	m.lists[path] = e
+	return e
 }
 
 // A walk is one call of own or mark put off.
@@ -218,9 +251,11 @@ func (m *merger) merge(dst, src map[string]any, path, rule string) {
 				continue
 			}
 		case []any:
-			if d, ok := dv.([]any); ok && NamedList(s) && NamedList(d) {
-				dst[k] = m.mergeNamed(d, s, p, rule)
-				continue
+			if d, ok := dv.([]any); ok && NamedList(s) {
+				if items := m.named(p, d); items != nil {
+					dst[k] = m.mergeNamed(items, s, p, rule)
+					continue
+				}
 			}
 		}
 		if equal(dv, sv) {
@@ -259,9 +294,14 @@ func other(winner, a, b any) any {
 // resolve picks between the value already merged (from a fix of higher
 // precedence) and v from rule.
 func (m *merger) resolve(path string, have, v any, rule string) (any, string) {
-	for probe, owner := range m.ownedProbes() {
-		if strings.HasPrefix(path, probe+".") && owner != rule {
-			return have, owner + " replaces the handler of " + probe
+	// The probes path is in are its prefixes before a dot.
+	owned := m.ownedProbes()
+	for i := 0; i < len(path); i++ {
+		if path[i] != '.' {
+			continue
+		}
+		if owner, ok := owned[path[:i]]; ok && owner != rule {
+			return have, owner + " replaces the handler of " + path[:i]
 		}
 	}
 	if a, b, ok := numbers(have, v); ok {
@@ -313,24 +353,27 @@ func (m *merger) mark(v any, path, rule string) {
 }
 
 // mergeNamed merges lists whose items are maps with a "name" (containers),
-// item by item, as a strategic merge patch does.
-func (m *merger) mergeNamed(dst, src []any, path, rule string) []any {
+// item by item, as a strategic merge patch does: into the merged list
+// dst, whose items by name are given, it returns the list merged.
+func (m *merger) mergeNamed(dst *namedItems, src []any, path, rule string) []any {
 	for _, s := range src {
 		name, _ := ItemName(s)
-		found := false
-		for _, d := range dst {
-			if dn, _ := ItemName(d); dn == name {
-				m.merge(d.(map[string]any), s.(map[string]any), path+"["+name+"]", rule)
-				found = true
-				break
+		if d, ok := dst.first[name]; ok {
+			m.merge(d, s.(map[string]any), path+"["+name+"]", rule)
+			continue
+		}
+		c := clone(s)
+		dst.list = append(dst.list, c)
+		// By the copy's name: a name that is not UTF-8 is not the same
+		// once copied through JSON, as before.
+		if cn, ok := ItemName(c); ok {
+			if _, dup := dst.first[cn]; !dup {
+				dst.first[cn] = c.(map[string]any)
 			}
 		}
-		if !found {
-			dst = append(dst, clone(s))
-			m.toMark = append(m.toMark, walk{s, path + "[" + name + "]", rule})
-		}
+		m.toMark = append(m.toMark, walk{s, path + "[" + name + "]", rule})
 	}
-	return dst
+	return dst.list
 }
 
 func handlerDeleted(pm map[string]any) bool {

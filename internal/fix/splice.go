@@ -292,7 +292,9 @@ func itemEdits(doc []byte, start, end int, patch []any, mergeKey string, sub str
 	}
 	// The merge sorts the list by its items' keys: every item must have
 	// one, and a key two items share leaves their order to the sort.
-	names := make([]string, len(items))
+	// Each item's position by its key: a patch of each of thousands of
+	// containers does not search them all.
+	names := make(map[string]int, len(items))
 	for i, it := range items {
 		if doc[it.start] != '{' {
 			return nil, false, nil
@@ -306,10 +308,10 @@ func itemEdits(doc []byte, start, end int, patch []any, mergeKey string, sub str
 			return nil, false, nil
 		}
 		name, ok := stringValue(doc[ms[at].start:ms[at].end])
-		if !ok || slices.Contains(names[:i], name) {
+		if _, dup := names[name]; !ok || dup {
 			return nil, false, nil
 		}
-		names[i] = name
+		names[name] = i
 	}
 	var out []edit
 	last := -1
@@ -322,8 +324,8 @@ func itemEdits(doc []byte, start, end int, patch []any, mergeKey string, sub str
 		if !ok {
 			return nil, false, nil
 		}
-		at := slices.Index(names, name)
-		if at <= last {
+		at, ok := names[name]
+		if !ok || at <= last {
 			return nil, false, nil // a new item, or out of the list's order
 		}
 		last = at

@@ -103,10 +103,10 @@ func recompute(o *object.Object, ix *index.Index, rs []*rules.Rule, opts *rules.
 				again = append(again, r)
 			}
 		}
-		asked := rules.RunObject(patched, ix, again, opts).Findings
+		asked := askedOf(rules.RunObject(patched, ix, again, opts).Findings)
 		changed := false
 		for _, i := range readers {
-			g := sameFinding(asked, found[i])
+			g := asked.same(found[i])
 			if g == nil || g.Fix == nil || g.Fix.Type != finding.StrategicMergePatch || len(g.Fix.Patch) == 0 {
 				continue // satisfied by the composition: it asks nothing more
 			}
@@ -135,37 +135,71 @@ func recompute(o *object.Object, ix *index.Index, rs []*rules.Rule, opts *rules.
 // stale returns the parts whose rule's fix reads a field another rule's
 // part sets.
 func stale(o *object.Object, found []rules.Reported, parts []int, byID map[string]*rules.Rule, decoded func(int) map[string]any) []int {
-	sets := make(map[int][]Field, len(parts))
+	var set *setters
 	var out []int
 	for _, i := range parts {
 		r := byID[found[i].Rule]
 		if r == nil || r.ScanCheck() == nil || r.ScanCheck().ReadsFindings || len(r.Fix.From) == 0 {
 			continue
 		}
-	others:
-		for _, j := range parts {
-			if found[j].Rule == found[i].Rule {
-				continue
-			}
-			fields, ok := sets[j]
-			if !ok {
-				if p := decoded(j); p != nil {
-					fields = fieldsOf(o, p)
-				}
-				sets[j] = fields
-			}
-			for _, f := range fields {
-				if f.Container != "" && f.Container != found[i].Container {
-					continue
-				}
-				if Overlaps(r.Fix.From, f.Path) {
-					out = append(out, i)
-					break others
-				}
-			}
+		if set == nil {
+			set = settersOf(o, found, parts, decoded)
+		}
+		// The fields of i's container, and those of no container.
+		if set.setByOther(found[i].Container, found[i].Rule, r.Fix.From) || found[i].Container != "" && set.setByOther("", found[i].Rule, r.Fix.From) {
+			out = append(out, i)
 		}
 	}
 	return out
+}
+
+// setters are the fields the parts' patches set, by container (""
+// for the fields of none), each with the rules that set it: an object's
+// thousands of containers' fixes are not each compared with all the
+// others'.
+type setters map[string]map[string]fieldRules
+
+// fieldRules are the rules that set one field: the first, and whether
+// another does too (all that "set by a rule other than this one" needs).
+type fieldRules struct {
+	rule   string
+	others bool
+}
+
+func settersOf(o *object.Object, found []rules.Reported, parts []int, decoded func(int) map[string]any) *setters {
+	set := setters{}
+	for _, j := range parts {
+		p := decoded(j)
+		if p == nil {
+			continue
+		}
+		for _, f := range fieldsOf(o, p) {
+			byPath := set[f.Container]
+			if byPath == nil {
+				byPath = map[string]fieldRules{}
+				set[f.Container] = byPath
+			}
+			fr, ok := byPath[f.Path]
+			if !ok {
+				fr.rule = found[j].Rule
+			} else if fr.rule != found[j].Rule {
+				fr.others = true
+			}
+			byPath[f.Path] = fr
+		}
+	}
+	return &set
+}
+
+// setByOther reports whether a rule other than rule sets a field of
+// container that overlaps from.
+func (s *setters) setByOther(container, rule string, from []string) bool {
+	for path, fr := range (*s)[container] {
+		if (fr.rule != rule || fr.others) && Overlaps(from, path) {
+			return true
+		}
+	}
+	return false
 }
 
 // patchedObject is o with the composed patch of the parts applied, nil
@@ -197,23 +231,31 @@ func patchedObject(o *object.Object, found []rules.Reported, parts []int, decode
 	return p
 }
 
-// sameFinding finds, among asked, the finding of f's rule about f's
-// container, at f's path when the rule reports more than one.
-func sameFinding(asked []rules.Reported, f rules.Reported) *rules.Reported {
-	var found *rules.Reported
-	for i := range asked {
-		g := &asked[i]
-		if g.Rule != f.Rule || g.Container != f.Container {
-			continue
-		}
+// asked is the findings of the rules asked again, by rule and container.
+type asked map[[2]string][]*rules.Reported
+
+func askedOf(fs []rules.Reported) asked {
+	a := asked{}
+	for i := range fs {
+		k := [2]string{fs[i].Rule, fs[i].Container}
+		a[k] = append(a[k], &fs[i])
+	}
+	return a
+}
+
+// same finds the finding of f's rule about f's container, at f's path
+// when the rule reports more than one.
+func (a asked) same(f rules.Reported) *rules.Reported {
+	gs := a[[2]string{f.Rule, f.Container}]
+	for _, g := range gs {
 		if g.Path == f.Path {
 			return g
 		}
-		if found == nil {
-			found = g
-		}
 	}
-	return found
+	if len(gs) > 0 {
+		return gs[0]
+	}
+	return nil
 }
 
 // merge is a's patch with b's merged in by fix.Compose's precedence.

@@ -5,6 +5,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // podLabels are a pod template's labels kept in one string, which the
@@ -12,7 +14,10 @@ import (
 // few labels costs some 300 bytes, and each of its keys and values is an
 // allocation of its own. The string holds the number of labels, then each
 // label in key order, its key and value each after its length (lengths as
-// uvarints, so that any key or value is kept as written). A nil map is
+// uvarints, so that any key or value is kept as written). A key is kept by
+// its number in labelKeys, where there is room: the same few keys label
+// every workload ("app.kubernetes.io/name" is 22 bytes), and a workload's
+// labels are then about a third of their size. A nil map is
 // the empty string, and an empty map the count 0 alone, so that Map gives
 // back what was compacted.
 //
@@ -26,20 +31,76 @@ func compactLabels(m map[string]string) podLabels {
 		return ""
 	}
 	keys := slices.Sorted(maps.Keys(m))
+	ids := make([]int, len(keys))
 	size := uvarintLen(len(keys))
-	for _, k := range keys {
-		size += uvarintLen(len(k)) + len(k) + uvarintLen(len(m[k])) + len(m[k])
+	for i, k := range keys {
+		ids[i] = labelKeys.id(k)
+		if ids[i] >= 0 {
+			size += uvarintLen(ids[i] << 1)
+		} else {
+			size += uvarintLen(len(k)<<1|1) + len(k)
+		}
+		size += uvarintLen(len(m[k])) + len(m[k])
 	}
 	var b strings.Builder
 	b.Grow(size)
 	writeUvarint(&b, len(keys))
-	for _, k := range keys {
-		writeUvarint(&b, len(k))
-		b.WriteString(k)
+	for i, k := range keys {
+		// A key by number is an even tag, a key written out an odd one.
+		if ids[i] >= 0 {
+			writeUvarint(&b, ids[i]<<1)
+		} else {
+			writeUvarint(&b, len(k)<<1|1)
+			b.WriteString(k)
+		}
 		writeUvarint(&b, len(m[k]))
 		b.WriteString(m[k])
 	}
 	return podLabels(b.String())
+}
+
+// labelKeys numbers the label keys the index has seen, up to
+// maxLabelKeys of them (keys past that are written out in each
+// workload's labels). Numbers are read without the lock: a number is
+// handed out only once its key is stored.
+var labelKeys keyTable
+
+const maxLabelKeys = 1 << 12
+
+type keyTable struct {
+	mu   sync.Mutex
+	ids  map[string]int
+	keys [maxLabelKeys]atomic.Pointer[string]
+}
+
+// id returns k's number, -1 when the table is full.
+func (t *keyTable) id(k string) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if id, ok := t.ids[k]; ok {
+		return id
+	}
+	if t.ids == nil {
+		t.ids = map[string]int{}
+	}
+	id := len(t.ids)
+	if id >= maxLabelKeys {
+		return -1
+	}
+	k = strings.Clone(k) // not the decoded object's string, which it would keep
+	t.keys[id].Store(&k)
+	t.ids[k] = id
+	return id
+}
+
+// key reads a key off s: by number or written out.
+func (t *keyTable) key(s string) (string, string) {
+	tag, s := uvarint(s)
+	if tag&1 == 1 {
+		n := tag >> 1
+		return s[:n], s[n:]
+	}
+	return *t.keys[tag>>1].Load(), s
 }
 
 // Lookup returns the value of label and whether it is set.
@@ -47,7 +108,7 @@ func (l podLabels) Lookup(label string) (string, bool) {
 	n, s := uvarint(string(l))
 	for ; n > 0; n-- {
 		var k, v string
-		k, s = field(s)
+		k, s = labelKeys.key(s)
 		v, s = field(s)
 		if k == label {
 			return v, true
@@ -81,7 +142,7 @@ func (l podLabels) Map() map[string]string {
 	m := make(map[string]string, n)
 	for ; n > 0; n-- {
 		var k, v string
-		k, s = field(s)
+		k, s = labelKeys.key(s)
 		v, s = field(s)
 		m[k] = v
 	}

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -116,5 +117,28 @@ spec: {template: {spec: {containers: [{name: c, image: busybox}]}}}
 	}
 	if got := ix.Selected("default", labels.Nothing()); len(got) != 0 {
 		t.Errorf("nothing selects %+v", got)
+	}
+}
+
+// TestCompactLabelsPastKeyTable: once the table of label keys is full,
+// keys are written out in the labels, and both kinds read back alike.
+func TestCompactLabelsPastKeyTable(t *testing.T) {
+	var kept []podLabels
+	var sets []map[string]string
+	for i := range maxLabelKeys + 10 {
+		m := map[string]string{"app": "web", fmt.Sprintf("key-%d", i): fmt.Sprint(i)}
+		sets = append(sets, m)
+		kept = append(kept, compactLabels(m))
+	}
+	for i, c := range kept {
+		if got := c.Map(); !reflect.DeepEqual(got, sets[i]) {
+			t.Fatalf("labels %d: Map gives %v, want %v", i, got, sets[i])
+		}
+		if v, ok := c.Lookup(fmt.Sprintf("key-%d", i)); !ok || v != fmt.Sprint(i) {
+			t.Fatalf("labels %d: Lookup gives %q %v", i, v, ok)
+		}
+	}
+	if labelKeys.id("never-seen-key") != -1 {
+		t.Errorf("the table numbers keys past %d", maxLabelKeys)
 	}
 }

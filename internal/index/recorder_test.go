@@ -109,3 +109,11 @@ metadata: {name: web}
 		t.Error("a recorder without questions has something to check")
 	}
 }
+
+// TestRecordedQuerySize: a scan keeps about two recorded questions an
+// object until it ends (300k objects: 600k), so their size is its memory.
+func TestRecordedQuerySize(t *testing.T) {
+	if n := unsafe.Sizeof(recorded{}); n > 48 {
+		t.Errorf("a recorded question takes %d bytes, want at most 48", n)
+	}
+}

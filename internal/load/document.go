@@ -57,6 +57,35 @@ func (d *Document) positionOf(off int) (Position, bool) {
 // absent (a defaulted value), it returns the deepest ancestor that exists and
 // exact=false.
 func (d *Document) Locate(path string) (pos Position, exact bool) {
+	return d.locate(path, nil)
+}
+
+// A Locator locates many paths in one document. It remembers where the
+// items of each list it walked start, so that the findings of an object
+// with thousands of containers are placed in time linear in the
+// document: Locate alone walks each list from its start, past every item
+// before the one it is asked for.
+type Locator struct {
+	doc   *Document
+	items map[int][]int // a list's offset: the offsets of its items
+}
+
+// Locator returns a Locator of d.
+func (d *Document) Locator() *Locator {
+	return &Locator{doc: d, items: map[int][]int{}}
+}
+
+// Locate is Document.Locate.
+func (l *Locator) Locate(path string) (pos Position, exact bool) {
+	return l.doc.locate(path, l.items)
+}
+
+// Doc is the document l locates in.
+func (l *Locator) Doc() *Document { return l.doc }
+
+// locate is Locate, with the offsets of lists' items remembered in items
+// when it is not nil.
+func (d *Document) locate(path string, items map[int][]int) (pos Position, exact bool) {
 	pos = Position{Line: d.Line, Column: 1}
 	if p, ok := d.positionOf(0); ok {
 		pos = p
@@ -67,7 +96,11 @@ func (d *Document) Locate(path string) (pos Position, exact bool) {
 		var keyOff, valOff int
 		var found bool
 		if s.IsIndex {
-			valOff, found = arrayElem(d.JSON, off, s.Index)
+			if items != nil {
+				valOff, found = cachedElem(d.JSON, off, s.Index, items)
+			} else {
+				valOff, found = arrayElem(d.JSON, off, s.Index)
+			}
 			keyOff = valOff
 		} else {
 			keyOff, valOff, found = objectMember(d.JSON, off, s.Key)
@@ -168,6 +201,30 @@ func arrayElem(b []byte, off, n int) (int, bool) {
 		}
 	}
 	return 0, false
+}
+
+// cachedElem is arrayElem with the list's item offsets listed once, in
+// items, on the first question about the list.
+func cachedElem(b []byte, off, n int, items map[int][]int) (int, bool) {
+	at, ok := items[off]
+	if !ok {
+		if off >= len(b) || b[off] != '[' {
+			return 0, false
+		}
+		at = []int{}
+		for i := off + 1; i < len(b) && b[i] != ']'; {
+			at = append(at, i)
+			i = skipValue(b, i)
+			if i < len(b) && b[i] == ',' {
+				i++
+			}
+		}
+		items[off] = at
+	}
+	if n < 0 || n >= len(at) {
+		return 0, false
+	}
+	return at[n], true
 }
 
 // skipValue returns the offset just past the JSON value starting at i.

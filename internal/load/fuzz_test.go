@@ -44,8 +44,12 @@ func FuzzParse(f *testing.F) {
 			if !json.Valid(d.JSON) {
 				t.Fatalf("invalid JSON %q", d.JSON)
 			}
-			for _, p := range []string{"", "metadata.name", "spec.template.spec.containers[0].livenessProbe", "items[3]", "a[b].c[0][1]", "[", "]"} {
-				d.Locate(p)
+			loc := d.Locator()
+			for _, p := range []string{"", "metadata.name", "spec.template.spec.containers[0].livenessProbe", "items[3]", "a[b].c[0][1]", "[", "]", "spec.template.spec.containers[1].livenessProbe", "items[1]", "items[-1]", "items[0]"} {
+				pos, exact := d.Locate(p)
+				if lp, lexact := loc.Locate(p); lp != pos || lexact != exact {
+					t.Fatalf("Locator.Locate(%q) = %v %v, Locate %v %v", p, lp, lexact, pos, exact)
+				}
 			}
 			d.PositionAt(int64(len(d.JSON) / 2))
 		}

@@ -62,6 +62,15 @@ func TestLocate(t *testing.T) {
 			t.Errorf("Locate(%q) = %d:%d exact=%v, want %d:%d exact=%v", c.path, pos.Line, pos.Column, exact, c.line, c.col, c.exact)
 		}
 	}
+	// A Locator answers the same, in any order and asked twice.
+	loc := d.Locator()
+	for _, k := range []int{3, 0, 5, 2, 6, 1, 4, 0} {
+		c := cases[k]
+		pos, exact := loc.Locate(c.path)
+		if pos.Line != c.line || pos.Column != c.col || exact != c.exact {
+			t.Errorf("Locator.Locate(%q) = %d:%d exact=%v, want %d:%d exact=%v", c.path, pos.Line, pos.Column, exact, c.line, c.col, c.exact)
+		}
+	}
 }
 
 func TestMultiDocumentLinesCountFromStreamStart(t *testing.T) {

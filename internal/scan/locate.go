@@ -17,13 +17,13 @@ import (
 // document the template, patch or values file it was written in, where
 // that can be told. It runs after the rules, once per finding, so a chart
 // is rendered a second time (for values provenance) only here.
-func locate(r rules.Reported, files sourceLines) finding.Finding {
+func locate(r rules.Reported, files sourceLines, locs locators) finding.Finding {
 	f := r.Finding
 	doc := r.At
 	f.File = doc.File
 	f.Stream = doc.File
 	f.Origin = doc.Origin.String()
-	pos, _ := doc.Locate(f.Path)
+	pos, _ := locs.of(doc).Locate(f.Path)
 	f.Line, f.Column = pos.Line, pos.Column
 	if doc.Trace != nil {
 		tr := doc.Trace(doc, f.Path, pos)
@@ -46,6 +46,20 @@ func locate(r rules.Reported, files sourceLines) finding.Finding {
 	}
 	f.Fingerprint = f.ComputeFingerprint()
 	return f
+}
+
+// locators keeps one load.Locator per document while the findings of an
+// object are placed: an object's findings are about its containers, and
+// each placed from the top would walk the containers before its own.
+type locators map[*load.Document]*load.Locator
+
+func (l locators) of(d *load.Document) *load.Locator {
+	loc, ok := l[d]
+	if !ok {
+		loc = d.Locator()
+		l[d] = loc
+	}
+	return loc
 }
 
 // sourceLines reads each values file once for the columns of its keys.

@@ -445,8 +445,9 @@ func (s *scanner) settle(c *checked, files sourceLines) {
 		return
 	}
 	// The fixes agree already (fixcompose.RunAndAgree).
+	locs := locators{}
 	for _, f := range o.out.Findings {
-		o.findings = append(o.findings, locate(f, files))
+		o.findings = append(o.findings, locate(f, files, locs))
 	}
 	// Secrets a probe command carries are masked before any report sees
 	// the findings (the JSON report's spill included).
@@ -458,7 +459,7 @@ func (s *scanner) settle(c *checked, files sourceLines) {
 		o.findings = nil
 	}
 	for _, sp := range o.out.Suppressed {
-		f := locate(sp.Reported, files)
+		f := locate(sp.Reported, files, locs)
 		redact.Finding(&f)
 		o.suppressed = append(o.suppressed, result.Suppressed{Finding: f, Reason: sp.Reason})
 	}

@@ -80,7 +80,7 @@ func oracle(t *testing.T, paths []string) *Result {
 	res.Errors = append(res.Errors, out.Errors...)
 	files := sourceLines{}
 	for _, r := range out.Findings {
-		res.Findings = append(res.Findings, locate(r, files))
+		res.Findings = append(res.Findings, locate(r, files, locators{}))
 	}
 	fix.Agree(res.Findings)
 	for i := range res.Findings {
@@ -88,7 +88,7 @@ func oracle(t *testing.T, paths []string) *Result {
 	}
 	rules.Sort(res.Findings)
 	for _, s := range out.Suppressed {
-		f := locate(s.Reported, files)
+		f := locate(s.Reported, files, locators{})
 		redact.Finding(&f)
 		res.Suppressed = append(res.Suppressed, result.Suppressed{Finding: f, Reason: s.Reason})
 	}
