@@ -1,0 +1,150 @@
+package webhook
+
+import (
+	"container/list"
+	"context"
+	"sync"
+)
+
+// The memory a judging holds is estimated from the size of its body:
+// JudgingBaseBytes plus JudgingBytesPerByte for each byte. Measured
+// (TestJudgingMemoryEstimate) on the objects that cost the most per byte,
+// many small containers each with findings and composed fixes (about 110
+// bytes of live heap per byte of object), with the body itself and the
+// decoded review on top; a typical Deployment costs far less per byte.
+const (
+	JudgingBaseBytes    = 512 << 10
+	JudgingBytesPerByte = 128
+)
+
+// judgingBytes is the memory a request of n body bytes may hold while it
+// is read and judged.
+func judgingBytes(n int64) int64 { return JudgingBaseBytes + JudgingBytesPerByte*n }
+
+// memory is a weighted semaphore on bytes of estimated memory, first come
+// first served: a large request waiting for room is not passed by smaller
+// ones that came after it (it would wait forever under a stream of them).
+type memory struct {
+	mu      sync.Mutex
+	size    int64
+	used    int64
+	waiters list.List // of *waiter, in arrival order
+}
+
+type waiter struct {
+	n     int64
+	ready chan struct{}
+}
+
+func newMemory(size int64) *memory { return &memory{size: size} }
+
+// acquire takes n bytes, waiting until ctx is done (not at all when ctx
+// is nil). A request larger than the whole budget takes all of it: it is
+// judged alone. It returns the bytes taken, or false.
+func (m *memory) acquire(ctx context.Context, n int64) (int64, bool) {
+	n = min(n, m.size)
+	m.mu.Lock()
+	if m.size-m.used >= n && m.waiters.Len() == 0 {
+		m.used += n
+		m.mu.Unlock()
+		return n, true
+	}
+	if ctx == nil {
+		m.mu.Unlock()
+		return 0, false
+	}
+	w := &waiter{n: n, ready: make(chan struct{})}
+	e := m.waiters.PushBack(w)
+	m.mu.Unlock()
+	select {
+	case <-w.ready:
+		return n, true
+	case <-ctx.Done():
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	select {
+	case <-w.ready:
+		// Granted while giving up: give it back.
+		m.used -= n
+	default:
+		m.waiters.Remove(e)
+	}
+	// Those behind it may fit now.
+	m.grant()
+	return 0, false
+}
+
+func (m *memory) release(n int64) {
+	m.mu.Lock()
+	m.used -= n
+	m.grant()
+	m.mu.Unlock()
+}
+
+// grant wakes the waiters at the front that fit, in order.
+func (m *memory) grant() {
+	for e := m.waiters.Front(); e != nil; e = m.waiters.Front() {
+		w := e.Value.(*waiter)
+		if m.size-m.used < w.n {
+			return
+		}
+		m.used += w.n
+		m.waiters.Remove(e)
+		close(w.ready)
+	}
+}
+
+// inUse is the bytes held now (tests, metrics).
+func (m *memory) inUse() int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.used
+}
+
+// hold is one request's bytes, given back when both the handler and the
+// judging (which ends after the answer when it is cancelled) are done.
+type hold struct {
+	mem  *memory
+	mu   sync.Mutex
+	n    int64
+	refs int
+}
+
+// take adds n bytes to the hold; a hold never takes more than the whole
+// budget (a body read chunk by chunk stops taking there, and is judged
+// alone).
+func (h *hold) take(ctx context.Context, n int64) bool {
+	h.mu.Lock()
+	n = min(n, h.mem.size-h.n)
+	h.mu.Unlock()
+	if n <= 0 {
+		return true
+	}
+	got, ok := h.mem.acquire(ctx, n)
+	if ok {
+		h.mu.Lock()
+		h.n += got
+		h.mu.Unlock()
+	}
+	return ok
+}
+
+func (h *hold) add() {
+	h.mu.Lock()
+	h.refs++
+	h.mu.Unlock()
+}
+
+func (h *hold) done() {
+	h.mu.Lock()
+	h.refs--
+	var n int64
+	if h.refs == 0 {
+		n, h.n = h.n, 0
+	}
+	h.mu.Unlock()
+	if n > 0 {
+		h.mem.release(n)
+	}
+}
