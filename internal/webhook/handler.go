@@ -39,11 +39,14 @@ const (
 	// of at most 3 MiB, the API server's own request limit, and 1 MiB
 	// for the rest).
 	MaxRequestBytes = 7 << 20
-	// DefaultMaxMemoryBytes bounds the memory the requests being read
-	// and judged may hold at once, by their estimate (JudgingBytesPerByte):
-	// with the process's own and the cluster caches', it stays inside the
+	// DefaultMaxMemoryBytes bounds the memory the requests being judged
+	// may hold at once, by their estimate (JudgingBytesPerByte); and
+	// DefaultMaxBodyBytes that of the requests being read or waiting to be
+	// judged (BodyBytesPerByte: the body and its decoded object). With the
+	// process's own and the cluster caches', they stay inside the
 	// deployment's GOMEMLIMIT (400 MiB) and its 512 MiB limit.
 	DefaultMaxMemoryBytes = 256 << 20
+	DefaultMaxBodyBytes   = 48 << 20
 )
 
 // HandlerOptions configure the /validate handler.
@@ -55,22 +58,26 @@ type HandlerOptions struct {
 	// MaxInFlight bounds the requests judged at once (CPU); 0 means 4
 	// per CPU.
 	MaxInFlight int
-	// MaxMemoryBytes bounds the estimated memory of the requests read
-	// and judged at once; 0 means DefaultMaxMemoryBytes.
+	// MaxMemoryBytes bounds the estimated memory of the requests judged
+	// at once; 0 means DefaultMaxMemoryBytes.
 	MaxMemoryBytes int64
-	Timeout        time.Duration
-	ReadTimeout    time.Duration
+	// MaxBodyBytes bounds the memory of the requests being read or
+	// waiting for MaxMemoryBytes; 0 means DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	Timeout      time.Duration
+	ReadTimeout  time.Duration
 }
 
 // NewHandler returns the admission handler. Every request is answered
 // with an AdmissionReview before the API server's timeout, whatever
-// happens. A request waits, its body unread, until the memory its judging
-// is estimated to take is free and then for a judging slot, for at most
-// half of its time; its body is read within a short read deadline; its
-// judging is cancelled when its time is up or its client goes. A request
-// that cannot be judged in time (no room, no slot, too slow, too large)
-// is answered as the policy says, without a verdict: admitted with a
-// warning, or refused in deny mode, "not judged: overloaded".
+// happens. A request waits, its body unread, for room for its body, which
+// is read within a short read deadline; then, in line, for the memory its
+// judging is estimated to take, and for a judging slot: at most half of
+// its time in all. Its judging is cancelled when its time is up or its
+// client goes. A request that cannot be judged in time (no room, no slot,
+// too slow, too large) is answered as the policy says, without a verdict:
+// admitted with a warning, or refused in deny mode, "not judged:
+// overloaded".
 func NewHandler(o HandlerOptions) http.Handler { return newHandler(o) }
 
 func newHandler(o HandlerOptions) *handler {
@@ -79,6 +86,9 @@ func newHandler(o HandlerOptions) *handler {
 	}
 	if o.MaxMemoryBytes <= 0 {
 		o.MaxMemoryBytes = DefaultMaxMemoryBytes
+	}
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = DefaultMaxBodyBytes
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout
@@ -92,7 +102,7 @@ func newHandler(o HandlerOptions) *handler {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	h := &handler{HandlerOptions: o, slots: make(chan struct{}, o.MaxInFlight), mem: newMemory(o.MaxMemoryBytes)}
+	h := &handler{HandlerOptions: o, slots: make(chan struct{}, o.MaxInFlight), mem: newMemory(o.MaxMemoryBytes, true), bodies: newMemory(o.MaxBodyBytes, false)}
 	h.review = &admission.Webhook{Handler: admission.HandlerFunc(h.handle)}
 	h.judge = func(ctx context.Context, req *admissionv1.AdmissionRequest) (Verdict, error) {
 		return h.Judge.JudgeContext(ctx, req)
@@ -103,7 +113,8 @@ func newHandler(o HandlerOptions) *handler {
 type handler struct {
 	HandlerOptions
 	slots  chan struct{}
-	mem    *memory
+	mem    *memory // judgings
+	bodies *memory // bodies read, until their judging holds mem
 	review *admission.Webhook
 	// judge judges a request (tests slow it down).
 	judge func(context.Context, *admissionv1.AdmissionRequest) (Verdict, error)
@@ -148,9 +159,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithDeadline(r.Context(), deadline)
 	defer cancel()
 
-	held := &hold{mem: h.mem, refs: 1}
-	defer held.done()
-	body, fail := h.read(r, rc, held, queueBy, deadline)
+	bodies := &hold{mem: h.bodies, refs: 1}
+	defer bodies.done()
+	body, fail := h.read(r, rc, bodies, queueBy, deadline)
 	if fail != nil {
 		h.refuse(w, r, rc, body, fail, deadline)
 		return
@@ -164,6 +175,21 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		h.Metrics.errors.WithLabelValues(reasonBadRequest).Inc()
 		writeReview(w, nil, admission.Errored(http.StatusBadRequest, err))
+		return
+	}
+	// In line for the memory of its judging, which counts the body and
+	// the decoded review too: the body's room is given back once it is
+	// held.
+	held := &hold{mem: h.mem, refs: 1}
+	defer held.done()
+	wait, stop := context.WithDeadline(ctx, queueBy)
+	ok := held.take(wait, judgingBytes(int64(len(body))))
+	stop()
+	bodies.done()
+	if !ok {
+		h.Metrics.errors.WithLabelValues(reasonOverloaded).Inc()
+		h.Log.Warn("admission request not judged: no memory free in time", "uid", req.UID, "bytes", len(body))
+		writeReview(w, gvk, h.unjudged(req, "overloaded", "too many admission requests at once to judge this one before the API server's timeout"))
 		return
 	}
 	writeReview(w, gvk, h.judgeBy(ctx, req, held, queueBy))
@@ -184,9 +210,9 @@ func (h *handler) timeout(r *http.Request) time.Duration {
 	return t
 }
 
-// read reads the body whole within the read deadline, once the memory
-// its judging is estimated to take is held (waiting until queueBy for
-// it). On a failure it returns what it read of the body, for refuse.
+// read reads the body whole within the read deadline, once room for it
+// is held in bodies (waiting until queueBy for it). On a failure it
+// returns what it read of the body, for refuse.
 func (h *handler) read(r *http.Request, rc *http.ResponseController, held *hold, queueBy, deadline time.Time) ([]byte, *notRead) {
 	if r.Body == nil || r.Body == http.NoBody {
 		return nil, &notRead{reasonBadRequest, http.StatusBadRequest, errors.New("request body is empty")}
@@ -196,21 +222,21 @@ func (h *handler) read(r *http.Request, rc *http.ResponseController, held *hold,
 		return nil, tooLarge
 	}
 	overloaded := &notRead{reasonOverloaded, http.StatusTooManyRequests, errors.New("too many admission requests at once to judge this one before the API server's timeout")}
-	// A body of known length holds its estimate at once, waiting in line
-	// for it unread; one of unknown length (chunked, which the API server
+	// A body of known length holds its room at once, waiting in line for
+	// it unread; one of unknown length (chunked, which the API server
 	// does not send) holds it chunk by chunk as it arrives, without
 	// waiting, so that a client that trickles holds little.
 	size := r.ContentLength
 	if size >= 0 {
 		ctx, cancel := context.WithDeadline(r.Context(), queueBy)
-		ok := held.take(ctx, judgingBytes(size+1))
+		ok := held.take(ctx, BodyBytesPerByte*(size+1))
 		cancel()
 		if !ok {
 			return nil, overloaded
 		}
 	}
 	now := time.Now()
-	readBy := earlier(now.Add(h.ReadTimeout), deadline)
+	readBy := earlier(now.Add(readTime(size, h.ReadTimeout)), deadline)
 	_ = rc.SetReadDeadline(readBy)
 	// Cleared only once the body is read: after an error, what net/http
 	// reads of the rest of it must stop at the deadline too.
@@ -233,11 +259,7 @@ func (h *handler) read(r *http.Request, rc *http.ResponseController, held *hold,
 			if grow <= 0 {
 				return buf, tooLarge
 			}
-			need := JudgingBytesPerByte * int64(grow)
-			if cap(buf) == 0 {
-				need = judgingBytes(int64(grow))
-			}
-			if !held.take(nil, need) {
+			if !held.take(nil, BodyBytesPerByte*int64(grow)) {
 				return buf, overloaded
 			}
 			buf = append(buf[:cap(buf)], make([]byte, grow)...)[:len(buf)]
@@ -260,6 +282,19 @@ func (h *handler) read(r *http.Request, rc *http.ResponseController, held *hold,
 	}
 	cleared = true
 	return buf, nil
+}
+
+// MinBodyRate is the slowest a body of known length may arrive: the API
+// server writes its review at once, and a client that claims a large body
+// and trickles it holds its room in the body budget no longer than the
+// body would take at this rate (half a second more, ReadTimeout at most).
+const MinBodyRate = 4 << 20 // bytes per second
+
+func readTime(size int64, most time.Duration) time.Duration {
+	if size < 0 {
+		return most
+	}
+	return min(most, 500*time.Millisecond+time.Duration(size)*time.Second/MinBodyRate)
 }
 
 func earlier(a, b time.Time) time.Time {

@@ -189,6 +189,34 @@ func TestSlowClientsDoNotHoldSlots(t *testing.T) {
 	}
 }
 
+// Clients that claim large bodies and trickle them hold their room in the
+// body budget for a short time only, and the reviews beside them pass
+// them: every legitimate review is judged. (Before, eight such clients
+// filled the budget for 2 s and the reviews got 429.)
+func TestSlowLargeBodiesDoNotStarveReviews(t *testing.T) {
+	srv, m := testHandler(t, HandlerOptions{})
+	for range 20 {
+		conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		fmt.Fprintf(conn, "POST /?timeout=5s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 3000000\r\n\r\n{\"request\":")
+	}
+	time.Sleep(100 * time.Millisecond)
+	body := reviewBody(t, request(t, admissionv1.Create, fixture(t, "bad-statefulset.yaml"), nil))
+	for i := range 10 {
+		start := time.Now()
+		resp, ar := post(t, srv.URL+"?timeout=5s", body)
+		if resp.StatusCode != http.StatusOK || ar.Response == nil || ar.Response.Allowed || !strings.Contains(ar.Response.Result.Message, "BF101") {
+			t.Fatalf("review %d after %v: status %d, response %+v", i, time.Since(start), resp.StatusCode, ar.Response)
+		}
+	}
+	if got := testutil.ToFloat64(m.requests.WithLabelValues("CREATE", "denied")); got != 10 {
+		t.Errorf("requests{CREATE,denied} = %v, want 10 judged", got)
+	}
+}
+
 // slowHandler is a handler whose judging takes d.
 func slowHandler(t *testing.T, o HandlerOptions, d time.Duration) (*httptest.Server, *Metrics) {
 	t.Helper()

@@ -15,19 +15,28 @@ import (
 const (
 	JudgingBaseBytes    = 512 << 10
 	JudgingBytesPerByte = 128
+	// BodyBytesPerByte is what a body costs until its judging holds its
+	// estimate: the bytes read, and the object's copy in the decoded
+	// review.
+	BodyBytesPerByte = 2
 )
 
 // judgingBytes is the memory a request of n body bytes may hold while it
 // is read and judged.
 func judgingBytes(n int64) int64 { return JudgingBaseBytes + JudgingBytesPerByte*n }
 
-// memory is a weighted semaphore on bytes of estimated memory, first come
-// first served: a large request waiting for room is not passed by smaller
-// ones that came after it (it would wait forever under a stream of them).
+// memory is a weighted semaphore on bytes of estimated memory. The
+// judgings' is first come first served: a large request waiting for room
+// is not passed by smaller ones that came after it (it would wait forever
+// under a stream of them). The bodies' is not: a small review passes the
+// large bodies waiting for room, so that clients that claim large bodies
+// and trickle them (holding their room until cut off) do not hold up the
+// API server's reviews behind them.
 type memory struct {
 	mu      sync.Mutex
 	size    int64
 	used    int64
+	fifo    bool
 	waiters list.List // of *waiter, in arrival order
 }
 
@@ -36,7 +45,7 @@ type waiter struct {
 	ready chan struct{}
 }
 
-func newMemory(size int64) *memory { return &memory{size: size} }
+func newMemory(size int64, fifo bool) *memory { return &memory{size: size, fifo: fifo} }
 
 // acquire takes n bytes, waiting until ctx is done (not at all when ctx
 // is nil). A request larger than the whole budget takes all of it: it is
@@ -44,7 +53,7 @@ func newMemory(size int64) *memory { return &memory{size: size} }
 func (m *memory) acquire(ctx context.Context, n int64) (int64, bool) {
 	n = min(n, m.size)
 	m.mu.Lock()
-	if m.size-m.used >= n && m.waiters.Len() == 0 {
+	if m.size-m.used >= n && (m.waiters.Len() == 0 || !m.fifo) {
 		m.used += n
 		m.mu.Unlock()
 		return n, true
@@ -82,16 +91,19 @@ func (m *memory) release(n int64) {
 	m.mu.Unlock()
 }
 
-// grant wakes the waiters at the front that fit, in order.
+// grant wakes the waiters that fit, in order: only those at the front
+// when first come is first served.
 func (m *memory) grant() {
-	for e := m.waiters.Front(); e != nil; e = m.waiters.Front() {
-		w := e.Value.(*waiter)
-		if m.size-m.used < w.n {
+	for e := m.waiters.Front(); e != nil; {
+		w, next := e.Value.(*waiter), e.Next()
+		if m.size-m.used >= w.n {
+			m.used += w.n
+			m.waiters.Remove(e)
+			close(w.ready)
+		} else if m.fifo {
 			return
 		}
-		m.used += w.n
-		m.waiters.Remove(e)
-		close(w.ready)
+		e = next
 	}
 }
 
