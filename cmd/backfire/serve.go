@@ -64,7 +64,7 @@ HTTP on --health-addr. See docs/webhook.md and deploy/.`,
 	f.StringVar(&fl.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or the pod's service account)")
 	f.StringVar(&fl.context, "context", "", "kubeconfig context (default: the current context)")
 	f.StringVar(&fl.logLevel, "log-level", "info", "debug (one line per request), info, warn or error")
-	f.IntVar(&fl.maxInFlight, "max-in-flight", 0, "requests judged at once (default 4 per CPU); others wait, and are answered \"not judged\" (refused in deny mode) if none frees up in time")
+	f.IntVar(&fl.maxInFlight, "max-in-flight", 0, "requests judged at once (default one per CPU); others wait, and are answered \"not judged\" (refused in deny mode) if none frees up in time")
 	f.StringVar(&fl.maxMemory, "max-judging-memory", "256Mi", "memory the requests read and judged at once may hold, estimated from their size; others wait, then are answered \"not judged: overloaded\" (refused in deny mode). Keep it under GOMEMLIMIT with room for the cluster caches")
 	return cmd
 }

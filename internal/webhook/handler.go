@@ -30,9 +30,10 @@ const (
 	// 10 s by default and 30 s at most (k8s.io/api
 	// admissionregistration/v1/types.go, ValidatingWebhook.TimeoutSeconds).
 	DefaultTimeout = 10 * time.Second
-	// DefaultReadTimeout bounds the reading of a body. The API server
-	// sends its review at once; a client that trickles its body loses
-	// the connection instead of holding memory.
+	// DefaultReadTimeout bounds the reading of a body of unknown length
+	// (chunked, which the API server does not send): a client that
+	// trickles one loses the connection instead of holding it (see
+	// readTime).
 	DefaultReadTimeout = 2 * time.Second
 	// MaxRequestBytes is the largest body read: controller-runtime's
 	// limit (pkg/webhook/admission/http.go, maxRequestSize: two objects
@@ -40,7 +41,7 @@ const (
 	// for the rest).
 	MaxRequestBytes = 7 << 20
 	// DefaultMaxMemoryBytes bounds the memory the requests being judged
-	// may hold at once, by their estimate (JudgingBytesPerByte); and
+	// may hold at once, by their estimate (judgingBytes); and
 	// DefaultMaxBodyBytes that of the requests being read or waiting to be
 	// judged (BodyBytesPerByte: the body and its decoded object). With the
 	// process's own and the cluster caches', they stay inside the
@@ -55,8 +56,9 @@ type HandlerOptions struct {
 	Policy  Policy
 	Metrics *Metrics
 	Log     *slog.Logger
-	// MaxInFlight bounds the requests judged at once (CPU); 0 means 4
-	// per CPU.
+	// MaxInFlight bounds the requests judged at once (CPU); 0 means one
+	// per CPU (GOMAXPROCS): judging reads nothing but memory, so more at
+	// once would only share the cores and make each late.
 	MaxInFlight int
 	// MaxMemoryBytes bounds the estimated memory of the requests judged
 	// at once; 0 means DefaultMaxMemoryBytes.
@@ -82,7 +84,7 @@ func NewHandler(o HandlerOptions) http.Handler { return newHandler(o) }
 
 func newHandler(o HandlerOptions) *handler {
 	if o.MaxInFlight <= 0 {
-		o.MaxInFlight = 4 * runtime.GOMAXPROCS(0)
+		o.MaxInFlight = runtime.GOMAXPROCS(0)
 	}
 	if o.MaxMemoryBytes <= 0 {
 		o.MaxMemoryBytes = DefaultMaxMemoryBytes
@@ -183,7 +185,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	held := &hold{mem: h.mem, refs: 1}
 	defer held.done()
 	wait, stop := context.WithDeadline(ctx, queueBy)
-	ok := held.take(wait, judgingBytes(int64(len(body))))
+	ok := held.take(wait, judgingBytes(body))
 	stop()
 	bodies.done()
 	if !ok {
@@ -236,7 +238,7 @@ func (h *handler) read(r *http.Request, rc *http.ResponseController, held *hold,
 		}
 	}
 	now := time.Now()
-	readBy := earlier(now.Add(readTime(size, h.ReadTimeout)), deadline)
+	readBy := now.Add(readTime(size, h.ReadTimeout, deadline.Sub(now)))
 	_ = rc.SetReadDeadline(readBy)
 	// Cleared only once the body is read: after an error, what net/http
 	// reads of the rest of it must stop at the deadline too.
@@ -284,17 +286,17 @@ func (h *handler) read(r *http.Request, rc *http.ResponseController, held *hold,
 	return buf, nil
 }
 
-// MinBodyRate is the slowest a body of known length may arrive: the API
-// server writes its review at once, and a client that claims a large body
-// and trickles it holds its room in the body budget no longer than the
-// body would take at this rate (half a second more, ReadTimeout at most).
-const MinBodyRate = 4 << 20 // bytes per second
-
-func readTime(size int64, most time.Duration) time.Duration {
+// readTime is how long a body may take to arrive. One of known length
+// holds its room from the start, and under a burst shares the network
+// with a hundred others: it may take the request's time. One of unknown
+// length (which the API server does not send) holds what has arrived:
+// it is cut off at ReadTimeout, so that a client that trickles does not
+// hold a connection for long.
+func readTime(size int64, timeout, most time.Duration) time.Duration {
 	if size < 0 {
-		return most
+		return min(timeout, most)
 	}
-	return min(most, 500*time.Millisecond+time.Duration(size)*time.Second/MinBodyRate)
+	return most
 }
 
 func earlier(a, b time.Time) time.Time {

@@ -306,7 +306,7 @@ func TestUnjudgedRequestsAreAnsweredByThePolicy(t *testing.T) {
 // admits unjudged. The memory is all given back after the answers.
 func TestMemoryBoundsJudgingAndOverloadIsRefused(t *testing.T) {
 	body := reviewBody(t, request(t, admissionv1.Create, fixture(t, "bad-statefulset.yaml"), nil))
-	o := HandlerOptions{Judge: newJudge(t, nil, staticContext{}), Policy: deny, Metrics: NewMetrics(), MaxMemoryBytes: judgingBytes(int64(len(body)) + 1)}
+	o := HandlerOptions{Judge: newJudge(t, nil, staticContext{}), Policy: deny, Metrics: NewMetrics(), MaxMemoryBytes: judgingBytes(body)}
 	h := newHandler(o)
 	judge := h.judge
 	h.judge = func(ctx context.Context, req *admissionv1.AdmissionRequest) (Verdict, error) {

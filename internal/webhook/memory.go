@@ -1,29 +1,43 @@
 package webhook
 
 import (
+	"bytes"
 	"container/list"
 	"context"
 	"sync"
 )
 
-// The memory a judging holds is estimated from the size of its body:
-// JudgingBaseBytes plus JudgingBytesPerByte for each byte. Measured
-// (TestJudgingMemoryEstimate) on the objects that cost the most per byte,
-// many small containers each with findings and composed fixes (about 110
-// bytes of live heap per byte of object), with the body itself and the
-// decoded review on top; a typical Deployment costs far less per byte.
+// The memory a judging holds is estimated from its body: JudgingBaseBytes,
+// JudgingBytesPerByte for each byte (the body, the decoded review, the
+// object decoded from its JSON), and JudgingBytesPerContainer for each
+// container (its findings, their fixes decoded and composed): what a
+// judging costs grows with its containers far more than with its bytes.
+// Measured (TestJudgingMemoryEstimate, docs/webhook.md): a 3 MB
+// Deployment of 100 containers with long environments peaks at about 2
+// bytes of heap a byte; PostgreSQL containers with four findings each at
+// 35 to 40 KiB a container (about 110 bytes a byte); a small object at
+// 1.6 MiB, most of it the rules' first use.
 const (
-	JudgingBaseBytes    = 512 << 10
-	JudgingBytesPerByte = 128
+	JudgingBaseBytes         = 2 << 20
+	JudgingBytesPerByte      = 4
+	JudgingBytesPerContainer = 64 << 10
 	// BodyBytesPerByte is what a body costs until its judging holds its
 	// estimate: the bytes read, and the object's copy in the decoded
 	// review.
 	BodyBytesPerByte = 2
 )
 
-// judgingBytes is the memory a request of n body bytes may hold while it
-// is read and judged.
-func judgingBytes(n int64) int64 { return JudgingBaseBytes + JudgingBytesPerByte*n }
+// containerKey counts containers (and init and ephemeral ones) in a
+// review as the API server writes it: compact JSON, where a key is
+// "image" and a string value that holds those characters has its quotes
+// escaped. An object written otherwise is counted low, and costs no more
+// than its bytes say unless it has many containers.
+var containerKey = []byte(`"image"`)
+
+// judgingBytes is the memory a judging of body is estimated to hold.
+func judgingBytes(body []byte) int64 {
+	return JudgingBaseBytes + JudgingBytesPerByte*int64(len(body)) + JudgingBytesPerContainer*int64(bytes.Count(body, containerKey))
+}
 
 // memory is a weighted semaphore on bytes of estimated memory. The
 // judgings' is first come first served: a large request waiting for room
