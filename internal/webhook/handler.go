@@ -261,7 +261,7 @@ func (h *handler) read(r *http.Request, rc *http.ResponseController, held *hold,
 			if grow <= 0 {
 				return buf, tooLarge
 			}
-			if !held.take(nil, BodyBytesPerByte*int64(grow)) {
+			if !held.take(noWait, BodyBytesPerByte*int64(grow)) {
 				return buf, overloaded
 			}
 			buf = append(buf[:cap(buf)], make([]byte, grow)...)[:len(buf)]

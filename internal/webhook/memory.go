@@ -59,10 +59,17 @@ type waiter struct {
 	ready chan struct{}
 }
 
+// noWait is a context done already: acquire does not wait with it.
+var noWait = func() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}()
+
 func newMemory(size int64, fifo bool) *memory { return &memory{size: size, fifo: fifo} }
 
-// acquire takes n bytes, waiting until ctx is done (not at all when ctx
-// is nil). A request larger than the whole budget takes all of it: it is
+// acquire takes n bytes, waiting until ctx is done (not at all when it
+// is done already: noWait). A request larger than the whole budget takes all of it: it is
 // judged alone. It returns the bytes taken, or false.
 func (m *memory) acquire(ctx context.Context, n int64) (int64, bool) {
 	n = min(n, m.size)
@@ -72,7 +79,7 @@ func (m *memory) acquire(ctx context.Context, n int64) (int64, bool) {
 		m.mu.Unlock()
 		return n, true
 	}
-	if ctx == nil {
+	if ctx.Err() != nil {
 		m.mu.Unlock()
 		return 0, false
 	}
