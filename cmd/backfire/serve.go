@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/klog/v2"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -28,6 +29,7 @@ type serveFlags struct {
 	kubeconfig, context string
 	logLevel            string
 	maxInFlight         int
+	maxMemory           string
 }
 
 func newServeCommand() *cobra.Command {
@@ -62,7 +64,8 @@ HTTP on --health-addr. See docs/webhook.md and deploy/.`,
 	f.StringVar(&fl.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or the pod's service account)")
 	f.StringVar(&fl.context, "context", "", "kubeconfig context (default: the current context)")
 	f.StringVar(&fl.logLevel, "log-level", "info", "debug (one line per request), info, warn or error")
-	f.IntVar(&fl.maxInFlight, "max-in-flight", 0, "requests judged at once before others wait, then get 429 (default 4 per CPU)")
+	f.IntVar(&fl.maxInFlight, "max-in-flight", 0, "requests judged at once (default one per CPU); others wait, and are answered \"not judged\" (refused in deny mode) if none frees up in time")
+	f.StringVar(&fl.maxMemory, "max-judging-memory", "256Mi", "memory the requests read and judged at once may hold, estimated from their size; others wait, then are answered \"not judged: overloaded\" (refused in deny mode). Keep it under GOMEMLIMIT with room for the cluster caches")
 	return cmd
 }
 
@@ -85,6 +88,10 @@ func runServe(cmd *cobra.Command, fl *serveFlags) error {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(fl.logLevel)); err != nil {
 		return usageError(cmd, "--log-level: %v", err)
+	}
+	maxMemory, err := resource.ParseQuantity(fl.maxMemory)
+	if err != nil || maxMemory.Value() < 16<<20 {
+		return usageError(cmd, "--max-judging-memory: want a quantity of at least 16Mi (256Mi, 1Gi), not %q", fl.maxMemory)
 	}
 	cfg, err := loadConfig(fl.configPath)
 	if err != nil {
@@ -129,9 +136,10 @@ func runServe(cmd *cobra.Command, fl *serveFlags) error {
 		Addr: fl.addr, HealthAddr: fl.healthAddr,
 		CertFile: fl.certFile, KeyFile: fl.keyFile,
 		Handler: webhook.HandlerOptions{
-			Judge:       judge,
-			Policy:      webhook.Policy{Mode: mode, FailOn: failOn},
-			MaxInFlight: fl.maxInFlight,
+			Judge:          judge,
+			Policy:         webhook.Policy{Mode: mode, FailOn: failOn},
+			MaxInFlight:    fl.maxInFlight,
+			MaxMemoryBytes: maxMemory.Value(),
 		},
 		Cluster: cc,
 		Log:     log,

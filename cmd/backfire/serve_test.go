@@ -17,6 +17,8 @@ func TestServeUsageErrors(t *testing.T) {
 		{[]string{"serve", "--tls-cert", "c", "--tls-key", "k", "--fail-on", "info"}, "--fail-on"},
 		{[]string{"serve", "--tls-cert", "c", "--tls-key", "k", "--cluster", "maybe"}, "--cluster"},
 		{[]string{"serve", "--tls-cert", "c", "--tls-key", "k", "--log-level", "loud"}, "--log-level"},
+		{[]string{"serve", "--tls-cert", "c", "--tls-key", "k", "--max-judging-memory", "lots"}, "--max-judging-memory"},
+		{[]string{"serve", "--tls-cert", "c", "--tls-key", "k", "--max-judging-memory", "1Mi"}, "--max-judging-memory"},
 		{[]string{"serve", "--tls-cert", "c", "--tls-key", "k", "--cluster", "off", "--config", "missing.yaml"}, "missing.yaml"},
 	} {
 		_, stderr, code := execute(t, "", tc.args...)

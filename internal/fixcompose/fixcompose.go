@@ -41,11 +41,17 @@ const MaxRounds = 4
 // scan and the webhook report them. Each patch is decoded once for both.
 func RunAndAgree(o *object.Object, ix *index.Index, rs []*rules.Rule, opts *rules.Options) rules.Outcome {
 	res := rules.RunObject(o, ix, rs, opts)
+	if opts.Canceled() {
+		return res // incomplete: the caller drops it
+	}
 	patches := make([]map[string]any, len(res.Findings))
 	recompute(o, ix, rs, opts, res.Findings, patches)
 	fs := make([]finding.Finding, len(res.Findings))
 	for i := range res.Findings {
 		fs[i] = res.Findings[i].Finding
+	}
+	if opts.Canceled() {
+		return res
 	}
 	fix.AgreeDecoded(fs, patches)
 	for i := range fs {
@@ -89,6 +95,9 @@ func recompute(o *object.Object, ix *index.Index, rs []*rules.Rule, opts *rules.
 		return patches[i]
 	}
 	for range MaxRounds {
+		if opts.Canceled() {
+			return
+		}
 		readers := stale(o, found, parts, byID, decoded)
 		if len(readers) == 0 {
 			return

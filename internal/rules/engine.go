@@ -112,6 +112,9 @@ func check(o *object.Object, ix *index.Index, rules []*Rule, opts *Options) Outc
 	shared := map[any]any{}
 	var reported map[string]bool // rule IDs that reported here, made on the first
 	run := func(r *Rule) {
+		if opts.Canceled() {
+			return
+		}
 		p := &Pass{Rule: r, Object: o, Index: ix, Options: opts, shared: shared, reported: reported}
 		if err := runSafely(p); err != nil {
 			res.Errors = append(res.Errors, *err)

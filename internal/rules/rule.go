@@ -9,6 +9,7 @@
 package rules
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -107,7 +108,15 @@ type Options struct {
 	// RolloutsVersion is the Argo Rollouts controller version the Argo rules
 	// assume ("v1.10.2").
 	RolloutsVersion string
+	// Context, when set, stops the rules between one rule and the next
+	// once it is done: the webhook stops judging an object whose request
+	// has ended. The outcome is then incomplete; the caller that set it
+	// checks Context.Err() and drops it.
+	Context context.Context
 }
+
+// Canceled reports whether the options' Context is done.
+func (o *Options) Canceled() bool { return o.Context != nil && o.Context.Err() != nil }
 
 // Pass is one rule applied to one object.
 type Pass struct {

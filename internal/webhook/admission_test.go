@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -249,6 +250,46 @@ func TestAdmissionThroughTheAPIServer(t *testing.T) {
 		}
 		if ws := warnings.take(); !hasPrefix(ws, "BF101 error (already there before this update)") {
 			t.Errorf("the old findings were not reported: %q", ws)
+		}
+	})
+
+	// deploy/deny/'s failurePolicy, with no webhook running: the API server
+	// refuses what the webhook did not answer, and a namespace labelled
+	// backfire.dev/webhook=disabled is the way out (docs/webhook.md).
+	t.Run("deny mode's Fail refuses while the webhook is down, except where exempt", func(t *testing.T) {
+		hooks := schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingwebhookconfigurations"}
+		setPolicy := func(p admissionregistrationv1.FailurePolicyType) {
+			patch := []byte(`[{"op":"replace","path":"/webhooks/0/failurePolicy","value":"` + string(p) + `"}]`)
+			if _, err := dyn.Resource(hooks).Patch(ctx, deployedWebhook(t).Name, types.JSONPatchType, patch, metav1.PatchOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		setPolicy(admissionregistrationv1.Fail)
+		defer setPolicy(admissionregistrationv1.Ignore)
+		down := objectFrom(t, fixture(t, "healthy-deployment.yaml"), ns)
+		down.SetName("while-down")
+		var err error
+		for end := time.Now().Add(15 * time.Second); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
+			// The API server reads the configuration from its cache.
+			if _, err = dyn.Resource(deployments).Namespace(ns).Create(ctx, down, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
+				break
+			}
+		}
+		if err == nil || !strings.Contains(err.Error(), `failed calling webhook "validate.backfire.dev"`) {
+			t.Fatalf("created while the webhook was down under Fail: %v", err)
+		}
+		namespaces := schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+		label := []byte(`{"metadata":{"labels":{"backfire.dev/webhook":"disabled"}}}`)
+		if _, err := dyn.Resource(namespaces).Patch(ctx, ns, types.MergePatchType, label, metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		for end := time.Now().Add(15 * time.Second); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
+			if _, err = dyn.Resource(deployments).Namespace(ns).Create(ctx, down, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err == nil {
+				break
+			}
+		}
+		if err != nil {
+			t.Errorf("refused in a namespace labelled backfire.dev/webhook=disabled: %v", err)
 		}
 	})
 }

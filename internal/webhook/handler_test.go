@@ -3,6 +3,7 @@ package webhook
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -173,7 +174,7 @@ func trickle(t *testing.T, addr string, n int) {
 // failurePolicy Ignore admits unjudged); here, with a single slot, every
 // legitimate review is judged.
 func TestSlowClientsDoNotHoldSlots(t *testing.T) {
-	srv, m := testHandler(t, HandlerOptions{MaxInFlight: 1, QueueWait: 200 * time.Millisecond, Timeout: 5 * time.Second})
+	srv, m := testHandler(t, HandlerOptions{MaxInFlight: 1, Timeout: 5 * time.Second})
 	trickle(t, srv.Listener.Addr().String(), 8)
 	time.Sleep(100 * time.Millisecond)
 	body := reviewBody(t, request(t, admissionv1.Create, fixture(t, "bad-statefulset.yaml"), nil))
@@ -188,6 +189,34 @@ func TestSlowClientsDoNotHoldSlots(t *testing.T) {
 	}
 }
 
+// Clients that claim large bodies and trickle them hold their room in the
+// body budget for a short time only, and the reviews beside them pass
+// them: every legitimate review is judged. (Before, eight such clients
+// filled the budget for 2 s and the reviews got 429.)
+func TestSlowLargeBodiesDoNotStarveReviews(t *testing.T) {
+	srv, m := testHandler(t, HandlerOptions{})
+	for range 20 {
+		conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		fmt.Fprintf(conn, "POST /?timeout=5s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 3000000\r\n\r\n{\"request\":")
+	}
+	time.Sleep(100 * time.Millisecond)
+	body := reviewBody(t, request(t, admissionv1.Create, fixture(t, "bad-statefulset.yaml"), nil))
+	for i := range 10 {
+		start := time.Now()
+		resp, ar := post(t, srv.URL+"?timeout=5s", body)
+		if resp.StatusCode != http.StatusOK || ar.Response == nil || ar.Response.Allowed || !strings.Contains(ar.Response.Result.Message, "BF101") {
+			t.Fatalf("review %d after %v: status %d, response %+v", i, time.Since(start), resp.StatusCode, ar.Response)
+		}
+	}
+	if got := testutil.ToFloat64(m.requests.WithLabelValues("CREATE", "denied")); got != 10 {
+		t.Errorf("requests{CREATE,denied} = %v, want 10 judged", got)
+	}
+}
+
 // slowHandler is a handler whose judging takes d.
 func slowHandler(t *testing.T, o HandlerOptions, d time.Duration) (*httptest.Server, *Metrics) {
 	t.Helper()
@@ -199,9 +228,10 @@ func slowHandler(t *testing.T, o HandlerOptions, d time.Duration) (*httptest.Ser
 	}
 	h := newHandler(o)
 	judge := h.judge
-	h.judge = func(req *admissionv1.AdmissionRequest) Verdict {
+	// A judging that does not stop when its request ends: the worst case.
+	h.judge = func(ctx context.Context, req *admissionv1.AdmissionRequest) (Verdict, error) {
 		time.Sleep(d)
-		return judge(req)
+		return judge(ctx, req)
 	}
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
@@ -210,13 +240,14 @@ func slowHandler(t *testing.T, o HandlerOptions, d time.Duration) (*httptest.Ser
 
 // A request that finds no free slot in time, or whose judging does not end
 // before the API server's timeout, is answered in time without a verdict:
-// admitted with a warning that says so, or refused in deny mode. (A 429,
-// or no answer, would let failurePolicy Ignore admit it unseen.)
+// admitted with a warning that says so, or refused in deny mode, "not
+// judged". (A 429, or no answer, would let failurePolicy Ignore admit it
+// unseen.)
 func TestUnjudgedRequestsAreAnsweredByThePolicy(t *testing.T) {
 	body := reviewBody(t, request(t, admissionv1.Create, fixture(t, "bad-statefulset.yaml"), nil))
 	for _, mode := range []Mode{Warn, Deny} {
 		// The API server waits 2 s: the answer must come within it.
-		srv, m := slowHandler(t, HandlerOptions{MaxInFlight: 1, QueueWait: 100 * time.Millisecond, Policy: Policy{Mode: mode, FailOn: deny.FailOn}}, 3*time.Second)
+		srv, m := slowHandler(t, HandlerOptions{MaxInFlight: 1, Policy: Policy{Mode: mode, FailOn: deny.FailOn}}, 3*time.Second)
 		url := srv.URL + "?timeout=2s"
 		var wg sync.WaitGroup
 		answers := make([]*admissionv1.AdmissionReview, 2)
@@ -244,17 +275,18 @@ func TestUnjudgedRequestsAreAnsweredByThePolicy(t *testing.T) {
 			r := ar.Response
 			switch mode {
 			case Warn:
-				if !r.Allowed || len(r.Warnings) != 1 || !strings.Contains(r.Warnings[0], "backfire could not judge StatefulSet registry/registry-database") {
+				if !r.Allowed || len(r.Warnings) != 1 || !strings.Contains(r.Warnings[0], "backfire admitted StatefulSet registry/registry-database without checking it, not judged: ") {
 					t.Errorf("warn %d: %+v", i, r)
 				}
 			case Deny:
-				if r.Allowed || !strings.Contains(r.Result.Message, "in deny mode an object that was not judged is refused") {
+				if r.Allowed || !strings.Contains(r.Result.Message, "backfire refused StatefulSet registry/registry-database, not judged: ") ||
+					!strings.Contains(r.Result.Message, "in deny mode what backfire did not judge is refused") {
 					t.Errorf("deny %d: %+v", i, r)
 				}
 			}
 		}
-		if !strings.Contains(answers[0].Response.Result.Message+strings.Join(answers[0].Response.Warnings, ""), "took longer than the API server waits") ||
-			!strings.Contains(answers[1].Response.Result.Message+strings.Join(answers[1].Response.Warnings, ""), "too many admission requests at once") {
+		if !strings.Contains(answers[0].Response.Result.Message+strings.Join(answers[0].Response.Warnings, ""), "not judged: timeout (judging it took longer than the API server waits)") ||
+			!strings.Contains(answers[1].Response.Result.Message+strings.Join(answers[1].Response.Warnings, ""), "not judged: overloaded (too many admission requests at once") {
 			t.Errorf("%s: reasons %+v / %+v", mode, answers[0].Response, answers[1].Response)
 		}
 		if testutil.ToFloat64(m.errors.WithLabelValues(reasonTimeout)) != 1 || testutil.ToFloat64(m.errors.WithLabelValues(reasonOverloaded)) != 1 ||
@@ -266,50 +298,70 @@ func TestUnjudgedRequestsAreAnsweredByThePolicy(t *testing.T) {
 	}
 }
 
-// Bodies held at once are bounded: past the budget a request is refused
-// with 429 before its body is read, and the budget is whole again once
-// the requests are answered.
-func TestBodyBudgetBoundsMemory(t *testing.T) {
+// Requests wait, their bodies unread, until the memory their judging is
+// estimated to take is free, in the order they came, for half of their
+// time; then they are answered as not judged. In deny mode every answer
+// is an AdmissionReview the API server takes (its request's uid) and none
+// admits: a burst used to get plain-text 429s, which failurePolicy Ignore
+// admits unjudged. The memory is all given back after the answers.
+func TestMemoryBoundsJudgingAndOverloadIsRefused(t *testing.T) {
 	body := reviewBody(t, request(t, admissionv1.Create, fixture(t, "bad-statefulset.yaml"), nil))
-	o := HandlerOptions{Judge: newJudge(t, nil, staticContext{}), Policy: deny, Metrics: NewMetrics(), MaxBodyBytes: int64(len(body)) + 1, QueueWait: 50 * time.Millisecond}
+	o := HandlerOptions{Judge: newJudge(t, nil, staticContext{}), Policy: deny, Metrics: NewMetrics(), MaxMemoryBytes: judgingBytes(body)}
 	h := newHandler(o)
 	judge := h.judge
-	h.judge = func(req *admissionv1.AdmissionRequest) Verdict {
-		time.Sleep(300 * time.Millisecond)
-		return judge(req)
+	h.judge = func(ctx context.Context, req *admissionv1.AdmissionRequest) (Verdict, error) {
+		time.Sleep(time.Second)
+		return judge(ctx, req)
 	}
 	srv := httptest.NewServer(h)
 	defer srv.Close()
-	codes := make([]int, 3)
+	// The API server waits 4 s: the answer comes within 3 s, and a request
+	// waits for memory for 1.5 s at most.
+	url := srv.URL + "?timeout=4s"
+	answers := make([]*admissionv1.AdmissionReview, 4)
 	var wg sync.WaitGroup
-	for i := range 3 {
+	for i := range answers {
 		wg.Go(func() {
 			time.Sleep(time.Duration(i) * 50 * time.Millisecond)
-			resp, _ := post(t, srv.URL, body)
-			codes[i] = resp.StatusCode
+			start := time.Now()
+			resp, ar := post(t, url, body)
+			if resp.StatusCode != http.StatusOK {
+				t.Errorf("request %d: status %d", i, resp.StatusCode)
+			}
+			if d := time.Since(start); d > 3500*time.Millisecond {
+				t.Errorf("request %d: answered after %v", i, d)
+			}
+			answers[i] = ar
 		})
 	}
 	wg.Wait()
-	if codes[0] != http.StatusOK || codes[1] != http.StatusTooManyRequests || codes[2] != http.StatusTooManyRequests {
-		t.Errorf("status codes %v, want the first judged and the others refused", codes)
+	for i, ar := range answers {
+		r := ar.Response
+		if r == nil || r.UID != "uid-registry-database" || r.Allowed || ar.Kind != "AdmissionReview" {
+			t.Fatalf("request %d: %+v", i, ar)
+		}
+		overloaded := strings.Contains(r.Result.Message, "not judged: overloaded")
+		if judged := i < 2; judged == overloaded || (judged && !strings.Contains(r.Result.Message, "BF101")) {
+			t.Errorf("request %d: want it %s, got %q", i, map[bool]string{true: "judged after the one before", false: "refused as overloaded"}[judged], r.Result.Message)
+		}
 	}
 	if got := testutil.ToFloat64(o.Metrics.errors.WithLabelValues(reasonOverloaded)); got != 2 {
 		t.Errorf("errors{overloaded} = %v", got)
 	}
 	// The handler gives the bytes back after its answer is written, so the
 	// client may read the answer a moment before.
-	free := func() int64 { h.budget.mu.Lock(); defer h.budget.mu.Unlock(); return h.budget.free }
-	for end := time.Now().Add(5 * time.Second); free() != o.MaxBodyBytes && time.Now().Before(end); {
+	for end := time.Now().Add(5 * time.Second); h.mem.inUse() != 0 && time.Now().Before(end); {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if got := free(); got != o.MaxBodyBytes {
-		t.Errorf("budget %d after the answers, want %d", got, o.MaxBodyBytes)
+	if got := h.mem.inUse(); got != 0 {
+		t.Errorf("%d bytes held after the answers", got)
 	}
 }
 
-// A body over the limit, announced or not, is answered with a proper
-// AdmissionReview (apiVersion, kind, code 413) and counted; so is every
-// body that cannot be decoded.
+// A body over the limit, announced or not, is answered with a review the
+// API server takes, its uid read as the body streams by: refused in deny
+// mode, "not judged: too large"; a body without a uid gets a review with
+// code 413. Both are counted; so is every body that cannot be decoded.
 func TestTooLargeAndUndecodableAreReviewsAndCounted(t *testing.T) {
 	srv, m := testHandler(t, HandlerOptions{})
 	huge := append([]byte(`{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"x","object":{"a":"`),
@@ -327,11 +379,24 @@ func TestTooLargeAndUndecodableAreReviewsAndCounted(t *testing.T) {
 		resp.Body.Close()
 		var ar admissionv1.AdmissionReview
 		if err := json.Unmarshal(data, &ar); err != nil || ar.APIVersion != "admission.k8s.io/v1" || ar.Kind != "AdmissionReview" ||
-			ar.Response == nil || ar.Response.Result == nil || ar.Response.Result.Code != http.StatusRequestEntityTooLarge {
-			t.Errorf("chunked %v: status %d, %s", chunked, resp.StatusCode, data)
+			ar.Response == nil || ar.Response.UID != "x" || ar.Response.Allowed || ar.Response.Result == nil ||
+			!strings.Contains(ar.Response.Result.Message, "not judged: too large") {
+			t.Errorf("chunked %v: status %d, %.300s", chunked, resp.StatusCode, data)
 		}
 	}
-	if got := testutil.ToFloat64(m.errors.WithLabelValues(reasonTooLarge)); got != 2 {
+	noUID := append([]byte(`{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"object":{"a":"`), bytes.Repeat([]byte("a"), MaxRequestBytes)...)
+	resp, err := http.Post(srv.URL, "application/json", bytes.NewReader(noUID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var ar admissionv1.AdmissionReview
+	if err := json.Unmarshal(data, &ar); err != nil || ar.Kind != "AdmissionReview" || ar.Response == nil || ar.Response.Result == nil ||
+		ar.Response.Result.Code != http.StatusRequestEntityTooLarge {
+		t.Errorf("without a uid: status %d, %.300s", resp.StatusCode, data)
+	}
+	if got := testutil.ToFloat64(m.errors.WithLabelValues(reasonTooLarge)); got != 3 {
 		t.Errorf("errors{too_large} = %v", got)
 	}
 	for _, body := range []string{"<xml/>", `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":7}}`, `{"kind":`} {
@@ -356,22 +421,26 @@ func TestDeadlineFollowsTheAPIServersTimeout(t *testing.T) {
 	}
 }
 
-// A panic while judging admits the object with a warning (as failurePolicy
-// Ignore would) and the server goes on.
-func TestInternalErrorAdmitsWithAWarning(t *testing.T) {
-	m := NewMetrics()
-	var broken *Judge // every call panics
-	srv := httptest.NewServer(NewHandler(HandlerOptions{Judge: broken, Policy: deny, Metrics: m}))
-	defer srv.Close()
+// A panic while judging is answered as a request that was not judged:
+// refused in deny mode, admitted with a warning in warn mode; the server
+// goes on.
+func TestInternalErrorIsNotJudged(t *testing.T) {
 	body := reviewBody(t, request(t, admissionv1.Create, fixture(t, "bad-statefulset.yaml"), nil))
-	for range 2 {
-		resp, ar := post(t, srv.URL, body)
-		if resp.StatusCode != http.StatusOK || ar.Response == nil || !ar.Response.Allowed ||
-			len(ar.Response.Warnings) != 1 || !strings.Contains(ar.Response.Warnings[0], "internal error") {
-			t.Fatalf("status %d, response %+v", resp.StatusCode, ar.Response)
+	for _, mode := range []Mode{Deny, Warn} {
+		m := NewMetrics()
+		var broken *Judge // every call panics
+		srv := httptest.NewServer(NewHandler(HandlerOptions{Judge: broken, Policy: Policy{Mode: mode, FailOn: deny.FailOn}, Metrics: m}))
+		defer srv.Close()
+		for range 2 {
+			resp, ar := post(t, srv.URL, body)
+			r := ar.Response
+			if resp.StatusCode != http.StatusOK || r == nil || r.UID != "uid-registry-database" || r.Allowed != (mode == Warn) ||
+				!strings.Contains(r.Result.Message+strings.Join(r.Warnings, ""), "not judged: internal error") {
+				t.Fatalf("%s: status %d, response %+v", mode, resp.StatusCode, r)
+			}
 		}
-	}
-	if got := testutil.ToFloat64(m.errors.WithLabelValues("internal")); got != 2 {
-		t.Errorf("errors{internal} = %v", got)
+		if got := testutil.ToFloat64(m.errors.WithLabelValues("internal")); got != 2 {
+			t.Errorf("%s: errors{internal} = %v", mode, got)
+		}
 	}
 }

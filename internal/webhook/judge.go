@@ -6,6 +6,7 @@
 package webhook
 
 import (
+	"context"
 	"fmt"
 
 	admissionv1 "k8s.io/api/admission/v1"
@@ -81,39 +82,59 @@ type Verdict struct {
 // object is judged and the old one only tells which findings were there
 // before.
 func (j *Judge) Judge(req *admissionv1.AdmissionRequest) Verdict {
+	v, _ := j.JudgeContext(context.Background(), req)
+	return v
+}
+
+// JudgeContext is Judge stopped when ctx is done: the rules stop between
+// one rule and the next, so that a judging whose request has ended does
+// not go on holding memory and a core. It then returns ctx's error, and a
+// verdict that must not be used.
+func (j *Judge) JudgeContext(ctx context.Context, req *admissionv1.AdmissionRequest) (Verdict, error) {
+	v, err := j.judge(ctx, req)
+	if err == nil {
+		err = ctx.Err()
+	}
+	return v, err
+}
+
+func (j *Judge) judge(ctx context.Context, req *admissionv1.AdmissionRequest) (Verdict, error) {
 	v := Verdict{Object: object.Ref{
 		APIVersion: apiVersion(req.Kind.Group, req.Kind.Version), Kind: req.Kind.Kind,
 		Namespace: req.Namespace, Name: req.Name,
 	}}
 	if req.Operation == admissionv1.Delete || req.Operation == admissionv1.Connect {
 		v.Skipped = string(req.Operation) + " is not judged"
-		return v
+		return v, nil
 	}
 	if len(req.Object.Raw) == 0 {
 		v.Skipped = "the request carries no object"
-		return v
+		return v, nil
 	}
 	name := sourceName(req)
 	o, errs := decode(name, req.Object.Raw, req.Namespace)
 	v.Errors = errs
 	if o == nil {
-		return v
+		return v, nil
 	}
 	v.Object = o.Ref
 	// ConfigMaps are decoded only as context (the scripts probes run), not
 	// judged themselves.
 	if o.Typed == nil || o.Kind == "ConfigMap" {
 		v.Skipped = o.Kind + " is not a kind the rules read"
-		return v
+		return v, nil
 	}
-	found := j.run(o)
+	found := j.run(ctx, o)
+	if err := ctx.Err(); err != nil {
+		return v, err
+	}
 	v.RuleErrors = found.Errors
 
 	var before map[finding.Identity]bool
 	if req.Operation == admissionv1.Update && len(req.OldObject.Raw) > 0 {
 		if old, _ := decode(name+" (before the update)", req.OldObject.Raw, req.Namespace); old != nil && old.Typed != nil {
 			before = map[finding.Identity]bool{}
-			for _, r := range j.run(old).Findings {
+			for _, r := range j.run(ctx, old).Findings {
 				before[r.Finding.Identity()] = true
 			}
 		}
@@ -137,14 +158,14 @@ func (j *Judge) Judge(req *admissionv1.AdmissionRequest) Verdict {
 		}
 		v.Findings = append(v.Findings, Judged{Finding: f, Preexisting: before[f.Identity()]})
 	}
-	return v
+	return v, nil
 }
 
 // NoClusterGap is the assumption findings carry when the webhook runs
 // without cluster access.
 const NoClusterGap = "the webhook has no cluster access: the object was judged alone, without the AnalysisTemplates, autoscalers, Services and workloadRef Deployments of the cluster, nor the workloads a budget, policy or DestinationRule selects"
 
-func (j *Judge) run(o *object.Object) rules.Outcome {
+func (j *Judge) run(ctx context.Context, o *object.Object) rules.Outcome {
 	objs := []*object.Object{o}
 	if j.context != nil {
 		for _, c := range j.context.Objects(o.Namespace) {
@@ -154,7 +175,9 @@ func (j *Judge) run(o *object.Object) rules.Outcome {
 			objs = append(objs, c)
 		}
 	}
-	return fixcompose.RunAndAgree(o, index.Build(objs), j.rules, &j.opts)
+	opts := j.opts
+	opts.Context = ctx
+	return fixcompose.RunAndAgree(o, index.Build(objs), j.rules, &opts)
 }
 
 // decode parses the raw object of a request. The API server sends JSON,

@@ -20,7 +20,7 @@ func NewMetrics() *Metrics {
 		Registry: prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "backfire_webhook_requests_total",
-			Help: "Admission requests answered, by operation and decision (allowed, warned, denied, skipped, error).",
+			Help: "Admission requests answered, by operation and decision (allowed, warned, denied, skipped, unjudged, error).",
 		}, []string{"operation", "decision"}),
 		// The API server waits timeoutSeconds (deploy/: 5 s) at most; the
 		// buckets resolve the 20 ms target and show the tail up to it.
@@ -35,7 +35,7 @@ func NewMetrics() *Metrics {
 		}, []string{"rule", "severity"}),
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "backfire_webhook_errors_total",
-			Help: "Requests or rules that failed, by reason (bad_request, decode, rule, overloaded).",
+			Help: "Requests or rules that failed, by reason (bad_request, too_large, slow_client, overloaded, timeout, decode, rule, internal).",
 		}, []string{"reason"}),
 	}
 	m.Registry.MustRegister(m.requests, m.latency, m.findings, m.errors,
