@@ -48,10 +48,12 @@ where the template writes a probe's handler or numbers literally; an object buil
 Kustomize overlay gets a strategic-merge patch file in the overlay, listed
 under patches:. What cannot be fixed is listed with the reason and the patch.
 
---diff prints a unified diff and writes nothing.
+--diff prints a unified diff on standard output and writes nothing; the
+summary goes to standard error, so the output is the diff alone.
 
 Exit codes: 0 every finding fixed; 1 findings left (listed with the reason);
-2 usage error, input that could not be read, or a file that could not be written.`,
+2 usage error, input that could not be read, or a file that could not be written;
+3 with --diff, changes pending: fix would change files (the diff is not empty).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runFix(cmd, args, &fl)
 		},
@@ -134,10 +136,20 @@ func runFix(cmd *cobra.Command, args []string, fl *fixFlags) error {
 			fmt.Fprintf(out, "fixed %s (%s)\n", f.Path, strings.Join(f.Rules, ", "))
 		}
 	}
-	summary(out, plan, fl.diff)
+	// With --diff, standard output is the diff alone (for patch, git apply
+	// or a review), and the summary goes to standard error.
+	sumOut := out
+	if fl.diff {
+		sumOut = stderr
+	}
+	summary(sumOut, plan, fl.diff)
 	switch {
 	case failed:
 		return exitError{exitUsage}
+	case fl.diff && len(plan.Files) > 0:
+		// Changes pending come before findings left: running fix is the
+		// next step either way, and what is left is in the summary.
+		return exitError{exitPending}
 	case len(plan.Left) > 0:
 		return exitError{exitFindings}
 	}

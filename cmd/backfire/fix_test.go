@@ -26,27 +26,51 @@ func copyExamples(t *testing.T) string {
 	return dir
 }
 
+// --diff's standard output is the diff alone (the summary goes to
+// standard error), and changes pending exit 3, before findings left.
 func TestFixDiffWritesNothing(t *testing.T) {
 	dir := copyExamples(t)
 	before, _ := os.ReadFile(filepath.Join(dir, "registry-database.yaml"))
 	out, stderr, code := execute(t, "", "fix", "--diff", dir)
-	if code != exitFindings {
-		t.Fatalf("exit %d, want %d (BF402 is left); stderr %s", code, exitFindings, stderr)
+	if code != exitPending {
+		t.Fatalf("exit %d, want %d (changes pending; BF402 is left too); stderr %s", code, exitPending, stderr)
 	}
 	for _, want := range []string{
 		"+          tcpSocket:\n+            port: 5432\n",
 		"-      - setWeight: 100\n",
-		"10 would be fixed, 1 left\n",
-		"  left BF402 ",
-		"placeholder " + filepath.Join(dir, "registry-database.yaml") + " spec.template.spec.containers[database].resources.requests.cpu = 500m",
 	} {
 		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
+			t.Errorf("diff lacks %q:\n%s", want, out)
+		}
+	}
+	for _, want := range []string{
+		"10 would be fixed, 1 left\n",
+		"  left BF402 ",
+		"placeholder " + filepath.Join(dir, "registry-database.yaml"),
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("summary on standard error lacks %q:\n%s", want, stderr)
+		}
+		if strings.Contains(out, want) {
+			t.Errorf("summary line %q on standard output, in the diff", want)
+		}
+	}
+	for _, l := range strings.SplitAfter(out, "\n") {
+		if l != "" && !strings.HasPrefix(l, "---") && !strings.HasPrefix(l, "+++") && !strings.HasPrefix(l, "@@") && !strings.ContainsAny(l[:1], " +-") {
+			t.Errorf("standard output holds a line that is not the diff's: %q", l)
 		}
 	}
 	after, _ := os.ReadFile(filepath.Join(dir, "registry-database.yaml"))
 	if string(before) != string(after) {
 		t.Error("--diff changed a file")
+	}
+	// Once fixed, --diff has nothing to change: 1 for the finding left.
+	if _, _, code := execute(t, "", "fix", dir); code != exitFindings {
+		t.Fatalf("fix: exit %d", code)
+	}
+	out, stderr, code = execute(t, "", "fix", "--diff", dir)
+	if code != exitFindings || out != "" || !strings.HasPrefix(stderr, "0 would be fixed, 1 left\n") {
+		t.Errorf("--diff after fix: exit %d, stdout %q, stderr %q", code, out, stderr)
 	}
 }
 
@@ -72,9 +96,9 @@ func TestFixWritesThenNothingLeftToChange(t *testing.T) {
 
 func TestFixRuleFilterAndUsage(t *testing.T) {
 	dir := copyExamples(t)
-	out, _, code := execute(t, "", "fix", "--diff", "--rule", "BF104", dir)
-	if code != exitClean || !strings.Contains(out, "1 would be fixed, 0 left") || strings.Contains(out, "tcpSocket") {
-		t.Errorf("--rule BF104: exit %d\n%s", code, out)
+	out, stderr, code := execute(t, "", "fix", "--diff", "--rule", "BF104", dir)
+	if code != exitPending || !strings.Contains(stderr, "1 would be fixed, 0 left") || strings.Contains(out, "tcpSocket") {
+		t.Errorf("--rule BF104: exit %d\n%s\n%s", code, out, stderr)
 	}
 	if _, stderr, code := execute(t, "", "fix", "--rule", "BF999", dir); code != exitUsage || !strings.Contains(stderr, "unknown rule") {
 		t.Errorf("unknown rule: exit %d, %s", code, stderr)
