@@ -158,3 +158,40 @@ func TestFixHarborValuesOut(t *testing.T) {
 		t.Errorf("scan with the new values reports %d findings, want BF601 alone", n)
 	}
 }
+
+// A fix that replaces the liveness handler keeps the user's own numbers
+// where they are more tolerant than its own (failureThreshold 10 and
+// timeoutSeconds 15 stay), and on seed 003's database, whose numbers are
+// the defaults', still writes its 3 s and 6.
+func TestFixKeepsTheUsersMoreTolerantProbe(t *testing.T) {
+	dir := copyExamples(t)
+	p := filepath.Join(dir, "registry-database.yaml")
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed := filepath.Join(t.TempDir(), "seed003.yaml")
+	if err := os.WriteFile(seed, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const was = "          timeoutSeconds: 1\n          failureThreshold: 3\n          successThreshold: 1\n        readinessProbe:"
+	if !strings.Contains(string(data), was) {
+		t.Fatal("the example's liveness probe changed; update the test")
+	}
+	strict := strings.Replace(string(data), was, "          timeoutSeconds: 15\n          failureThreshold: 10\n          successThreshold: 1\n        readinessProbe:", 1)
+	if err := os.WriteFile(p, []byte(strict), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for file, want := range map[string]string{
+		p:    "          tcpSocket:\n            port: 5432\n          initialDelaySeconds: 300\n          periodSeconds: 10\n          timeoutSeconds: 15\n          failureThreshold: 10\n",
+		seed: "          tcpSocket:\n            port: 5432\n          initialDelaySeconds: 300\n          periodSeconds: 10\n          timeoutSeconds: 3\n          failureThreshold: 6\n",
+	} {
+		if _, stderr, code := execute(t, "", "fix", "--rule", "BF101", file); code == exitUsage {
+			t.Fatalf("%s: exit %d: %s", file, code, stderr)
+		}
+		got, _ := os.ReadFile(file)
+		if !strings.Contains(string(got), want) {
+			t.Errorf("%s: liveness probe after fix lacks\n%s\n%s", filepath.Base(file), want, got)
+		}
+	}
+}
