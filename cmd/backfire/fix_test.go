@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -128,10 +129,7 @@ func TestFixReadOnlyFileIsAnError(t *testing.T) {
 // The chart is copied: fix edits the database template's literal
 // liveness handler in place.
 func TestFixHarborValuesOut(t *testing.T) {
-	chart := filepath.Join(t.TempDir(), "harbor")
-	if err := os.CopyFS(chart, os.DirFS(testutil.Corpus(t, "harbor-helm"))); err != nil {
-		t.Fatal(err)
-	}
+	chart := copyCorpusChart(t, "harbor-helm", "harbor")
 	out := filepath.Join(t.TempDir(), "backfire-values.yaml")
 	stdout, stderr, code := execute(t, "", "fix", "--values-out", out, chart)
 	template := filepath.Join(chart, "templates", "database", "database-ss.yaml")
@@ -193,5 +191,55 @@ func TestFixKeepsTheUsersMoreTolerantProbe(t *testing.T) {
 		if !strings.Contains(string(got), want) {
 			t.Errorf("%s: liveness probe after fix lacks\n%s\n%s", filepath.Base(file), want, got)
 		}
+	}
+}
+
+// copyCorpusChart copies a chart of the test corpus into a temporary
+// directory.
+func copyCorpusChart(t *testing.T, corpus, name string) string {
+	t.Helper()
+	chart := filepath.Join(t.TempDir(), name)
+	if err := os.CopyFS(chart, os.DirFS(testutil.Corpus(t, corpus))); err != nil {
+		t.Fatal(err)
+	}
+	return chart
+}
+
+// The request sizes fix writes into a chart's values are placeholders:
+// the summary names each with its line and what to measure, and
+// --fail-on-placeholder makes them fail CI.
+func TestFixSaysEachPlaceholderInChartValues(t *testing.T) {
+	chart := copyCorpusChart(t, "prometheus-alertmanager", "alertmanager")
+	values := filepath.Join(chart, "values.yaml")
+	out, stderr, code := execute(t, "", "fix", chart)
+	if code != exitClean {
+		t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
+	}
+	data, _ := os.ReadFile(values)
+	lines := strings.Split(string(data), "\n")
+	for field, what := range map[string]string{
+		"resources.requests.cpu = 250m":     "observed CPU use",
+		"resources.requests.memory = 256Mi": "observed memory",
+	} {
+		i := strings.Index(out, " "+field+": ")
+		if i < 0 {
+			t.Errorf("the summary does not name %s:\n%s", field, out)
+			continue
+		}
+		line := out[strings.LastIndex(out[:i], "\n")+1 : i+strings.IndexByte(out[i:], '\n')]
+		var n int
+		at := strings.Fields(line)[1]
+		if !strings.HasPrefix(at, values+":") || !strings.Contains(line, what) {
+			t.Errorf("placeholder line %q: want %s:LINE and %q", line, values, what)
+			continue
+		}
+		fmt.Sscan(at[len(values)+1:], &n)
+		if n < 1 || n > len(lines) || !strings.Contains(lines[n-1], "# placeholder") {
+			t.Errorf("%q: line %d of values.yaml is not the placeholder", line, n)
+		}
+	}
+	chart = copyCorpusChart(t, "prometheus-alertmanager", "alertmanager")
+	if out, _, code := execute(t, "", "fix", "--fail-on-placeholder", chart); code != exitFindings || !strings.Contains(out, "0 left\n") {
+		t.Errorf("--fail-on-placeholder: exit %d, want %d\n%s", code, exitFindings, out)
 	}
 }

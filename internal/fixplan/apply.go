@@ -66,6 +66,9 @@ type Left struct {
 // Placeholder is a value written into a file that a human must size.
 type Placeholder struct {
 	File, Field, Value string
+	// Line is the line of the new contents that holds it (0: unknown, a
+	// file whose format has no comments).
+	Line int
 }
 
 // FixPlan is the plan: new contents, proven, not yet written.
@@ -409,6 +412,7 @@ func plan(opts Options, templates bool, proofWhy string) (*FixPlan, error) {
 	if err != nil && len(values.templates) > 0 {
 		return nil, &templateProofError{err}
 	}
+	out.placeholderLines()
 	return out, err
 }
 
