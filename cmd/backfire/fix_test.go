@@ -243,3 +243,30 @@ func TestFixSaysEachPlaceholderInChartValues(t *testing.T) {
 		t.Errorf("--fail-on-placeholder: exit %d, want %d\n%s", code, exitFindings, out)
 	}
 }
+
+// A read-only values.yaml is said to be read-only, with the keys that
+// would fix the findings and --values-out, never "the chart's values do
+// not reach": they do. --values-out then fixes them.
+func TestFixReadOnlyChartValuesOffersValuesOut(t *testing.T) {
+	chart := copyCorpusChart(t, "prometheus-alertmanager", "alertmanager")
+	values := filepath.Join(chart, "values.yaml")
+	if err := os.Chmod(values, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := execute(t, "", "fix", chart)
+	if code != exitFindings || !strings.Contains(out, "0 fixed, 3 left\n") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if !strings.HasPrefix(l, "  left ") {
+			continue
+		}
+		if strings.Contains(l, "do not reach") || !strings.Contains(l, values+" is read-only") || !strings.Contains(l, "the values keys ") || !strings.Contains(l, "pass --values-out FILE") {
+			t.Errorf("the reason does not say the values file is read-only and offer --values-out: %s", l)
+		}
+	}
+	vo := filepath.Join(t.TempDir(), "fix.yaml")
+	if out, stderr, code := execute(t, "", "fix", "--values-out", vo, chart); code != exitClean || !strings.Contains(out, "3 fixed, 0 left\n") {
+		t.Errorf("--values-out: exit %d\n%s\n%s", code, out, stderr)
+	}
+}
