@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -268,5 +269,34 @@ func TestFixReadOnlyChartValuesOffersValuesOut(t *testing.T) {
 	vo := filepath.Join(t.TempDir(), "fix.yaml")
 	if out, stderr, code := execute(t, "", "fix", "--values-out", vo, chart); code != exitClean || !strings.Contains(out, "3 fixed, 0 left\n") {
 		t.Errorf("--values-out: exit %d\n%s\n%s", code, out, stderr)
+	}
+}
+
+// A chart packaged as .tgz is not written into: its findings are left
+// with the reason and --values-out, exit 1 (it was "not a directory",
+// exit 2), and --values-out fixes them.
+func TestFixPackagedChartOffersValuesOut(t *testing.T) {
+	src := copyCorpusChart(t, "prometheus-alertmanager", "alertmanager")
+	archive := filepath.Join(t.TempDir(), "alertmanager-1.0.0.tgz")
+	tar := exec.Command("tar", "czf", archive, "-C", filepath.Dir(src), "alertmanager")
+	if out, err := tar.CombinedOutput(); err != nil {
+		t.Skipf("tar: %v %s", err, out)
+	}
+	before, _ := os.ReadFile(archive)
+	out, stderr, code := execute(t, "", "fix", archive)
+	if code != exitFindings || !strings.Contains(out, "0 fixed, 3 left\n") || strings.Contains(out, "\n  values ") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "  left ") && (!strings.Contains(l, archive+" is a packaged chart") || !strings.Contains(l, "pass --values-out FILE")) {
+			t.Errorf("the reason does not say the chart is packaged and offer --values-out: %s", l)
+		}
+	}
+	vo := filepath.Join(t.TempDir(), "fix.yaml")
+	if out, stderr, code := execute(t, "", "fix", "--values-out", vo, archive); code != exitClean || !strings.Contains(out, "3 fixed, 0 left\n") {
+		t.Errorf("--values-out: exit %d\n%s\n%s", code, out, stderr)
+	}
+	if after, _ := os.ReadFile(archive); string(after) != string(before) {
+		t.Error("fix changed the archive")
 	}
 }

@@ -406,6 +406,7 @@ func plan(opts Options, templates bool, proofWhy string) (*FixPlan, error) {
 				out.Left = append(out.Left, Left{chosen[i], e.stillWhy(chosen[i], "the fix changes nothing in the files it edits")})
 			}
 		}
+		out.keepFixedRoutes() // none: a route of a finding left is not taken
 		return out, nil
 	}
 	err = out.prove(opts, res, chosen, applied)

@@ -552,7 +552,23 @@ func (v *valuesPlan) unwritable(set map[string]any) string {
 	}
 	for _, k := range sortedKeys(set) {
 		if why := cannotWrite(v.fileOf[k]); why != "" {
-			return why + ": the values keys " + strings.Join(sortedKeys(set), ", ") + " would fix it there; pass --values-out FILE to write the fixes to a values file of their own"
+			return why + ": the values keys " + strings.Join(sortedKeys(set), ", ") + " would fix it; pass --values-out FILE to write the fixes to a values file of their own"
+		}
+	}
+	return ""
+}
+
+// packagedChart gives the archive (a chart packaged as .tgz) that path,
+// a file of the chart, lies in, or "": its first ancestor that exists is
+// then a regular file, not a directory.
+func packagedChart(path string) string {
+	for dir := filepath.Dir(path); dir != filepath.Dir(dir); dir = filepath.Dir(dir) {
+		info, err := os.Stat(dir)
+		if err == nil {
+			if info.Mode().IsRegular() {
+				return dir
+			}
+			return ""
 		}
 	}
 	return ""
@@ -566,6 +582,9 @@ func cannotWrite(path string) string {
 	info, err := os.Lstat(path)
 	switch {
 	case err != nil:
+		if archive := packagedChart(path); archive != "" {
+			return archive + " is a packaged chart, and fix does not write inside an archive"
+		}
 		return ""
 	case info.Mode()&os.ModeSymlink != 0:
 		to, _ := os.Readlink(path)
