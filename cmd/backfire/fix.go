@@ -26,6 +26,7 @@ type fixFlags struct {
 	rolloutsVersion string
 	maxFileSize     int64
 	valuesOut       string
+	failPlaceholder bool
 	helm            helm.Options
 }
 
@@ -48,10 +49,13 @@ where the template writes a probe's handler or numbers literally; an object buil
 Kustomize overlay gets a strategic-merge patch file in the overlay, listed
 under patches:. What cannot be fixed is listed with the reason and the patch.
 
---diff prints a unified diff and writes nothing.
+--diff prints a unified diff on standard output and writes nothing; the
+summary goes to standard error, so the output is the diff alone.
 
-Exit codes: 0 every finding fixed; 1 findings left (listed with the reason);
-2 usage error, input that could not be read, or a file that could not be written.`,
+Exit codes: 0 every finding fixed; 1 findings left (listed with the reason),
+or with --fail-on-placeholder a placeholder written;
+2 usage error, input that could not be read, or a file that could not be written;
+3 with --diff, changes pending: fix would change files (the diff is not empty).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runFix(cmd, args, &fl)
 		},
@@ -63,6 +67,7 @@ Exit codes: 0 every finding fixed; 1 findings left (listed with the reason);
 	f.StringVar(&fl.rolloutsVersion, "rollouts-version", rollout.DefaultVersion, "Argo Rollouts controller version the Argo rules assume")
 	f.Int64Var(&fl.maxFileSize, "max-file-size", source.DefaultMaxFileSize, "largest input file read, in bytes")
 	f.StringVar(&fl.valuesOut, "values-out", "", "write the fixes of Helm chart objects to this values file (edited in place when it exists; pass it last with --values), keeping the chart's values untouched; a probe handler or number written literally in a template is still edited there")
+	f.BoolVar(&fl.failPlaceholder, "fail-on-placeholder", false, "exit 1 when fix writes a placeholder (a request size to measure), as for a finding left")
 	f.StringArrayVar(&fl.helm.ValueFiles, "values", nil, "Helm values file for charts (repeatable, merged in order)")
 	f.StringArrayVar(&fl.helm.Set, "set", nil, "Helm value for charts, key=value (repeatable)")
 	f.StringVar(&fl.helm.ReleaseName, "release-name", helm.DefaultReleaseName, "Helm release name charts are rendered with")
@@ -138,11 +143,21 @@ func runFix(cmd *cobra.Command, args []string, fl *fixFlags) error {
 			fmt.Fprintf(out, "fixed %s (%s)\n", f.Path, strings.Join(f.Rules, ", "))
 		}
 	}
-	summary(out, plan, fl.diff)
+	// With --diff, standard output is the diff alone (for patch, git apply
+	// or a review), and the summary goes to standard error.
+	sumOut := out
+	if fl.diff {
+		sumOut = stderr
+	}
+	summary(sumOut, plan, fl.diff)
 	switch {
 	case failed:
 		return exitError{exitUsage}
-	case len(plan.Left) > 0:
+	case fl.diff && len(plan.Files) > 0:
+		// Changes pending come before findings left: running fix is the
+		// next step either way, and what is left is in the summary.
+		return exitError{exitPending}
+	case len(plan.Left) > 0, fl.failPlaceholder && len(plan.Placeholders) > 0:
 		return exitError{exitFindings}
 	}
 	return exitError{exitClean}
@@ -160,7 +175,11 @@ func summary(w io.Writer, p *fixplan.FixPlan, dry bool) {
 		fmt.Fprintf(w, "  left %s %s:%d %s: %s\n", f.Rule, f.File, f.Line, f.Object, l.Reason)
 	}
 	for _, ph := range p.Placeholders {
-		fmt.Fprintf(w, "  placeholder %s %s = %s: size it from observed use\n", ph.File, ph.Field, ph.Value)
+		at := ph.File
+		if ph.Line > 0 {
+			at = fmt.Sprintf("%s:%d", ph.File, ph.Line)
+		}
+		fmt.Fprintf(w, "  placeholder %s %s = %s: %s\n", at, ph.Field, ph.Value, measure(ph.Field))
 	}
 	for _, r := range p.Routes {
 		route := "values"
@@ -180,4 +199,18 @@ func summary(w io.Writer, p *fixplan.FixPlan, dry bool) {
 			fmt.Fprintf(w, "  note %s:%s\n", f.Path, strings.TrimPrefix(n, "line "))
 		}
 	}
+}
+
+// measure says what to measure to size a placeholder, from its field.
+func measure(field string) string {
+	what := "the container's observed use"
+	switch field[strings.LastIndexByte(field, '.')+1:] {
+	case "cpu":
+		what = "the container's observed CPU use (cores at its usual peak, e.g. the 95th percentile of rate(container_cpu_usage_seconds_total[5m]) over a week)"
+	case "memory":
+		what = "the container's observed memory (its peak working set, container_memory_working_set_bytes, with headroom)"
+	case "ephemeral-storage":
+		what = "the container's observed local disk use"
+	}
+	return "set it from " + what
 }

@@ -20,6 +20,10 @@ const (
 	exitClean    = 0 // nothing at or above --fail-on
 	exitFindings = 1 // findings at or above --fail-on
 	exitUsage    = 2 // usage error, or input that could not be read or parsed
+	// exitPending is fix --diff's: the files are not as fix would write
+	// them (gofmt -l, terraform plan -detailed-exitcode), so CI can tell
+	// "run backfire fix" from "nothing to do" and from an error.
+	exitPending = 3
 )
 
 // exitError carries an exit code through cobra.

@@ -69,6 +69,9 @@ type Left struct {
 // Placeholder is a value written into a file that a human must size.
 type Placeholder struct {
 	File, Field, Value string
+	// Line is the line of the new contents that holds it (0: unknown, a
+	// file whose format has no comments).
+	Line int
 }
 
 // FixPlan is the plan: new contents, proven, not yet written.
@@ -406,12 +409,14 @@ func plan(opts Options, templates bool, proofWhy string) (*FixPlan, error) {
 				out.Left = append(out.Left, Left{chosen[i], e.stillWhy(chosen[i], "the fix changes nothing in the files it edits")})
 			}
 		}
+		out.keepFixedRoutes() // none: a route of a finding left is not taken
 		return out, nil
 	}
 	err = out.prove(opts, res, chosen, applied)
 	if err != nil && len(values.templates) > 0 {
 		return nil, &templateProofError{err}
 	}
+	out.placeholderLines()
 	return out, err
 }
 

@@ -223,6 +223,19 @@ func TestChartMapsPrintedWhole(t *testing.T) {
 	if !strings.Contains(string(values), "# placeholder: size from observed use (backfire fix)") {
 		t.Errorf("the request sizes are not marked as placeholders")
 	}
+	// and the plan names each, with its line in values.yaml: never
+	// written silently.
+	lines := strings.Split(string(values), "\n")
+	var got []string
+	for _, ph := range p.Placeholders {
+		if ph.File != filepath.Join(chart, "values.yaml") || ph.Line < 1 || ph.Line > len(lines) || !strings.Contains(lines[ph.Line-1], "placeholder") {
+			t.Errorf("placeholder %+v is not at its line in values.yaml", ph)
+		}
+		got = append(got, ph.Field)
+	}
+	if strings.Join(got, " ") != "resources.requests.cpu resources.requests.memory resources.limits.memory" {
+		t.Errorf("placeholders %v, want the requests and the memory limit", got)
+	}
 }
 
 // A chart that uses Bitnami's PostgreSQL as a dependency under an alias:

@@ -207,6 +207,9 @@ type valuesPlan struct {
 	// file documents; docLines caches the files read for it.
 	ranges   []string
 	docLines map[string][]string
+	// unwritableWhy says, for the object being planned, why the values
+	// keys a route found are not written in place (a read-only file).
+	unwritableWhy string
 	// unreached says, for the object being planned, why no values route
 	// reaches each block the router could not route.
 	unreached map[string]string
@@ -294,7 +297,7 @@ func (v *valuesPlan) trial(o *object.Object) (*chartTrial, error) {
 // change left for the other routes (the template, the patch), with the
 // findings the values do not reach, or nil when none is left.
 func planRoutes(o *object.Object, c fix.Change, chosen []finding.Finding, v *valuesPlan) *fix.Change {
-	v.unreached = nil
+	v.unreached, v.unwritableWhy = nil, ""
 	t, err := v.trial(o)
 	if err == nil {
 		var rt *objectRoute
@@ -347,6 +350,8 @@ func (v *valuesPlan) planObjectRoute(o *object.Object, c fix.Change, chosen []fi
 		v.routes = append(v.routes, Route{Object: o.Ref, Block: namedPath(o, r.block), How: r.how, Keys: sortedKeys(r.keys), Why: r.why, Rules: rules})
 	}
 	if why := v.unwritable(keys); why != "" {
+		// The values do reach the fields: say so, and which keys.
+		v.unwritableWhy = why
 		return &c
 	}
 	sub := c
@@ -458,6 +463,11 @@ func planValues(o *object.Object, c fix.Change, chosen []finding.Finding, v *val
 	if rest == nil {
 		return ""
 	}
+	if v.unwritableWhy != "" {
+		// Not "the values do not reach": they do, in a file fix does not
+		// write; --values-out does.
+		return v.unwritableWhy
+	}
 	c = *rest
 	set, missing, keys := valuesOf(o, c.Patch, v.fileOf)
 	if why := v.unwritable(set); why != "" {
@@ -542,7 +552,23 @@ func (v *valuesPlan) unwritable(set map[string]any) string {
 	}
 	for _, k := range sortedKeys(set) {
 		if why := cannotWrite(v.fileOf[k]); why != "" {
-			return why + "; pass --values-out FILE to write the fixes to a values file of their own"
+			return why + ": the values keys " + strings.Join(sortedKeys(set), ", ") + " would fix it; pass --values-out FILE to write the fixes to a values file of their own"
+		}
+	}
+	return ""
+}
+
+// packagedChart gives the archive (a chart packaged as .tgz) that path,
+// a file of the chart, lies in, or "": its first ancestor that exists is
+// then a regular file, not a directory.
+func packagedChart(path string) string {
+	for dir := filepath.Dir(path); dir != filepath.Dir(dir); dir = filepath.Dir(dir) {
+		info, err := os.Stat(dir)
+		if err == nil {
+			if info.Mode().IsRegular() {
+				return dir
+			}
+			return ""
 		}
 	}
 	return ""
@@ -556,6 +582,9 @@ func cannotWrite(path string) string {
 	info, err := os.Lstat(path)
 	switch {
 	case err != nil:
+		if archive := packagedChart(path); archive != "" {
+			return archive + " is a packaged chart, and fix does not write inside an archive"
+		}
 		return ""
 	case info.Mode()&os.ModeSymlink != 0:
 		to, _ := os.Readlink(path)

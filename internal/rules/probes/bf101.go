@@ -262,6 +262,20 @@ func backoffLine(run int) string {
 		probe.BackoffInitial, probe.BackoffMax, run)
 }
 
+// atLeast gives the period, timeout and failure threshold a fix sets on a
+// probe the user already has, each at least the probe's own: a fix that
+// replaces the handler owns the probe's numbers (docs/fix.md), but it never
+// makes the user's probe less tolerant than they made it (a failureThreshold
+// of 10 chosen for a slow disk stays 10). A period of 0 is one the fix does
+// not set.
+func atLeast(p *corev1.Probe, period, timeout, failures int) (int, int, int) {
+	t := probe.TimingOf(p, nil)
+	if period > 0 {
+		period = max(period, t.Period.N)
+	}
+	return period, max(timeout, t.Timeout.N), max(failures, t.Failure.N)
+}
+
 func capitalize(s string) string {
 	if s == "" {
 		return s
@@ -292,13 +306,17 @@ func (b *bf101) fix() *finding.Fix {
 	if b.closed() {
 		if !b.held() {
 			failures := probe.FailuresToCover(budget, 0, fixStartupPeriod)
+			period, timeout := fixStartupPeriod, fixLivenessTimeout
+			what := "a tcpSocket startupProbe"
+			if c.StartupProbe != nil {
+				period, timeout, failures = atLeast(c.StartupProbe, period, timeout, failures)
+			}
 			sp := map[string]any{
 				"tcpSocket":        map[string]any{"port": port},
-				"periodSeconds":    fixStartupPeriod,
-				"timeoutSeconds":   fixLivenessTimeout,
+				"periodSeconds":    period,
+				"timeoutSeconds":   timeout,
 				"failureThreshold": failures,
 			}
-			what := "a tcpSocket startupProbe"
 			if c.StartupProbe != nil {
 				if h := probe.Handler(c.StartupProbe); h != "tcpSocket" && h != "" {
 					sp[h] = nil
@@ -307,7 +325,7 @@ func (b *bf101) fix() *finding.Fix {
 			}
 			fields["startupProbe"] = sp
 			desc = append(desc, fmt.Sprintf("%s opens its port only once it has recovered: %s on port %d (%s) with failureThreshold %d x periodSeconds %d = %d s holds the liveness probe back until it does, through a recovery of up to %d s (the startupBudgetSeconds threshold; raise it for larger data).",
-				s.Name, what, port, portWhy, failures, fixStartupPeriod, failures*fixStartupPeriod, budget))
+				s.Name, what, port, portWhy, failures, period, failures*period, budget))
 		}
 		if lp.TCPSocket != nil {
 			return &finding.Fix{
@@ -317,14 +335,18 @@ func (b *bf101) fix() *finding.Fix {
 			}
 		}
 	}
+	_, timeout, failures := atLeast(lp, 0, fixLivenessTimeout, fixLivenessFailures)
 	fields["livenessProbe"] = map[string]any{
 		old:                nil,
 		"tcpSocket":        map[string]any{"port": port},
-		"timeoutSeconds":   fixLivenessTimeout,
-		"failureThreshold": fixLivenessFailures,
+		"timeoutSeconds":   timeout,
+		"failureThreshold": failures,
 	}
 	desc = append(desc, fmt.Sprintf("Make the liveness probe check only that %s runs: tcpSocket on port %d (%s), timeoutSeconds %d, failureThreshold %d.",
-		s.Name, port, portWhy, fixLivenessTimeout, fixLivenessFailures))
+		s.Name, port, portWhy, timeout, failures))
+	if timeout > fixLivenessTimeout || failures > fixLivenessFailures {
+		desc = append(desc, "The probe's own numbers that are more tolerant than the fix's are kept.")
+	}
 	switch {
 	case s.ListensDuringRecovery:
 		desc = append(desc, fmt.Sprintf("%s listens during crash recovery, so the probe passes while it recovers.", s.Name))
