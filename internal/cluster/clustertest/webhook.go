@@ -27,6 +27,7 @@ import (
 // puts its CA in caBundle. The control plane stops when the test ends.
 func WithWebhooks(t testing.TB, hooks []*admissionregistrationv1.ValidatingWebhookConfiguration) (*Env, *envtest.WebhookInstallOptions) {
 	t.Helper()
+	testutil.Heavy(t, "a kube-apiserver and etcd")
 	logf.SetLogger(logr.Discard())
 	root := testutil.RepoRoot(t)
 	assets, err := assetsDir(root)
