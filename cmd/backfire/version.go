@@ -61,6 +61,11 @@ func versionString() string { return currentBuild().Version }
 
 func (b build) String() string {
 	s := "backfire " + b.Version
+	if b.Commit == "" && b.Version == "dev" {
+		// go run never stamps the build, and -buildvcs=false (in GOFLAGS)
+		// stops go build and go install from doing it.
+		s += " (no commit recorded: go run, or a build with -buildvcs=false; go build or go install in a clone records it)"
+	}
 	if b.Commit != "" {
 		s += " (commit " + b.Commit
 		if b.Modified {
@@ -78,7 +83,14 @@ func newVersionCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the version, commit and date of the build, and the Argo Rollouts controller versions the rules model",
-		Args:  cobra.NoArgs,
+		Long: `Print the version, commit and date of the build, and the Argo Rollouts controller
+versions the rules model.
+
+A release sets all three. A go build or go install from a git clone records the
+commit, its date and whether the work tree had changes (the Go toolchain's VCS
+stamp); go install of a module version records that version. go run records
+nothing, and says so.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			fmt.Fprintln(cmd.OutOrStdout(), currentBuild())
 			fmt.Fprintf(cmd.OutOrStdout(), "Argo Rollouts controller modelled: %s (default --rollouts-version %s); API types from %s\n",

@@ -18,6 +18,10 @@ func TestBuildOfReadsTheToolchainStampsUnlessTheReleaseSetThem(t *testing.T) {
 	if got, want := b.String(), "backfire dev (commit 0123456789abcdef0123456789abcdef01234567, modified, built 2026-11-20T10:00:00Z), "+b.Go; got != want {
 		t.Errorf("plain build: %q, want %q", got, want)
 	}
+	// go run stamps nothing: the version says so instead of a bare "dev".
+	if got := buildOf(&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, true).String(); !strings.HasPrefix(got, "backfire dev (no commit recorded: go run, ") {
+		t.Errorf("go run: %q", got)
+	}
 	version, commit, date = "v0.2.0", "fedcba9876543210fedcba9876543210fedcba98", "2026-11-25T08:30:00Z"
 	t.Cleanup(func() { version, commit, date = "", "", "" })
 	b = buildOf(info, true)
