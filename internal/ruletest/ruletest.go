@@ -1,4 +1,4 @@
-// Package rulestest runs rules over their fixtures, from the registry: Run
+// Package ruletest runs rules over their fixtures, from the registry: Run
 // walks every rule of a catalog and checks each of its fixtures
 // (testdata/ID/positive/*.yaml and testdata/ID/negative/*.yaml in the
 // rule's family package). What a fixture expects is written in it, as
@@ -16,7 +16,7 @@
 // gets none. Each fixture's text report must also match its golden file
 // (NAME.golden, the prose), and every fix a scan rule proposes must apply
 // and silence it.
-package rulestest
+package ruletest
 
 import (
 	"bufio"
@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -47,7 +48,8 @@ import (
 	"backfire.dev/backfire/internal/scan"
 )
 
-// Update rewrites golden files: go test ./internal/catalog -update
+// Update rewrites golden files: go test ./internal/catalog -update (or a
+// family's package)
 var Update = flag.Bool("update", false, "rewrite golden files")
 
 // MinFixtures is how many positive and how many negative fixtures a rule
@@ -60,10 +62,47 @@ const MinFixtures = 3
 // the others' findings (BF901) run with all of rs.
 func Run(t *testing.T, rs []*rules.Rule, dir func(*rules.Rule) string) {
 	t.Helper()
+	run(t, rs, rs, dir)
+}
+
+// RunFamily is Run for the rules of catalog whose family is the package the
+// test runs in (its working directory), with the whole catalog as the
+// context of the rules that read the others' findings. Each family's
+// fixtures_test.go calls it, so go test ./internal/rules/... fails where a
+// fixture is wrong, as the catalog's test of every rule does.
+func RunFamily(t *testing.T, catalog []*rules.Rule) {
+	t.Helper()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mine []*rules.Rule
+	for _, r := range catalog {
+		// A family is an import path; the test runs in its directory.
+		if strings.HasSuffix(filepath.ToSlash(wd), "/"+strings.TrimPrefix(r.Family(), module())) {
+			mine = append(mine, r)
+		}
+	}
+	if len(mine) == 0 {
+		t.Fatalf("no rule of the catalog is registered in %s", wd)
+	}
+	run(t, mine, catalog, func(*rules.Rule) string { return wd })
+}
+
+// module is the module's import path with its slash: what a family's
+// import path starts with.
+func module() string {
+	type marker struct{}
+	path := reflect.TypeOf(marker{}).PkgPath() // this package's import path
+	return strings.TrimSuffix(path, "internal/ruletest")
+}
+
+func run(t *testing.T, rs, catalog []*rules.Rule, dir func(*rules.Rule) string) {
+	t.Helper()
 	for _, r := range rs {
 		t.Run(r.ID, func(t *testing.T) {
 			t.Chdir(dir(r))
-			cases, problems := Cases(r, rs)
+			cases, problems := Cases(r, catalog)
 			problems = append(problems, ReadProblems(r, cases)...)
 			for _, p := range problems {
 				t.Error(p)
@@ -444,7 +483,9 @@ func setsProblems(r *rules.Rule, res *scan.Result, f finding.Finding) []string {
 // fixProblems checks f's fix as CheckFix says, rescanning with rs.
 func fixProblems(r *rules.Rule, rs []*rules.Rule, res *scan.Result, f finding.Finding) []string {
 	if f.Fix == nil {
-		return []string{r.ID + " finding has no fix"}
+		// The promise of every finding: what to change. Where no patch can
+		// be computed, a ManualChange says it in words.
+		return []string{r.ID + " finding has no fix: every scan finding carries one, a strategic merge patch or a finding.ManualChange that says the change (docs/contributing.md)"}
 	}
 	if f.Fix.Type != finding.StrategicMergePatch {
 		return nil

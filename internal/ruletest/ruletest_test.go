@@ -1,4 +1,4 @@
-package rulestest_test
+package ruletest_test
 
 import (
 	"backfire.dev/backfire/internal/rules"
@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"backfire.dev/backfire/internal/rules/probes"
-	"backfire.dev/backfire/internal/rules/rulestest"
+	"backfire.dev/backfire/internal/ruletest"
 	"backfire.dev/backfire/internal/testutil"
 )
 
@@ -34,8 +34,8 @@ func (r *recorder) Helper()           {}
 func checkFix(t *testing.T, patch string) []string {
 	t.Helper()
 	file := filepath.Join(testutil.RepoRoot(t), "internal", "rules", "probes", "testdata", "BF102", "positive", "httpget-timeout-unset.yaml")
-	res := rulestest.Scan(t, []*rules.Rule{probes.BF102}, nil, file)
-	got := rulestest.Of(res, "BF102")
+	res := ruletest.Scan(t, []*rules.Rule{probes.BF102}, nil, file)
+	got := ruletest.Of(res, "BF102")
 	if len(got) != 1 {
 		t.Fatalf("%d BF102 findings on the fixture, want 1", len(got))
 	}
@@ -49,7 +49,7 @@ func checkFix(t *testing.T, patch string) []string {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		rulestest.CheckFix(rec, probes.BF102, res, f)
+		ruletest.CheckFix(rec, probes.BF102, res, f)
 	}()
 	<-done
 	return rec.failed

@@ -1,4 +1,4 @@
-package rulestest_test
+package ruletest_test
 
 import (
 	"os"
@@ -15,7 +15,7 @@ import (
 	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/fix"
 	"backfire.dev/backfire/internal/rules"
-	"backfire.dev/backfire/internal/rules/rulestest"
+	"backfire.dev/backfire/internal/ruletest"
 )
 
 type oneReplica struct {
@@ -58,18 +58,18 @@ func brokenCatalog() []*rules.Rule {
 }
 
 // problems runs the registry-driven fixture check over the broken catalog,
-// as rulestest.Run does, and returns each case's problems by name
+// as ruletest.Run does, and returns each case's problems by name
 // ("BF990 positive/want-deleted"; "BF992" for the rule's own).
 func problems(t *testing.T) map[string][]string {
 	t.Helper()
-	update := *rulestest.Update
-	*rulestest.Update = false // the broken goldens stay broken
-	defer func() { *rulestest.Update = update }()
+	update := *ruletest.Update
+	*ruletest.Update = false // the broken goldens stay broken
+	defer func() { *ruletest.Update = update }()
 	t.Chdir(filepath.Join("testdata", "broken"))
 	out := map[string][]string{}
 	cat := brokenCatalog()
 	for _, r := range cat {
-		cases, ps := rulestest.Cases(r, cat)
+		cases, ps := ruletest.Cases(r, cat)
 		if len(ps) > 0 {
 			out[r.ID] = ps
 		}
@@ -119,7 +119,7 @@ func TestHarnessCatchesBrokenFixtures(t *testing.T) {
 	}
 }
 
-// rulestest.Run, which the catalog's test calls with the registry, fails
+// ruletest.Run, which the catalog's test calls with the registry, fails
 // on the broken catalog, in exactly the broken cases: it runs here in a
 // child process, since a failing subtest would fail this test too.
 func TestRunFailsOnBrokenFixtures(t *testing.T) {
@@ -128,7 +128,7 @@ func TestRunFailsOnBrokenFixtures(t *testing.T) {
 		t.Fatal(err)
 	}
 	if os.Getenv("RULESTEST_BROKEN_CHILD") == "1" {
-		rulestest.Run(t, brokenCatalog(), func(*rules.Rule) string { return dir })
+		ruletest.Run(t, brokenCatalog(), func(*rules.Rule) string { return dir })
 		return
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestRunFailsOnBrokenFixtures$", "-test.v")
@@ -167,8 +167,8 @@ func TestReadsAreChecked(t *testing.T) {
 		return r
 	}
 	r := asksConfigMap("Service")
-	cases, _ := rulestest.Cases(r, nil)
-	got := rulestest.ReadProblems(r, cases)
+	cases, _ := ruletest.Cases(r, nil)
+	got := ruletest.ReadProblems(r, cases)
 	want := []string{
 		"BF990 asks the index about ConfigMap, which its Reads do not declare",
 		"BF990 declares it reads Service, which none of its fixtures asks the index about: add a fixture that does, or drop the declaration",
@@ -177,7 +177,7 @@ func TestReadsAreChecked(t *testing.T) {
 		t.Errorf("problems %q, want %q", got, want)
 	}
 	r = asksConfigMap("ConfigMap")
-	if got := rulestest.ReadProblems(r, cases); len(got) > 0 {
+	if got := ruletest.ReadProblems(r, cases); len(got) > 0 {
 		t.Errorf("a rule that declares what it asks: %q", got)
 	}
 }
@@ -188,7 +188,7 @@ func TestFixSetsAreChecked(t *testing.T) {
 	t.Chdir(filepath.Join("testdata", "broken"))
 	r := replicasOne("BF990", map[string]any{"replicas": 2})
 	r.Fix.Sets = []string{"spec.minReadySeconds"}
-	c := rulestest.Case{Rule: r, File: filepath.Join("testdata", "BF990", "positive", "good-1.yaml"), Positive: true}
+	c := ruletest.Case{Rule: r, File: filepath.Join("testdata", "BF990", "positive", "good-1.yaml"), Positive: true}
 	got := c.Check()
 	want := []string{`BF990's fix sets spec.replicas, which its Fix.Sets ["spec.minReadySeconds"] do not declare`}
 	if !slices.Equal(got, want) {
