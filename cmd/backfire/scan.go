@@ -11,6 +11,7 @@ import (
 	"golang.org/x/term"
 
 	"backfire.dev/backfire/internal/baseline"
+	"backfire.dev/backfire/internal/buildinfo"
 	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/fixplan"
 	"backfire.dev/backfire/internal/fixplan/textchange"
@@ -208,7 +209,7 @@ func runScan(cmd *cobra.Command, args []string, fl *scanFlags) error {
 	case "json":
 		err = report.JSON(out, res, report.JSONOptions{ShowSuppressed: fl.showSuppressed})
 	case "sarif":
-		so := report.SARIFOptions{BaseDir: ".", Version: versionString(), ShowSuppressed: fl.showSuppressed}
+		so := report.SARIFOptions{BaseDir: ".", Version: buildinfo.Version(), ShowSuppressed: fl.showSuppressed}
 		if fl.sarifFixes {
 			so.Fixes = textFixes(cmd, opts, fl)
 		}
@@ -230,7 +231,7 @@ func runScan(cmd *cobra.Command, args []string, fl *scanFlags) error {
 		err = report.Short(out, res)
 	case "html":
 		report.Errors(cmd.ErrOrStderr(), res.Errors)
-		err = report.HTML(out, res, report.HTMLOptions{ReadFile: os.ReadFile, Version: versionString()})
+		err = report.HTML(out, res, report.HTMLOptions{ReadFile: os.ReadFile, Version: buildinfo.Version()})
 	default:
 		report.Errors(cmd.ErrOrStderr(), res.Errors)
 		err = report.Text(out, res, report.TextOptions{Color: useColor(fl.color, out), ShowSuppressed: fl.showSuppressed})

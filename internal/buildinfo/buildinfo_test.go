@@ -1,4 +1,4 @@
-package main
+package buildinfo
 
 import (
 	"runtime/debug"
@@ -14,25 +14,25 @@ func TestBuildOfReadsTheToolchainStampsUnlessTheReleaseSetThem(t *testing.T) {
 		{Key: "vcs.time", Value: "2026-11-20T10:00:00Z"},
 		{Key: "vcs.modified", Value: "true"},
 	}}
-	b := buildOf(info, true)
+	b := Of(info, true)
 	if got, want := b.String(), "backfire dev (commit 0123456789abcdef0123456789abcdef01234567, modified, built 2026-11-20T10:00:00Z), "+b.Go; got != want {
 		t.Errorf("plain build: %q, want %q", got, want)
 	}
 	// go run stamps nothing: the version says so instead of a bare "dev".
-	if got := buildOf(&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, true).String(); !strings.HasPrefix(got, "backfire dev (no commit recorded: go run, ") {
+	if got := Of(&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, true).String(); !strings.HasPrefix(got, "backfire dev (no commit recorded: go run, ") {
 		t.Errorf("go run: %q", got)
 	}
 	version, commit, date = "v0.2.0", "fedcba9876543210fedcba9876543210fedcba98", "2026-11-25T08:30:00Z"
 	t.Cleanup(func() { version, commit, date = "", "", "" })
-	b = buildOf(info, true)
+	b = Of(info, true)
 	if got, want := b.String(), "backfire v0.2.0 (commit fedcba9876543210fedcba9876543210fedcba98, built 2026-11-25T08:30:00Z), "+b.Go; got != want {
 		t.Errorf("release build: %q, want %q", got, want)
 	}
-	if got := buildOf(nil, false).Version; got != "v0.2.0" {
+	if got := Of(nil, false).Version; got != "v0.2.0" {
 		t.Errorf("no build information: version %q", got)
 	}
 	version = ""
-	if got := buildOf(&debug.BuildInfo{Main: debug.Module{Version: "v0.3.0"}}, true).String(); !strings.HasPrefix(got, "backfire v0.3.0 (commit fedcba98") {
+	if got := Of(&debug.BuildInfo{Main: debug.Module{Version: "v0.3.0"}}, true).String(); !strings.HasPrefix(got, "backfire v0.3.0 (commit fedcba98") {
 		t.Errorf("go install of a module version: %q", got)
 	}
 }
