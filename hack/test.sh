@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # Headless Chromium (Debian's package) for the tests that check pages and
 # charts as a person sees them; xmllint (libxml2-utils) for the test that
-# validates the JUnit report against its XML schema.
+# checks the Go validator of the JUnit report's XML schema agrees with it.
 if ! command -v chromium >/dev/null || ! command -v xmllint >/dev/null; then
   sudo=; [ "$(id -u)" = 0 ] || sudo=sudo
   $sudo apt-get update -q

@@ -102,7 +102,7 @@ func TestFixRuleFilterAndUsage(t *testing.T) {
 	if code != exitPending || !strings.Contains(stderr, "1 would be fixed, 0 left") || strings.Contains(out, "tcpSocket") {
 		t.Errorf("--rule BF104: exit %d\n%s\n%s", code, out, stderr)
 	}
-	if _, stderr, code := execute(t, "", "fix", "--rule", "BF999", dir); code != exitUsage || !strings.Contains(stderr, "unknown rule") {
+	if _, stderr, code := execute(t, "", "fix", "--rule", testutil.UnknownRule, dir); code != exitUsage || !strings.Contains(stderr, "unknown rule") {
 		t.Errorf("unknown rule: exit %d, %s", code, stderr)
 	}
 	if _, _, code := execute(t, "", "fix"); code != exitUsage {

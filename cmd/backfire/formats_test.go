@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -159,10 +161,74 @@ spec:
 		t.Errorf("exit %d, want only the new BF102:\n%s\nstderr %s", code, out, stderr)
 	}
 	all, _, _ := execute(t, "", "scan", "--format", "short", "db.yaml")
-	if n := len(strings.Split(strings.TrimSpace(all), "\n")); n < 5 {
+	n := len(strings.Split(strings.TrimSpace(all), "\n"))
+	if n < 5 {
 		t.Errorf("without --diff only %d findings", n)
+	}
+	// What it left out is said, not silently gone: in the text summary, and
+	// on stderr for the other formats.
+	hidden := fmt.Sprintf("%d findings already at HEAD (--diff) not shown", n-1)
+	if !strings.Contains(stderr, hidden) {
+		t.Errorf("short format: stderr %q does not say %q", stderr, hidden)
+	}
+	if text, _, _ := execute(t, "", "scan", "--diff", "HEAD", "db.yaml"); !strings.Contains(text, hidden) {
+		t.Errorf("text summary does not say %q:\n%s", hidden, text)
 	}
 	if _, stderr, code := execute(t, "", "scan", "--diff", "no-such-branch", "db.yaml"); code != exitUsage || !strings.Contains(stderr, `"no-such-branch" is not a commit`) {
 		t.Errorf("bad base: exit %d, %s", code, stderr)
+	}
+}
+
+// A team adopting backfire accepts what it has in a baseline; CI then fails
+// on new findings only. Fingerprints survive a document moving down the
+// file, and the summary says how many accepted findings it left out.
+func TestBaselineHidesAcceptedFindingsOnly(t *testing.T) {
+	dir := t.TempDir()
+	src, err := os.ReadFile(filepath.Join(examples(t), "registry-database.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	testutil.WriteFiles(t, dir, map[string]string{"deploy/db.yaml": string(src)})
+	t.Chdir(dir)
+	all, _, _ := execute(t, "", "scan", "--format", "short", "deploy")
+	n := len(strings.Split(strings.TrimSpace(all), "\n"))
+	out, stderr, code := execute(t, "", "scan", "--write-baseline", ".backfire-baseline.json", "deploy")
+	if code != exitClean || !strings.Contains(stderr, fmt.Sprintf("wrote %d findings to .backfire-baseline.json", n)) ||
+		!strings.Contains(out, fmt.Sprintf("%d findings accepted in the baseline .backfire-baseline.json (--baseline) not shown", n)) {
+		t.Fatalf("write: exit %d\n%s\nstderr %s", code, out, stderr)
+	}
+	written, _ := os.ReadFile(".backfire-baseline.json")
+	web := "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: registry}\nspec:\n  replicas: 3\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers:\n      - name: app\n        image: web:1\n        livenessProbe: {httpGet: {path: /healthz, port: 8080}}\n---\n"
+	testutil.WriteFiles(t, dir, map[string]string{"deploy/db.yaml": web + string(src)})
+	out, stderr, code = execute(t, "", "scan", "--format", "short", "--fail-on", "warning", "--baseline", ".backfire-baseline.json", ".")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != exitFindings || len(lines) != 1 || !strings.Contains(lines[0], "BF102") || !strings.HasPrefix(lines[0], "deploy/db.yaml:13:") {
+		t.Errorf("exit %d, want only the new BF102:\n%s\nstderr %s", code, out, stderr)
+	}
+	// The baseline, found by the walk of ".", is not read as a manifest.
+	if text, _, _ := execute(t, "", "scan", "--baseline", ".backfire-baseline.json", "."); !strings.Contains(text, "(1 file;") {
+		t.Errorf("the walk read more than deploy/db.yaml:\n%s", text)
+	}
+	// Fixed findings are stale entries, and writing again drops them and
+	// writes the same bytes for what remains.
+	testutil.WriteFiles(t, dir, map[string]string{"deploy/db.yaml": web})
+	if _, stderr, _ := execute(t, "", "scan", "--baseline", ".backfire-baseline.json", "deploy"); !strings.Contains(stderr, fmt.Sprintf("%d entries of .backfire-baseline.json no longer found", n)) {
+		t.Errorf("stale entries not said: %s", stderr)
+	}
+	testutil.WriteFiles(t, dir, map[string]string{"deploy/db.yaml": string(src)})
+	execute(t, "", "scan", "--write-baseline", ".backfire-baseline.json", "deploy")
+	if again, _ := os.ReadFile(".backfire-baseline.json"); !bytes.Equal(again, written) {
+		t.Errorf("written again, the baseline changed:\n%s\nthen\n%s", written, again)
+	}
+	for name, data := range map[string]string{"missing.json": "", "bad.json": "{\n  \"schema\": 3\n}\n"} {
+		if data != "" {
+			os.WriteFile(name, []byte(data), 0o644)
+		}
+		if _, stderr, code := execute(t, "", "scan", "--baseline", name, "deploy"); code != exitUsage || !strings.Contains(stderr, name) {
+			t.Errorf("%s: exit %d, %s", name, code, stderr)
+		}
+	}
+	if _, stderr, _ := execute(t, "", "scan", "--baseline", "bad.json", "deploy"); !strings.Contains(stderr, "bad.json:2:") {
+		t.Errorf("no line for a bad baseline: %s", stderr)
 	}
 }

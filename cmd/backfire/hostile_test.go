@@ -209,7 +209,7 @@ func TestHostileSymlinks(t *testing.T) {
 	t.Chdir(dir)
 	out, stderr, code := scanWithin(t, "", "scan", "link")
 	if code != exitUsage || !strings.Contains(stderr, "link/out.yaml: symbolic link to "+filepath.Join(dir, "outside.yaml")+", which is outside link; not read") ||
-		!strings.Contains(out, "in 1 objects") {
+		!strings.Contains(out, "in 1 object ") {
 		t.Errorf("exit %d, stderr %s, out %s", code, stderr, out)
 	}
 }

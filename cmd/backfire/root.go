@@ -19,6 +19,7 @@ and a fix that applies.`,
 	}
 	root.AddCommand(newScanCommand(), newRulesCommand(), newExplainCommand(), newSimulateCommand(), newFixCommand(), newServeCommand(), newVersionCommand())
 	root.AddCommand(newDiagnoseCommand())
+	decorate(root)
 	return root
 }
 

@@ -10,6 +10,8 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"backfire.dev/backfire/internal/baseline"
+	"backfire.dev/backfire/internal/buildinfo"
 	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/fixplan"
 	"backfire.dev/backfire/internal/fixplan/textchange"
@@ -35,6 +37,8 @@ type scanFlags struct {
 	maxFileSize     int64
 	showSuppressed  bool
 	diffBase        string
+	baseline        string
+	writeBaseline   string
 	sarifFixes      bool
 	allowRemote     bool
 	helm            helm.Options
@@ -76,6 +80,8 @@ everything else is still scanned).`,
 	f.StringArrayVar(&fl.helm.APIVersions, "api-versions", nil, "extra API version charts see in .Capabilities (repeatable)")
 	f.BoolVar(&fl.showSuppressed, "show-suppressed", false, "list the findings an ignore annotation silenced, with its reason (text, json and sarif)")
 	f.StringVar(&fl.diffBase, "diff", "", "report only findings introduced since git revision `BASE` (matched by fingerprint)")
+	f.StringVar(&fl.baseline, "baseline", "", "report only findings not accepted in the baseline `FILE` (matched by fingerprint; written by --write-baseline)")
+	f.StringVar(&fl.writeBaseline, "write-baseline", "", "write every finding of this scan to the baseline `FILE`, then report as --baseline FILE would")
 	f.BoolVar(&fl.sarifFixes, "sarif-fixes", false, "with --format sarif, give each result the text changes \"backfire fix\" would write as SARIF fixes (plans and proves the fixes: a second scan and a rescan)")
 	f.BoolVar(&fl.allowRemote, "allow-remote-resources", false, "let Kustomize fetch the remote resources and bases a kustomization names (an HTTP GET, a git clone), as kubectl kustomize does; refused by default")
 	fl.cluster.register(cmd)
@@ -108,6 +114,12 @@ func runScan(cmd *cobra.Command, args []string, fl *scanFlags) error {
 	cfg, err := loadConfig(fl.configPath)
 	if err != nil {
 		return usageError(cmd, "%v", err)
+	}
+	var accepted *baseline.File
+	if fl.baseline != "" && fl.writeBaseline == "" {
+		if accepted, err = baseline.Read(fl.baseline); err != nil {
+			return usageError(cmd, "--baseline: %v", err)
+		}
 	}
 
 	if fl.maxFileSize <= 0 {
@@ -157,7 +169,7 @@ func runScan(cmd *cobra.Command, args []string, fl *scanFlags) error {
 		// The JSON report can be written from findings kept on disk, so
 		// that a scan's memory does not grow with its findings; the other
 		// formats, and comparing with a base revision, read them whole.
-		Spill:    fl.format == "json" && fl.diffBase == "",
+		Spill:    fl.format == "json" && fl.diffBase == "" && fl.baseline == "" && fl.writeBaseline == "",
 		Progress: meter.Count,
 	}
 	res, err := scan.Run(opts)
@@ -166,6 +178,18 @@ func runScan(cmd *cobra.Command, args []string, fl *scanFlags) error {
 	}
 	defer res.Spill.Close()
 	res.Errors = append(res.Errors, liveErrs...)
+	if fl.writeBaseline != "" {
+		accepted = baseline.Of(res.Findings)
+		if err := baseline.Write(fl.writeBaseline, accepted); err != nil {
+			return usageError(cmd, "--write-baseline: %v", err)
+		}
+		fl.baseline = fl.writeBaseline
+	}
+	var stale int
+	if accepted != nil {
+		stale = accepted.Stale(res.Findings)
+		res.DropFingerprints(accepted.Fingerprints(), "accepted in the baseline "+fl.baseline+" (--baseline)")
+	}
 	if fl.diffBase != "" {
 		if err := dropBaseFindings(res, opts, fl.diffBase); err != nil {
 			return usageError(cmd, "%v", err)
@@ -174,11 +198,22 @@ func runScan(cmd *cobra.Command, args []string, fl *scanFlags) error {
 
 	meter.Done()
 	out := cmd.OutOrStdout()
+	if fl.writeBaseline != "" {
+		fmt.Fprintf(cmd.ErrOrStderr(), "backfire: wrote %s to %s\n", report.Count(len(accepted.Findings), "finding"), fl.writeBaseline)
+	}
+	if stale > 0 {
+		fmt.Fprintf(cmd.ErrOrStderr(), "backfire: %s of %s no longer found (fixed): --write-baseline %s drops them\n",
+			report.Count(stale, "entry"), fl.baseline, fl.baseline)
+	}
+	if h := res.Summary; h.Hidden > 0 && fl.format != "text" {
+		// The text summary says it; the other formats keep their shape.
+		fmt.Fprintf(cmd.ErrOrStderr(), "backfire: %s %s not shown\n", report.Count(h.Hidden, "finding"), h.HiddenAs)
+	}
 	switch fl.format {
 	case "json":
 		err = report.JSON(out, res, report.JSONOptions{ShowSuppressed: fl.showSuppressed})
 	case "sarif":
-		so := report.SARIFOptions{BaseDir: ".", Version: versionString(), ShowSuppressed: fl.showSuppressed}
+		so := report.SARIFOptions{BaseDir: ".", Version: buildinfo.Version(), ShowSuppressed: fl.showSuppressed}
 		if fl.sarifFixes {
 			so.Fixes = textFixes(cmd, opts, fl)
 		}
@@ -200,7 +235,7 @@ func runScan(cmd *cobra.Command, args []string, fl *scanFlags) error {
 		err = report.Short(out, res)
 	case "html":
 		report.Errors(cmd.ErrOrStderr(), res.Errors)
-		err = report.HTML(out, res, report.HTMLOptions{ReadFile: os.ReadFile, Version: versionString()})
+		err = report.HTML(out, res, report.HTMLOptions{ReadFile: os.ReadFile, Version: buildinfo.Version()})
 	default:
 		report.Errors(cmd.ErrOrStderr(), res.Errors)
 		err = report.Text(out, res, report.TextOptions{Color: useColor(fl.color, out), ShowSuppressed: fl.showSuppressed})
@@ -255,7 +290,7 @@ func dropBaseFindings(res *result.Result, opts scan.Options, base string) error 
 	if err != nil {
 		return err
 	}
-	res.DropKnown(baseRes.Findings)
+	res.DropKnown(baseRes.Findings, "already at "+base+" (--diff)")
 	return nil
 }
 

@@ -7,7 +7,7 @@ import (
 
 	"backfire.dev/backfire/internal/catalog"
 	"backfire.dev/backfire/internal/rules"
-	"backfire.dev/backfire/internal/rules/rulestest"
+	"backfire.dev/backfire/internal/ruletest"
 	"backfire.dev/backfire/internal/testutil"
 )
 
@@ -20,7 +20,7 @@ const module = "backfire.dev/backfire/"
 // registered rule without fixtures fails here.
 func TestEveryRuleRunsItsFixtures(t *testing.T) {
 	root := testutil.RepoRoot(t)
-	rulestest.Run(t, catalog.All(), func(r *rules.Rule) string {
+	ruletest.Run(t, catalog.All(), func(r *rules.Rule) string {
 		return filepath.Join(root, filepath.FromSlash(strings.TrimPrefix(r.Family(), module)))
 	})
 }

@@ -591,15 +591,6 @@ func subsequence(want, args []string) bool {
 	return i == len(want)
 }
 
-func serverOfCommand(qc string) string {
-	for _, s := range Servers {
-		if contains(s.QueryCommands, qc) {
-			return s.Name
-		}
-	}
-	return ""
-}
-
 // curlQuery finds the URL of a curl or wget command and decides whether it
 // asks the server's query API; ok also when it asks a known health endpoint
 // that answers during recovery.

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -35,6 +36,14 @@ func Connect(kubeconfig, contextName string) (*Target, error) {
 	loading.ExplicitPath = kubeconfig
 	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(loading, &clientcmd.ConfigOverrides{CurrentContext: contextName})
 	cfg, err := cc.ClientConfig()
+	if clientcmd.IsEmptyConfig(err) {
+		// client-go's own text ("try setting KUBERNETES_MASTER") names a
+		// variable read only through ConfigOverrides.ClusterDefaults, which
+		// client-go marks deprecated and Connect does not set: setting it
+		// would change nothing (k8s.io/client-go tools/clientcmd,
+		// validation.go and client_config.go).
+		return nil, errors.New("no cluster to read: no kubeconfig (--kubeconfig, $KUBECONFIG or ~/.kube/config) and not in a pod; point --kubeconfig at one, or set KUBECONFIG")
+	}
 	if err != nil {
 		return nil, fmt.Errorf("cluster configuration: %w", err)
 	}

@@ -21,7 +21,7 @@ type sample struct {
 // the same JSON as the struct.
 func TestMapKeepsTypesAndMatchesJSON(t *testing.T) {
 	zero, two := int32(0), int32(2)
-	for _, v := range []sample{{Count: 3, Share: 0.5, Optional: &zero}, {Nullable: &two, Names: []string{}, Note: "n"}} {
+	for _, v := range []sample{{Count: 3, Share: 0.5, Optional: &zero, hidden: 1}, {Nullable: &two, Names: []string{}, Note: "n"}} {
 		m := Map(v)
 		if _, ok := m["count"].(int); !ok {
 			t.Errorf("count is %T", m["count"])

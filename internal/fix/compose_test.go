@@ -125,5 +125,3 @@ func sameJSON(got []byte, want string) bool {
 	}
 	return equal(a, b)
 }
-
-func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }

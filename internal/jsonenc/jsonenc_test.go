@@ -28,7 +28,7 @@ func marshalEqual(t *testing.T, v any) {
 func TestMarshalMatchesEncodingJSON(t *testing.T) {
 	strs := []string{"", "plain", `"quoted"\`, "\b\f\n\r\t\x00\x1f\x7f", "<a href='x'>&amp;</a>",
 		"bad \xff utf-8 \xc3", "line\u2028sep\u2029", "ſ K é 日本", strings.Repeat("x", 300)}
-	floats := []float64{0, -0.0, 1, -1, 0.5, 1e-6, 9.99e-7, 1e20, 1e21, 123456789012345678, 1.5e300, -2.5e-300, math.MaxFloat64, math.SmallestNonzeroFloat64}
+	floats := []float64{0, math.Copysign(0, -1), 1, -1, 0.5, 1e-6, 9.99e-7, 1e20, 1e21, 123456789012345678, 1.5e300, -2.5e-300, math.MaxFloat64, math.SmallestNonzeroFloat64}
 	var values []any
 	for _, s := range strs {
 		values = append(values, s, map[string]any{s: s}, map[string]string{s: s}, []any{s})

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"backfire.dev/backfire/internal/finding"
+	"backfire.dev/backfire/internal/load"
 	"backfire.dev/backfire/internal/object"
 	"backfire.dev/backfire/internal/result"
 )
@@ -51,6 +52,32 @@ func TestTextGroupsByObjectAndShowsTheFixCommand(t *testing.T) {
 	Text(&b, sample(), TextOptions{Color: true})
 	if !strings.Contains(b.String(), "\x1b[1;31merror") || !strings.Contains(b.String(), "\x1b[1;33mwarning") {
 		t.Errorf("no severity colours: %q", b.String())
+	}
+}
+
+// The summary counts in English: one of a thing, many things, and no
+// findings is "0 errors", not "0 error".
+func TestTextSummarySaysOneAndMany(t *testing.T) {
+	r := sample()
+	r.Findings = r.Findings[:1]
+	r.Summary = result.Summary{Objects: 1, Files: 1, Skipped: 1, Findings: map[string]int{"error": 1}}
+	r.Errors = []load.Error{{File: "bad.yaml", Line: 1, Message: "m"}}
+	var b bytes.Buffer
+	Text(&b, r, TextOptions{})
+	if want := "1 error, 0 warnings, 0 info in 1 object (1 file; 1 document without apiVersion/kind skipped)\n1 input error (see stderr)\n"; !strings.HasSuffix(b.String(), want) {
+		t.Errorf("summary:\n%s\nwant\n%s", b.String(), want)
+	}
+	r.Summary = result.Summary{Objects: 3, Files: 2, Skipped: 0, Findings: map[string]int{"warning": 2}, Hidden: 4, HiddenAs: "already at main (--diff)"}
+	r.Errors = append(r.Errors, r.Errors[0])
+	b.Reset()
+	Text(&b, r, TextOptions{})
+	if want := "0 errors, 2 warnings, 0 info in 3 objects (2 files; 0 documents without apiVersion/kind skipped)\n4 findings already at main (--diff) not shown\n2 input errors (see stderr)\n"; !strings.HasSuffix(b.String(), want) {
+		t.Errorf("summary:\n%s\nwant\n%s", b.String(), want)
+	}
+	for n, want := range map[int]string{0: "0 entries", 1: "1 entry", 2: "2 entries"} {
+		if got := Count(n, "entry"); got != want {
+			t.Errorf("Count(%d, entry) = %q", n, got)
+		}
 	}
 }
 

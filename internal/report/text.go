@@ -91,14 +91,18 @@ func Text(w io.Writer, r *result.Result, opts TextOptions) error {
 		b.WriteString("\n")
 	}
 	s := r.Summary
-	fmt.Fprintf(b, "%d error, %d warning, %d info in %d objects (%d files; %d documents without apiVersion/kind skipped",
-		s.Findings["error"], s.Findings["warning"], s.Findings["info"], s.Objects, s.Files, s.Skipped)
+	fmt.Fprintf(b, "%s, %s, %d info in %s (%s; %s without apiVersion/kind skipped",
+		Count(s.Findings["error"], "error"), Count(s.Findings["warning"], "warning"), s.Findings["info"],
+		Count(s.Objects, "object"), Count(s.Files, "file"), Count(s.Skipped, "document"))
 	if s.Suppressed > 0 {
 		fmt.Fprintf(b, "; %d suppressed by annotation", s.Suppressed)
 	}
 	b.WriteString(")\n")
+	if s.Hidden > 0 {
+		fmt.Fprintf(b, "%s %s not shown\n", Count(s.Hidden, "finding"), s.HiddenAs)
+	}
 	if len(r.Errors) > 0 {
-		fmt.Fprintf(b, "%d input errors (see stderr)\n", len(r.Errors))
+		fmt.Fprintf(b, "%s (see stderr)\n", Count(len(r.Errors), "input error"))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -152,4 +156,17 @@ func Message(w io.Writer, msg string) {
 		b.WriteByte('\n')
 	}
 	io.WriteString(w, b.String())
+}
+
+// Count says n things, in the plural unless n is 1: "1 object",
+// "2 objects", "0 errors", "2 entries". The nouns the reports count are
+// regular.
+func Count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	if stem, ok := strings.CutSuffix(noun, "y"); ok && !strings.HasSuffix(stem, "e") {
+		return fmt.Sprintf("%d %sies", n, stem)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -17,6 +17,11 @@ type Summary struct {
 	Skipped    int            `json:"skipped"`
 	Findings   map[string]int `json:"findings"`
 	Suppressed int            `json:"suppressed"`
+	// Hidden counts the findings --diff or --baseline left out as already
+	// known, and HiddenAs says known how ("already at origin/main (--diff)").
+	// The text summary says it; the JSON document (schema v1) does not.
+	Hidden   int    `json:"-"`
+	HiddenAs string `json:"-"`
 }
 
 // Result is everything a reporter needs.
@@ -78,17 +83,36 @@ type Rule struct {
 
 // DropKnown removes the findings whose fingerprint is among known (the
 // findings of the same scan at a base revision), leaving those a change
-// introduced, and counts again.
-func (r *Result) DropKnown(known []finding.Finding) {
+// introduced, and counts again; as says how they were known, for the
+// summary's count of what was left out.
+func (r *Result) DropKnown(known []finding.Finding, as string) {
+	fps := make([]string, len(known))
+	for i, f := range known {
+		fps[i] = f.Fingerprint
+	}
+	r.DropFingerprints(fps, as)
+}
+
+// DropFingerprints removes the findings whose fingerprint is among known
+// (a baseline's, or a base revision's), and counts again.
+func (r *Result) DropFingerprints(known []string, as string) {
 	seen := make(map[string]bool, len(known))
-	for _, f := range known {
-		seen[f.Fingerprint] = true
+	for _, fp := range known {
+		seen[fp] = true
 	}
 	kept := r.Findings[:0]
 	for _, f := range r.Findings {
 		if !seen[f.Fingerprint] {
 			kept = append(kept, f)
 		}
+	}
+	if n := len(r.Findings) - len(kept); n > 0 {
+		if r.Summary.Hidden == 0 {
+			r.Summary.HiddenAs = as
+		} else if as != r.Summary.HiddenAs {
+			r.Summary.HiddenAs = "already known (--diff, --baseline)"
+		}
+		r.Summary.Hidden += n
 	}
 	r.Findings = kept
 	r.Count()

@@ -9,6 +9,7 @@ import (
 	"backfire.dev/backfire/internal/index"
 	"backfire.dev/backfire/internal/load"
 	"backfire.dev/backfire/internal/object"
+	"backfire.dev/backfire/internal/testutil"
 )
 
 func objects(t *testing.T, src string) *index.Index {
@@ -61,7 +62,7 @@ func TestEnabledAndSeverityOverride(t *testing.T) {
 	if len(res.Findings) != 2 || res.Findings[0].Severity != finding.Error {
 		t.Errorf("findings %v", res.Findings)
 	}
-	for _, bad := range []*config.Config{{Disable: []string{"BF999"}}, {Severity: map[string]string{"BF900": "fatal"}}} {
+	for _, bad := range []*config.Config{{Disable: []string{testutil.UnknownRule}}, {Severity: map[string]string{testutil.UnknownRule: "error"}}, {Severity: map[string]string{"BF101": "fatal"}}} {
 		if _, err := Enabled(catalog, &Options{Config: bad}); err == nil {
 			t.Errorf("accepted %+v", bad)
 		}

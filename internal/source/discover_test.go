@@ -134,3 +134,22 @@ func TestTruncatedMappedFileIsAnError(t *testing.T) {
 	}()
 	_ = Guard(func() { panic("other") })
 }
+
+// The project's configuration and its baseline are not manifests: a walk
+// does not read them (they were counted as a scanned file with a skipped
+// document), and a file named on the command line is still read.
+func TestWalkSkipsBackfiresOwnFiles(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{".backfire.yaml", ".backfire.yml", ".backfire-baseline.json", "deploy.yaml", "sub/.backfire.yaml"} {
+		write(t, filepath.Join(dir, name), "kind: X\n")
+	}
+	t.Chdir(dir)
+	ins, errs := Discover([]string{"."})
+	if len(errs) > 0 || !slices.Equal(paths(ins), []string{"deploy.yaml"}) {
+		t.Errorf("walk: inputs %v, errors %v", paths(ins), errs)
+	}
+	ins, _ = Discover([]string{".backfire.yaml"})
+	if !slices.Equal(paths(ins), []string{".backfire.yaml"}) {
+		t.Errorf("named: inputs %v", paths(ins))
+	}
+}

@@ -11,8 +11,11 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 
+	"backfire.dev/backfire/internal/baseline"
+	"backfire.dev/backfire/internal/config"
 	"backfire.dev/backfire/internal/load"
 )
 
@@ -64,6 +67,11 @@ const DefaultMaxFileSize = 64 << 20
 
 // skipDirs are never walked.
 var skipDirs = map[string]bool{".git": true, "node_modules": true, "vendor": true}
+
+// ownFiles are backfire's own files, which a walk does not read as
+// manifests: the project configuration and the baseline under its usual
+// name. Named on the command line, they are read like any file.
+var ownFiles = append([]string{baseline.DefaultName}, config.FileNames...)
 
 // KustomizationFiles are the names kustomize recognises.
 var KustomizationFiles = []string{"kustomization.yaml", "kustomization.yml", "Kustomization"}
@@ -179,7 +187,7 @@ func (w *walker) walk(dir, real string) {
 				continue
 			}
 			w.walk(path, realPath)
-		case !IsManifestFile(e.Name()):
+		case !IsManifestFile(e.Name()), slices.Contains(ownFiles, e.Name()):
 		case !typ.IsRegular():
 			w.errs = append(w.errs, load.Error{File: path, Message: "not a regular file (" + describeType(typ) + "); not read (name it on the command line to read it)"})
 		case !w.files[realPath]:

@@ -52,3 +52,8 @@ func WriteFiles(t testing.TB, dir string, files map[string]string) {
 		}
 	}
 }
+
+// UnknownRule is a rule ID no rule can ever have: IDs are BF100 to BF999
+// (TestCatalogEntriesAreComplete), so a test that needs an unknown rule
+// does not break when the catalog grows to the ID it picked.
+const UnknownRule = "BF000"

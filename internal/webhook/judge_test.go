@@ -22,6 +22,7 @@ import (
 	"backfire.dev/backfire/internal/object"
 	"backfire.dev/backfire/internal/rules"
 	"backfire.dev/backfire/internal/scan"
+	"backfire.dev/backfire/internal/testutil"
 )
 
 func fixture(t testing.TB, name string) []byte {
@@ -329,7 +330,7 @@ func TestSuppressionAndConfigWorkAsInScan(t *testing.T) {
 			t.Errorf("BF101 severity %s, configured warning", f.Severity)
 		}
 	}
-	if _, err := NewJudge(nil, rules.Options{Config: &config.Config{Disable: []string{"BF999"}}}, nil); err == nil {
+	if _, err := NewJudge(nil, rules.Options{Config: &config.Config{Disable: []string{testutil.UnknownRule}}}, nil); err == nil {
 		t.Error("an unknown rule in the configuration was accepted")
 	}
 }

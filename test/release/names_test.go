@@ -63,7 +63,8 @@ func TestReleaseConfigBuildsWhatTheDownloadsExpect(t *testing.T) {
 		t.Errorf("env %v: the image FROM scratch needs a static binary", b.Env)
 	}
 	ld := strings.Join(b.Ldflags, " ")
-	for _, v := range []string{"main.version=v{{ .Version }}", "main.commit={{ .FullCommit }}", "main.date={{ .CommitDate }}"} {
+	for _, v := range []string{"version=v{{ .Version }}", "commit={{ .FullCommit }}", "date={{ .CommitDate }}"} {
+		v = "backfire.dev/backfire/internal/buildinfo." + v
 		if !strings.Contains(ld, "-X "+v) {
 			t.Errorf("ldflags %q do not set %s", ld, v)
 		}

@@ -177,7 +177,7 @@ func replicaOwners(o *object.Object) []string {
 			continue
 		}
 		var fs map[string]json.RawMessage
-		if json.Unmarshal(e.FieldsV1.Raw, &fs) != nil {
+		if json.Unmarshal(e.FieldsV1.GetRawBytes(), &fs) != nil {
 			continue
 		}
 		var spec map[string]json.RawMessage

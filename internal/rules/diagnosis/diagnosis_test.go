@@ -19,8 +19,7 @@ var observed = &rules.Rule{ID: "BF910", Slug: "observed", Severity: finding.Warn
 }}}
 
 var observedPanics = &rules.Rule{ID: "BF911", Slug: "observed-panics", Severity: finding.Error, Summary: "test", Check: &Check{Run: func(p *Pass) {
-	var m map[string]int
-	m["x"]++
+	panic("observed rule panics")
 }}}
 
 // always is a scan rule, which Run skips.

@@ -6,7 +6,7 @@ import (
 
 	"backfire.dev/backfire/internal/rules"
 	"backfire.dev/backfire/internal/rules/disruption"
-	"backfire.dev/backfire/internal/rules/rulestest"
+	"backfire.dev/backfire/internal/ruletest"
 )
 
 const deployment3 = `apiVersion: apps/v1
@@ -40,12 +40,12 @@ func TestBudgetArithmetic(t *testing.T) {
 		{"bare pods under maxUnavailable", "apiVersion: v1\nkind: Pod\nmetadata: {name: p, labels: {app: p}}\nspec: {containers: [{name: c, image: nginx}]}\n---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: b}\nspec: {maxUnavailable: 1, selector: {matchLabels: {app: p}}}\n", "no-scale-subresource"},
 		{"an autoscaler's minimum counts", strings.Replace(deployment3, "  replicas: 3\n", "", 1) + "---\napiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: h}\nspec: {scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}, minReplicas: 2, maxReplicas: 9}\n---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: b}\nspec: {minAvailable: 2, selector: {matchLabels: {app: web}}}\n", "zero-disruptions"},
 	} {
-		res := rulestest.Scan(t, []*rules.Rule{disruption.BF303}, []byte(c.src), "-")
+		res := ruletest.Scan(t, []*rules.Rule{disruption.BF303}, []byte(c.src), "-")
 		if len(res.Errors) > 0 {
 			t.Fatalf("%s: %v", c.name, res.Errors)
 		}
 		got := ""
-		for _, f := range rulestest.Of(res, "BF303") {
+		for _, f := range ruletest.Of(res, "BF303") {
 			got = f.Evidence["case"].(string)
 		}
 		if got != c.want {

@@ -5,7 +5,7 @@ import (
 
 	"backfire.dev/backfire/internal/rules"
 	"backfire.dev/backfire/internal/rules/network"
-	"backfire.dev/backfire/internal/rules/rulestest"
+	"backfire.dev/backfire/internal/ruletest"
 )
 
 const denyEgress = "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: p, namespace: app}\nspec:\n  podSelector: {}\n  policyTypes: [Egress]\n"
@@ -26,12 +26,12 @@ func TestDNSRules(t *testing.T) {
 		{"hostNetwork pods only", "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: agent, namespace: app}\nspec: {template: {metadata: {labels: {a: b}}, spec: {hostNetwork: true, containers: [{name: c, image: agent}]}}}\n---\n" + denyEgress, ""},
 		{"ingress only", "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: p}\nspec: {podSelector: {}, ingress: [{}]}\n", ""},
 	} {
-		res := rulestest.Scan(t, []*rules.Rule{network.BF304}, []byte(c.src), "-")
+		res := ruletest.Scan(t, []*rules.Rule{network.BF304}, []byte(c.src), "-")
 		if len(res.Errors) > 0 {
 			t.Fatalf("%s: %v", c.name, res.Errors)
 		}
 		got := ""
-		for _, f := range rulestest.Of(res, "BF304") {
+		for _, f := range ruletest.Of(res, "BF304") {
 			got = f.Severity.String()
 		}
 		if got != c.want {

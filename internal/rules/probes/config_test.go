@@ -9,7 +9,7 @@ import (
 	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/rules"
 	"backfire.dev/backfire/internal/rules/probes"
-	"backfire.dev/backfire/internal/rules/rulestest"
+	"backfire.dev/backfire/internal/ruletest"
 	"backfire.dev/backfire/internal/scan"
 	"backfire.dev/backfire/internal/testutil"
 )
@@ -23,7 +23,7 @@ func scanWith(t *testing.T, cfg *config.Config, r *rules.Rule, file string) []fi
 	if len(res.Errors) > 0 {
 		t.Fatal(res.Errors)
 	}
-	return rulestest.Of(res, r.ID)
+	return ruletest.Of(res, r.ID)
 }
 
 // The startup budget that downgrades BF101 is a threshold of .backfire.yaml.
@@ -101,7 +101,7 @@ spec:
 	if len(res.Errors) != 1 || res.Errors[0].Line != 12 || !strings.Contains(res.Errors[0].Message, "successThreshold: Invalid value: 2: must be 1") {
 		t.Errorf("errors %v, want one at line 12 saying successThreshold must be 1", res.Errors)
 	}
-	fs := rulestest.Of(res, "BF101")
+	fs := ruletest.Of(res, "BF101")
 	if len(fs) != 1 || fs[0].Object.Name != "scanned" {
 		t.Errorf("findings %v, want BF101 on the valid StatefulSet only", fs)
 	}

@@ -13,7 +13,7 @@ import (
 	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/model/cgroup"
 	"backfire.dev/backfire/internal/rules"
-	"backfire.dev/backfire/internal/rules/rulestest"
+	"backfire.dev/backfire/internal/ruletest"
 	"backfire.dev/backfire/internal/testutil"
 )
 
@@ -52,7 +52,7 @@ func plainYAML(t *testing.T, dir string) []string {
 func TestCorpusArgoRolloutsExamples(t *testing.T) {
 	paths := append([]string{testutil.Corpus(t, "argo-rollouts-examples")},
 		plainYAML(t, testutil.Corpus(t, "rollouts-demo"))...)
-	res := rulestest.Scan(t, catalog.Family("resources"), nil, paths...)
+	res := ruletest.Scan(t, catalog.Family("resources"), nil, paths...)
 	if len(res.Findings) != 0 {
 		for _, f := range res.Findings {
 			t.Errorf("unexpected %s on %s: %s", f.Rule, f.Object, f.Message)
@@ -75,7 +75,7 @@ func TestCorpusArgoRolloutsExamples(t *testing.T) {
 // pinned to the control plane), seed 000's front API (4 gunicorn workers
 // under a 900m cpu limit), and a healthy web Deployment.
 func TestExamples(t *testing.T) {
-	res := rulestest.Scan(t, catalog.Family("resources"), nil, filepath.Join(testutil.RepoRoot(t), "examples"))
+	res := ruletest.Scan(t, catalog.Family("resources"), nil, filepath.Join(testutil.RepoRoot(t), "examples"))
 	if len(res.Errors) > 0 {
 		t.Fatalf("examples do not load: %v", res.Errors)
 	}
@@ -108,7 +108,7 @@ func TestExamples(t *testing.T) {
 		if strings.Contains(f.Object.Name, "catalog-web") {
 			t.Errorf("healthy-web reported: %s %s", f.Rule, f.Message)
 		}
-		rulestest.CheckFix(t, ruleByID(f.Rule), res, f)
+		ruletest.CheckFix(t, ruleByID(f.Rule), res, f)
 	}
 
 	bf201 := got[key{"BF201", "StatefulSet registry/registry-database", "database", "spec.template.spec.containers[0].resources"}]
@@ -146,7 +146,7 @@ func ruleByID(id string) *rules.Rule {
 // The pod sets a limit, so it is not BestEffort (no BF201), and the claim-
 // less volume does not make it stateful.
 func TestCorpusKubernetesExamplesRedisRC(t *testing.T) {
-	res := rulestest.Scan(t, catalog.Family("resources"), nil, testutil.Corpus(t, "kubernetes-examples", "staging", "storage", "redis", "redis-controller.yaml"))
+	res := ruletest.Scan(t, catalog.Family("resources"), nil, testutil.Corpus(t, "kubernetes-examples", "staging", "storage", "redis", "redis-controller.yaml"))
 	if len(res.Errors) > 0 {
 		t.Fatal(res.Errors)
 	}

@@ -13,7 +13,7 @@ import (
 	"backfire.dev/backfire/internal/object"
 	"backfire.dev/backfire/internal/rules"
 	"backfire.dev/backfire/internal/rules/resources"
-	"backfire.dev/backfire/internal/rules/rulestest"
+	"backfire.dev/backfire/internal/ruletest"
 	"backfire.dev/backfire/internal/scan"
 )
 
@@ -24,7 +24,7 @@ func TestBF203OffUnlessEnabled(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return len(rulestest.Of(res, "BF203"))
+		return len(ruletest.Of(res, "BF203"))
 	}
 	if n := run(&config.Config{}); n != 0 {
 		t.Errorf("BF203 reported %d findings without being enabled", n)
@@ -49,8 +49,8 @@ func TestSeverityByClassification(t *testing.T) {
 		{resources.BF202, "BF202/positive/gunicorn-workers-900m.yaml", "info"},
 		{resources.BF301, "BF301/positive/stateful-app-master-selector.yaml", "warning"},
 	} {
-		res := rulestest.Scan(t, []*rules.Rule{tc.rule}, nil, filepath.Join("testdata", tc.file))
-		got := rulestest.Of(res, tc.rule.ID)
+		res := ruletest.Scan(t, []*rules.Rule{tc.rule}, nil, filepath.Join("testdata", tc.file))
+		got := ruletest.Of(res, tc.rule.ID)
 		if len(got) != 1 || got[0].Severity.String() != tc.want {
 			t.Errorf("%s on %s: %v, want one %s", tc.rule.ID, tc.file, got, tc.want)
 		}
@@ -65,8 +65,8 @@ func TestSeverityByClassification(t *testing.T) {
 func TestBF201FixRequestsTheDataContainer(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join("testdata", "BF201", "positive", "*.yaml"))
 	for _, file := range files {
-		res := rulestest.Scan(t, []*rules.Rule{resources.BF201}, nil, file)
-		for _, f := range rulestest.Of(res, "BF201") {
+		res := ruletest.Scan(t, []*rules.Rule{resources.BF201}, nil, file)
+		for _, f := range ruletest.Of(res, "BF201") {
 			for _, o := range res.Objects {
 				if o.Ref != f.Object {
 					continue

@@ -14,7 +14,7 @@ import (
 	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/rules"
 	"backfire.dev/backfire/internal/rules/rollouts"
-	"backfire.dev/backfire/internal/rules/rulestest"
+	"backfire.dev/backfire/internal/ruletest"
 	"backfire.dev/backfire/internal/scan"
 )
 
@@ -39,7 +39,7 @@ func fixture(id, kind, name string) string { return filepath.Join("testdata", id
 
 func only(t *testing.T, res *scan.Result, id string) finding.Finding {
 	t.Helper()
-	fs := rulestest.Of(res, id)
+	fs := ruletest.Of(res, id)
 	if len(fs) != 1 {
 		t.Fatalf("want one %s finding, got %d", id, len(fs))
 	}
@@ -52,7 +52,7 @@ func joined(f finding.Finding) string {
 
 func TestBF401ControllerVersions(t *testing.T) {
 	file := fixture("BF401", "positive", "fixed-replicas")
-	if fs := rulestest.Of(scanWith(t, rollouts.BF401, "v1.3.9", nil, file), "BF401"); len(fs) != 0 {
+	if fs := ruletest.Of(scanWith(t, rollouts.BF401, "v1.3.9", nil, file), "BF401"); len(fs) != 0 {
 		t.Errorf("v1.3.9 has no rollbackWindow, yet BF401 fired: %s", fs[0].Message)
 	}
 	for _, tc := range []struct {
@@ -87,7 +87,7 @@ func TestBF401ControllerVersions(t *testing.T) {
 func TestBF401Threshold(t *testing.T) {
 	file := fixture("BF401", "positive", "hpa-scaled") // backtrack weight 80
 	high := &config.Config{Thresholds: config.Thresholds{RollbackWeight: 81}}
-	if fs := rulestest.Of(scanWith(t, rollouts.BF401, "", high, file), "BF401"); len(fs) != 0 {
+	if fs := ruletest.Of(scanWith(t, rollouts.BF401, "", high, file), "BF401"); len(fs) != 0 {
 		t.Errorf("threshold 81 > backtrack 80, yet BF401 fired")
 	}
 	at := &config.Config{Thresholds: config.Thresholds{RollbackWeight: 80}}
@@ -120,8 +120,8 @@ func TestBF401FixLeavesNoFinding(t *testing.T) {
 			}
 			docs = append(docs, doc)
 		}
-		again := rulestest.Scan(t, []*rules.Rule{rollouts.BF401}, bytes.Join(docs, []byte("\n---\n")), "-")
-		if fs := rulestest.Of(again, "BF401"); len(fs) != 0 {
+		again := ruletest.Scan(t, []*rules.Rule{rollouts.BF401}, bytes.Join(docs, []byte("\n---\n")), "-")
+		if fs := ruletest.Of(again, "BF401"); len(fs) != 0 {
 			t.Errorf("%s: after the fix: %s", file, fs[0].Message)
 		}
 	}
@@ -191,7 +191,7 @@ spec:
 `
 
 func TestBF402QueryFromSecretIsInfo(t *testing.T) {
-	res := rulestest.Scan(t, []*rules.Rule{rollouts.BF402}, []byte(secretURL), "-")
+	res := ruletest.Scan(t, []*rules.Rule{rollouts.BF402}, []byte(secretURL), "-")
 	f := only(t, res, "BF402")
 	if f.Severity != finding.Info || !strings.Contains(f.Message, "from Secret checks (key url)") {
 		t.Errorf("%s: %s", f.Severity, f.Message)
@@ -216,8 +216,8 @@ func TestBF402RevisionWordsAreWholeWords(t *testing.T) {
 	} {
 		doc := strings.Replace(secretURL, `provider: {web: {url: "{{args.url}}", jsonPath: "{$.ok}"}}`,
 			`provider: {prometheus: {address: "http://prom:9090", query: '`+tc.query+`'}}`, 1)
-		res := rulestest.Scan(t, []*rules.Rule{rollouts.BF402}, []byte(doc), "-")
-		fs := rulestest.Of(res, "BF402")
+		res := ruletest.Scan(t, []*rules.Rule{rollouts.BF402}, []byte(doc), "-")
+		fs := ruletest.Of(res, "BF402")
 		if fired := len(fs) > 0 && fs[0].Severity != finding.Info; fired != tc.fires {
 			t.Errorf("%s: fired %v, want %v", tc.query, fired, tc.fires)
 		}
@@ -248,11 +248,11 @@ spec:
 		"blue-green window":  "  rollbackWindow: {revisions: 3}\n  revisionHistoryLimit: 1\n  strategy: {blueGreen: {activeService: a}}\n",
 		"self-including tpl": "  strategy: {canary: {analysis: {templates: [{templateName: loop}]}, steps: [{setWeight: 10}]}}\n---\napiVersion: argoproj.io/v1alpha1\nkind: AnalysisTemplate\nmetadata: {name: loop}\nspec: {templates: [{templateName: loop}], metrics: [{name: m, provider: {prometheus: {query: 'up'}}}]}\n",
 	} {
-		res := rulestest.Scan(t, catalog.Family("rollouts"), []byte(base+spec), "-")
+		res := ruletest.Scan(t, catalog.Family("rollouts"), []byte(base+spec), "-")
 		if len(res.Errors) > 0 {
 			t.Fatalf("%s: %v", name, res.Errors)
 		}
-		if name == "only high weights" && len(rulestest.Of(res, "BF401")) != 1 {
+		if name == "only high weights" && len(ruletest.Of(res, "BF401")) != 1 {
 			t.Errorf("%s: 60%% at step 0 is 6 of 10 pods, 100%% needs 10: BF401 should fire", name)
 		}
 		for _, f := range res.Findings {
@@ -285,8 +285,8 @@ func TestBF402NegativesForTheirReason(t *testing.T) {
 			t.Fatalf("%s: no %q", tc.file, tc.from)
 		}
 		changed := bytes.Replace(data, []byte(tc.from), []byte(tc.to), 1)
-		res := rulestest.Scan(t, []*rules.Rule{rollouts.BF402}, changed, "-")
-		if fs := rulestest.Of(res, "BF402"); len(fs) != 1 || fs[0].Severity != finding.Error {
+		res := ruletest.Scan(t, []*rules.Rule{rollouts.BF402}, changed, "-")
+		if fs := ruletest.Of(res, "BF402"); len(fs) != 1 || fs[0].Severity != finding.Error {
 			t.Errorf("%s with %q: want one BF402 error, got %d", tc.file, tc.to, len(fs))
 		}
 	}

@@ -9,7 +9,7 @@ import (
 
 	"backfire.dev/backfire/internal/catalog"
 	"backfire.dev/backfire/internal/rules"
-	"backfire.dev/backfire/internal/rules/rulestest"
+	"backfire.dev/backfire/internal/ruletest"
 )
 
 // BF901's fix sets the annotation to what is used (its fixtures, with the
@@ -19,8 +19,8 @@ func TestBF901FixChangesNothingElse(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join("testdata", "BF901", "positive", "*.yaml"))
 	for _, file := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(file), ".yaml"), func(t *testing.T) {
-			res := rulestest.Scan(t, catalog.All(), nil, file)
-			got := rulestest.Of(res, "BF901")
+			res := ruletest.Scan(t, catalog.All(), nil, file)
+			got := ruletest.Of(res, "BF901")
 			if len(got) != 1 {
 				t.Fatalf("%d BF901 findings, want 1", len(got))
 			}
@@ -48,9 +48,9 @@ func checkFix(t *testing.T, doc, patch []byte) {
 		ann[rules.IgnoreAnnotation] = v
 	}
 	fixed, _ := json.Marshal(obj)
-	before := rulestest.Scan(t, catalog.All(), doc, "-")
-	after := rulestest.Scan(t, catalog.All(), fixed, "-")
-	if n := len(rulestest.Of(after, "BF901")); n != 0 {
+	before := ruletest.Scan(t, catalog.All(), doc, "-")
+	after := ruletest.Scan(t, catalog.All(), fixed, "-")
+	if n := len(ruletest.Of(after, "BF901")); n != 0 {
 		t.Errorf("BF901 still fires after its fix %s", patch)
 	}
 	if len(after.Findings) != len(before.Findings)-1 || len(after.Suppressed) != len(before.Suppressed) {
@@ -61,7 +61,7 @@ func checkFix(t *testing.T, doc, patch []byte) {
 
 // The suppressed findings keep their reason for --show-suppressed.
 func TestSuppressedFindingsKeepTheirReason(t *testing.T) {
-	res := rulestest.Scan(t, catalog.All(), nil, filepath.Join("testdata", "BF901", "negative", "used.yaml"))
+	res := ruletest.Scan(t, catalog.All(), nil, filepath.Join("testdata", "BF901", "negative", "used.yaml"))
 	if len(res.Suppressed) != 1 || res.Suppressed[0].Rule != "BF102" || res.Suppressed[0].Reason != "the probe answers from memory" || res.Suppressed[0].Line < 1 {
 		t.Fatalf("suppressed %+v", res.Suppressed)
 	}

@@ -243,7 +243,6 @@ type run struct {
 	reconciles  int
 	lastSeen    string
 	lastRun     time.Duration
-	lastReady   int32
 	aborted     bool
 	last        twin.Decision
 	measuring   *time.Duration // creation of the run being measured
