@@ -30,7 +30,8 @@ type Server struct {
 	// ImageNames match the whole repository basename ("harbor-db").
 	ImageNames []string
 	// Ports are telling on their own: a container that listens on 5432 is
-	// a PostgreSQL server unless its image says otherwise.
+	// a PostgreSQL server unless its image or its command says otherwise
+	// (a command that execs another program outweighs the port).
 	Ports []int32
 	// ImagePorts count only when the image matched too: 9000 is MinIO's
 	// and ClickHouse's, but also php-fpm's.
@@ -283,6 +284,8 @@ func ContainerIn(once string, c *corev1.Container, pod Pod) Verdict {
 		return Verdict{NotBecause: once + ": its containers are not servers"}
 	}
 	var v Verdict
+	outweighed := ""
+	main := mainProgram(c)
 	for i := range Servers {
 		s := &Servers[i]
 		var ev []string
@@ -290,24 +293,38 @@ func ContainerIn(once string, c *corev1.Container, pod Pod) Verdict {
 		if image {
 			ev = append(ev, "image "+repo)
 		}
-		strong := image
+		strong, byPort := image, int32(0)
 		for _, p := range c.Ports {
 			if containsPort(s.Ports, p.ContainerPort) {
 				ev, strong = append(ev, "port "+itoa(p.ContainerPort)), true
+				if byPort == 0 {
+					byPort = p.ContainerPort
+				}
 			} else if image && containsPort(s.ImagePorts, p.ContainerPort) {
 				ev = append(ev, "port "+itoa(p.ContainerPort))
 			}
 		}
 		var client []string
+		byEnv := false
 		for _, e := range c.Env {
 			switch {
 			case contains(s.Env, e.Name):
-				ev, strong = append(ev, "env "+e.Name), true
+				ev, strong, byEnv = append(ev, "env "+e.Name), true, true
 			case contains(s.ClientEnv, e.Name):
 				client = append(client, "env "+e.Name)
 			}
 		}
 		if !strong {
+			continue
+		}
+		// A port is weak evidence: other servers speak the protocol
+		// too (YugabyteDB's tserver answers Redis commands on 6379).
+		// When only the port names s and the command runs another
+		// program, the command wins.
+		if !image && !byEnv && main != "" && !runsServer(s, main) {
+			if outweighed == "" {
+				outweighed = fmt.Sprintf("container %s listens on %d, %s's port, but runs %s, which is not %s: a port alone does not outweigh the command", c.Name, byPort, s.Name, main, s.Name)
+			}
 			continue
 		}
 		ev = append(ev, client...)
@@ -316,6 +333,12 @@ func ContainerIn(once string, c *corev1.Container, pod Pod) Verdict {
 		}
 	}
 	if v.Server == nil {
+		if outweighed != "" {
+			if cp, how := companion(c, nil, tokens); cp != nil {
+				return Verdict{NotBecause: fmt.Sprintf("container %s runs %s (%s), %s's %s, which %s", c.Name, cp.Name, how, cp.Server, cp.Role, cp.What)}
+			}
+			return Verdict{NotBecause: outweighed}
+		}
 		return v
 	}
 	s := v.Server

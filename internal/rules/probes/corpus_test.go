@@ -203,3 +203,19 @@ func TestExamples(t *testing.T) {
 		t.Errorf("BF107 evidence %v, want a probe missed behind 225 ms of CPU, stretched 4.4x (90 ms / 4 workers per 100 ms)", flap.Evidence)
 	}
 }
+
+// YugabyteDB's tserver listens on 6379 (it answers Redis commands) but
+// runs /home/yugabyte/bin/yb-tserver: a port alone does not make it Redis,
+// so its liveness timeout is a warning, as its sibling yb-master's is.
+func TestCorpusYugabyteChart(t *testing.T) {
+	res := scanProbes(t, testutil.Corpus(t, "yugabyte"))
+	got := exactly(t, res, map[key]string{
+		{"BF102", "StatefulSet", "yb-master", "yb-master"}:   "disk-check liveness, timeoutSeconds 1",
+		{"BF102", "StatefulSet", "yb-tserver", "yb-tserver"}: "the same, not a Redis server",
+	})
+	for k, f := range got {
+		if f.Severity != finding.Warning || strings.Contains(strings.Join(f.Mechanism, " "), "Redis") {
+			t.Errorf("%v: %s, %q; want a warning that does not call it Redis", k, f.Severity, f.Mechanism)
+		}
+	}
+}
