@@ -41,6 +41,11 @@ var Scripts = []Script{
 	// echo ruok | nc (openssl s_client with TLS), wanting imok.
 	{Name: "healthcheck.sh", Image: "zookeeper", Queries: false,
 		What: "the Bitnami ZooKeeper image's health check, which sends ruok (echo ruok | nc) and wants imok, which ZooKeeper answers as soon as its client port is open"},
+	// dragonflydb/dragonfly tools/docker/healthcheck.sh (the image's
+	// /usr/local/bin/healthcheck.sh): _healthcheck="nc -q1 $HOST $PORT";
+	// echo PING | ${_healthcheck}; exit $?: nc's status, the answer unread.
+	{Name: "healthcheck.sh", Image: "dragonfly", Queries: false,
+		What: "the Dragonfly image's health check (tools/docker/healthcheck.sh), which sends PING with nc and exits with nc's status: it passes as soon as the port accepts a connection, whatever the answer"},
 	// bitnami/charts redis/templates/health-configmap.yaml: the liveness
 	// scripts accept PONG, LOADING (and MASTERDOWN locally); the readiness
 	// scripts require PONG.
@@ -349,6 +354,11 @@ func execQuery(kind string, c *corev1.Container, argv []string, v Verdict, files
 	for i, cmd := range cmds {
 		name := queryCommand(cmd)
 		switch {
+		case name == "" && (isNetcat(cmd[0]) || isNetcat(assignedCommand(script, cmd[0]))):
+			if q, ok := netcatQuery(cmd, script); ok {
+				keep(through(i, q))
+			}
+			continue
 		case name == "":
 			continue
 		case name == "pg_isready" && acceptsRejecting.MatchString(script):
@@ -437,6 +447,77 @@ func execQuery(kind string, c *corev1.Container, argv []string, v Verdict, files
 		return ProbeQuery{Evidence: "exec runs only " + strings.Join(dedupe(names), ", ") + ": no login or query"}
 	}
 	return ProbeQuery{Evidence: "exec runs " + strings.Join(dedupe(names), ", ") + ", not known to need a query"}
+}
+
+// assignedCommand is the command a variable run as one holds, as the
+// script assigns it (_healthcheck="nc -q1 $HOST $PORT"; ${_healthcheck}):
+// its first word, or "".
+func assignedCommand(script, word string) string {
+	name := strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(word, "$"), "{"), "}")
+	if name == word || name == "" {
+		return ""
+	}
+	re, err := regexp.Compile(`(?m)(?:^|[;&\s])` + regexp.QuoteMeta(name) + `=["']?([^"'\s;]+)`)
+	if err != nil {
+		return ""
+	}
+	if m := re.FindStringSubmatch(script); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+// isNetcat: nc and its variants only open a connection and copy bytes.
+func isNetcat(cmd string) bool {
+	switch path.Base(cmd) {
+	case "nc", "ncat", "netcat":
+		return true
+	}
+	return false
+}
+
+// netcatQuery reads nc in a probe script. nc exits 0 once the connection
+// opened and its input is sent, whatever the server answers: where the
+// script exits with nc's status (its last command, or exit $?) and does
+// not compare the answer, the probe needs only an open port. ok is false
+// when the answer is read (piped on, or captured), which is left to the
+// rest of the script.
+func netcatQuery(cmd []string, script string) (ProbeQuery, bool) {
+	if script == "" || !netcatStatusIsExit(script) {
+		return ProbeQuery{}, false
+	}
+	sends := ""
+	if m := sentToNetcat.FindStringSubmatch(script); m != nil {
+		sends = " sends " + m[1] + " and"
+	}
+	return ProbeQuery{Connects: true,
+		Evidence: "exec runs " + strings.Join(cmd, " ") + ", which" + sends + " exits with nc's status: 0 as soon as the connection opens, whatever the server answers (the answer is not compared)"}, true
+}
+
+var (
+	// sentToNetcat: echo WORD | nc ...
+	sentToNetcat = regexp.MustCompile(`(?:echo|printf)\s+["']?([A-Za-z]+)["']?\s*\|\s*(?:\$\{?[A-Za-z_]+\}?|\S*\b(?:nc|ncat|netcat))\b`)
+	// netcatRead: nc's output goes on to another command, or is captured.
+	netcatRead = regexp.MustCompile(`\b(?:nc|ncat|netcat)\b[^;\n|)]*\|[^|]|\$\([^)]*\b(?:nc|ncat|netcat)\b`)
+)
+
+// netcatStatusIsExit says whether the script's exit status is nc's: nc's
+// output is neither piped on nor captured, and the script ends with the nc
+// command or with exit $?.
+func netcatStatusIsExit(script string) bool {
+	if netcatRead.MatchString(script) {
+		return false
+	}
+	lines := strings.Split(strings.TrimSpace(script), "\n")
+	last := strings.TrimSpace(lines[len(lines)-1])
+	if i := strings.LastIndex(last, ";"); i >= 0 && strings.TrimSpace(last[i+1:]) != "" {
+		last = strings.TrimSpace(last[i+1:])
+	}
+	if last == "exit $?" || last == `exit "$?"` {
+		return true
+	}
+	w := strings.Fields(last)
+	return len(w) > 0 && (isNetcat(w[0]) || strings.Contains(last, "| nc ") || strings.Contains(last, "|nc "))
 }
 
 // dirnameOfSelf matches $(dirname "$0") and its spellings: the directory

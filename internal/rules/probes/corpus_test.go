@@ -219,3 +219,15 @@ func TestCorpusYugabyteChart(t *testing.T) {
 		}
 	}
 }
+
+// Dragonfly's chart probes with the image's healthcheck.sh, echo PING |
+// nc; exit $?: it passes as soon as the port opens, so the liveness probe
+// does not kill a load (no BF101, which assumed it needed PONG), and the
+// readiness probe lets a loading server take traffic (BF106, info).
+func TestCorpusDragonflyChart(t *testing.T) {
+	res := scanProbes(t, testutil.Corpus(t, "dragonfly"))
+	exactly(t, res, map[key]string{
+		{"BF103", "Deployment", "release-name-dragonfly", "dragonfly"}: "the same script for both, 35 s against 35 s",
+		{"BF106", "Deployment", "release-name-dragonfly", "dragonfly"}: "nc readiness passes while it answers -LOADING",
+	})
+}
