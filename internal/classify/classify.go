@@ -9,6 +9,7 @@ package classify
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -77,6 +78,13 @@ type Server struct {
 	ComponentArg     string
 	DefaultComponent string
 	DataComponents   []string
+	// ListensAfterLoading lists the major versions (from the image tag)
+	// that open their port only once their data is loaded: in those, every
+	// probe that connects fails while it loads, tcpSocket and HTTP
+	// liveness endpoints such as /ping included. LoadingRecovery then
+	// replaces Recovery.
+	ListensAfterLoading []int
+	LoadingRecovery     string
 	// WALOnVolume: the log it replays survives a kill only on a volume.
 	// Without a writable volume mount the restarted container starts
 	// empty and has nothing to replay.
@@ -147,7 +155,11 @@ var Servers = []Server{
 		Recovery:      "does not accept SQL until the node has rejoined"},
 	// 8086 up to InfluxDB 2, 8181 from InfluxDB 3.
 	{Name: "InfluxDB", ImageTokens: []string{"influxdb"}, ImagePorts: []int32{8086, 8181}, QueryHTTPPorts: []int32{8086},
-		Recovery: "does not answer queries until the WAL is loaded"},
+		Recovery: "does not answer queries until the WAL is loaded",
+		// 1.x: Server.Open opens the TSDB store (every shard) before the
+		// httpd service binds its listener.
+		ListensAfterLoading: []int{1},
+		LoadingRecovery:     "opens its HTTP port (and /ping) only once it has loaded every shard and its WAL (InfluxDB 1.x)"},
 	{Name: "Neo4j", ImageTokens: []string{"neo4j"}, ImagePorts: []int32{7687},
 		Recovery: "does not accept Bolt connections during recovery"},
 	{Name: "CouchDB", ImageTokens: []string{"couchdb"}, ImagePorts: []int32{5984}, QueryHTTPPorts: []int32{5984},
@@ -352,6 +364,13 @@ func ContainerIn(once string, c *corev1.Container, pod Pod) Verdict {
 	}
 	if comp := componentOf(c, s); comp != "" && !contains(s.DataComponents, comp) {
 		return Verdict{NotBecause: fmt.Sprintf("container %s runs %s's %s component (%s=%s), which holds no data and replays no log", c.Name, s.Name, comp, s.ComponentArg, comp)}
+	}
+	if slices.Contains(s.ListensAfterLoading, imageMajor(c.Image)) {
+		cp := *s
+		cp.PortClosedDuringRecovery, cp.ListensDuringRecovery = true, false
+		cp.Recovery = s.LoadingRecovery
+		v.Server = &cp
+		s = v.Server
 	}
 	if s.WALOnVolume && pod.Spec != nil && len(pod.WritableMounts(c)) == 0 {
 		cp := *s

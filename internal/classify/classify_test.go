@@ -702,3 +702,14 @@ func TestNetcatProbeScript(t *testing.T) {
 		}
 	}
 }
+
+// Only the major versions the table names listen after loading: InfluxDB
+// 1.x (by its image tag), not 2.x, not an untagged image.
+func TestListensAfterLoading(t *testing.T) {
+	for image, closed := range map[string]bool{"influxdb:1.8.10-alpine": true, "influxdb:1.11": true, "influxdb:2.7.11": false, "influxdb": false, "influxdb:latest": false} {
+		v := ContainerOf("", &corev1.Container{Name: "i", Image: image})
+		if v.Server == nil || v.Server.PortClosedDuringRecovery != closed {
+			t.Errorf("%s: %+v, want port closed during recovery %v", image, v.Server, closed)
+		}
+	}
+}

@@ -257,7 +257,15 @@ func urlQuery(desc string, port int32, urlPath string, v Verdict) ProbeQuery {
 				if param := waitParam(query, e.WaitParam); param != "" {
 					return ProbeQuery{Queries: true, Connects: true, Evidence: fmt.Sprintf("%s asks the %s's %s on port %d with %s, which %s", desc, e.Who, e.Path, port, param, e.WaitWhat)}
 				}
-				return ProbeQuery{Queries: e.Queries, endpoint: true, Evidence: fmt.Sprintf("%s is %s's %s on port %d, which %s", desc, theWho(e.Who), e.Path, port, e.What)}
+				// Served by the server's own listener, it needs that
+				// listener open: a server that listens only after
+				// loading fails it while it loads.
+				own := e.Port == 0 || containsPort(v.Server.Ports, port) || containsPort(v.Server.ImagePorts, port)
+				q := ProbeQuery{Queries: e.Queries, Connects: own, endpoint: true, Evidence: fmt.Sprintf("%s is %s's %s on port %d, which %s", desc, theWho(e.Who), e.Path, port, e.What)}
+				if own && v.Server.PortClosedDuringRecovery {
+					q.Evidence += ", once " + v.Server.Name + " listens: it " + v.Server.Recovery
+				}
+				return q
 			}
 		}
 		if containsPort(v.Server.QueryHTTPPorts, port) {

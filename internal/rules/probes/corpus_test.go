@@ -231,3 +231,18 @@ func TestCorpusDragonflyChart(t *testing.T) {
 		{"BF106", "Deployment", "release-name-dragonfly", "dragonfly"}: "nc readiness passes while it answers -LOADING",
 	})
 }
+
+// InfluxDB 1.x opens its HTTP listener only after loading every shard
+// (cmd/influxd/run/server.go Server.Open): the chart's /ping liveness, 30 +
+// 3 x 10 = 60 s, kills a longer load. Missed before, as /ping "answers
+// without running a query".
+func TestCorpusInfluxDB1Chart(t *testing.T) {
+	res := scanProbes(t, testutil.Corpus(t, "influxdb"))
+	got := exactly(t, res, map[key]string{
+		{"BF101", "StatefulSet", "release-name-influxdb", "release-name-influxdb"}: "/ping needs the HTTP listener, open only after loading",
+	})
+	f := got[key{"BF101", "StatefulSet", "release-name-influxdb", "release-name-influxdb"}]
+	if !strings.Contains(f.Message, "60 s (30 + 3 x 10)") {
+		t.Errorf("BF101: %s; want the 60 s budget", f.Message)
+	}
+}
