@@ -713,3 +713,23 @@ func TestListensAfterLoading(t *testing.T) {
 		}
 	}
 }
+
+// A client whose failure the script discards (|| exit 0, || true) does not
+// decide the probe; without the ||, or with || exit 1, it does.
+func TestFailureIgnoredByScript(t *testing.T) {
+	c := &corev1.Container{Name: "pg", Image: "postgres:16", Env: []corev1.EnvVar{{Name: "PGDATA", Value: "/data"}}}
+	v := ContainerOf("", c)
+	for script, fails := range map[string]bool{
+		`psql -U postgres -c "SELECT 1" || exit 0`:   false,
+		`psql -U postgres -c "SELECT 1" || true`:     false,
+		`psql -U postgres -c "SELECT 1"`:             true,
+		`psql -U postgres -c "SELECT 1" || exit 1`:   true,
+		"psql -U postgres -c 'SELECT 1'; exit $?":    true,
+		"test -f /tmp/x || true\npsql -c 'SELECT 1'": true,
+	} {
+		p := &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"sh", "-c", script}}}}
+		if got := Probe("StatefulSet", c, p, v).FailsDuringRecovery(v); got != fails {
+			t.Errorf("%q: fails during recovery %v, want %v", script, got, fails)
+		}
+	}
+}

@@ -383,6 +383,12 @@ func execQuery(kind string, c *corev1.Container, argv []string, v Verdict, files
 			continue
 		}
 		q := through(i, clientQuery(name, cmd, script, v))
+		if q.Queries && failureIgnored(script, cmd) {
+			// cmd || exit 0, cmd || true: its failure never reaches the
+			// script's exit status.
+			keep(ProbeQuery{Connects: q.Connects, Evidence: q.Evidence + ", but the script ignores its failure (|| exit 0, || true): the probe does not depend on it"})
+			continue
+		}
 		if q.Queries && !q.Assumed {
 			return q
 		}
@@ -473,6 +479,38 @@ func assignedCommand(script, word string) string {
 		return m[1]
 	}
 	return ""
+}
+
+// orIgnore matches a command list's end that discards the failure of what
+// comes before it: || exit 0, || true, || :.
+var orIgnore = regexp.MustCompile(`\|\|\s*(?:exit\s+0|true|:)\s*(?:$|[;#\n])`)
+
+// failureIgnored says whether the script runs cmd as `cmd ... || exit 0`
+// (|| true, || :) on one line, so that cmd's failure cannot fail the
+// probe. Lines are matched by the command's words in order.
+func failureIgnored(script string, cmd []string) bool {
+	if script == "" {
+		return false
+	}
+	for _, line := range strings.Split(strings.ReplaceAll(script, "\\\n", " "), "\n") {
+		i := strings.Index(line, path.Base(cmd[0]))
+		if i < 0 {
+			continue
+		}
+		rest := line[i:]
+		j := strings.Index(rest, "||")
+		if j < 0 {
+			continue
+		}
+		// Only cmd and its arguments (no other command) before the ||.
+		if strings.ContainsAny(rest[:j], ";&|") {
+			continue
+		}
+		if orIgnore.MatchString(rest[j:]) {
+			return true
+		}
+	}
+	return false
 }
 
 // isNetcat: nc and its variants only open a connection and copy bytes.
