@@ -396,8 +396,10 @@ func execQuery(kind string, c *corev1.Container, argv []string, v Verdict, files
 	}
 	// ZooKeeper's ruok needs only an open client port: the server answers
 	// imok whatever its state (RuokCommand).
+	// It says more than nc's exit status, so it replaces that reading.
 	if v.Server != nil && len(v.Server.EnsembleEnv) > 0 && sendsWord(cmds, "ruok") {
-		keep(ProbeQuery{Connects: true, Evidence: "exec sends ruok, which " + v.Server.Name + " answers with imok as soon as its client port is open, while it loads its data too"})
+		q := ProbeQuery{Connects: true, Evidence: "exec sends ruok, which " + v.Server.Name + " answers with imok as soon as its client port is open, while it loads its data too"}
+		passing = &q
 	}
 	// Scripts: read from the input where it holds them, known ones by
 	// name, unknown ones by the image they run on.
