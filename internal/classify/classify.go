@@ -9,6 +9,7 @@ package classify
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,7 +31,8 @@ type Server struct {
 	// ImageNames match the whole repository basename ("harbor-db").
 	ImageNames []string
 	// Ports are telling on their own: a container that listens on 5432 is
-	// a PostgreSQL server unless its image says otherwise.
+	// a PostgreSQL server unless its image or its command says otherwise
+	// (a command that execs another program outweighs the port).
 	Ports []int32
 	// ImagePorts count only when the image matched too: 9000 is MinIO's
 	// and ClickHouse's, but also php-fpm's.
@@ -76,6 +78,13 @@ type Server struct {
 	ComponentArg     string
 	DefaultComponent string
 	DataComponents   []string
+	// ListensAfterLoading lists the major versions (from the image tag)
+	// that open their port only once their data is loaded: in those, every
+	// probe that connects fails while it loads, tcpSocket and HTTP
+	// liveness endpoints such as /ping included. LoadingRecovery then
+	// replaces Recovery.
+	ListensAfterLoading []int
+	LoadingRecovery     string
 	// WALOnVolume: the log it replays survives a kill only on a volume.
 	// Without a writable volume mount the restarted container starts
 	// empty and has nothing to replay.
@@ -146,7 +155,11 @@ var Servers = []Server{
 		Recovery:      "does not accept SQL until the node has rejoined"},
 	// 8086 up to InfluxDB 2, 8181 from InfluxDB 3.
 	{Name: "InfluxDB", ImageTokens: []string{"influxdb"}, ImagePorts: []int32{8086, 8181}, QueryHTTPPorts: []int32{8086},
-		Recovery: "does not answer queries until the WAL is loaded"},
+		Recovery: "does not answer queries until the WAL is loaded",
+		// 1.x: Server.Open opens the TSDB store (every shard) before the
+		// httpd service binds its listener.
+		ListensAfterLoading: []int{1},
+		LoadingRecovery:     "opens its HTTP port (and /ping) only once it has loaded every shard and its WAL (InfluxDB 1.x)"},
 	{Name: "Neo4j", ImageTokens: []string{"neo4j"}, ImagePorts: []int32{7687},
 		Recovery: "does not accept Bolt connections during recovery"},
 	{Name: "CouchDB", ImageTokens: []string{"couchdb"}, ImagePorts: []int32{5984}, QueryHTTPPorts: []int32{5984},
@@ -283,6 +296,8 @@ func ContainerIn(once string, c *corev1.Container, pod Pod) Verdict {
 		return Verdict{NotBecause: once + ": its containers are not servers"}
 	}
 	var v Verdict
+	outweighed := ""
+	main := mainProgram(c)
 	for i := range Servers {
 		s := &Servers[i]
 		var ev []string
@@ -290,24 +305,38 @@ func ContainerIn(once string, c *corev1.Container, pod Pod) Verdict {
 		if image {
 			ev = append(ev, "image "+repo)
 		}
-		strong := image
+		strong, byPort := image, int32(0)
 		for _, p := range c.Ports {
 			if containsPort(s.Ports, p.ContainerPort) {
 				ev, strong = append(ev, "port "+itoa(p.ContainerPort)), true
+				if byPort == 0 {
+					byPort = p.ContainerPort
+				}
 			} else if image && containsPort(s.ImagePorts, p.ContainerPort) {
 				ev = append(ev, "port "+itoa(p.ContainerPort))
 			}
 		}
 		var client []string
+		byEnv := false
 		for _, e := range c.Env {
 			switch {
 			case contains(s.Env, e.Name):
-				ev, strong = append(ev, "env "+e.Name), true
+				ev, strong, byEnv = append(ev, "env "+e.Name), true, true
 			case contains(s.ClientEnv, e.Name):
 				client = append(client, "env "+e.Name)
 			}
 		}
 		if !strong {
+			continue
+		}
+		// A port is weak evidence: other servers speak the protocol
+		// too (YugabyteDB's tserver answers Redis commands on 6379).
+		// When only the port names s and the command runs another
+		// program, the command wins.
+		if !image && !byEnv && main != "" && !runsServer(s, main) {
+			if outweighed == "" {
+				outweighed = fmt.Sprintf("container %s listens on %d, %s's port, but runs %s, which is not %s: a port alone does not outweigh the command", c.Name, byPort, s.Name, main, s.Name)
+			}
 			continue
 		}
 		ev = append(ev, client...)
@@ -316,6 +345,12 @@ func ContainerIn(once string, c *corev1.Container, pod Pod) Verdict {
 		}
 	}
 	if v.Server == nil {
+		if outweighed != "" {
+			if cp, how := companion(c, nil, tokens); cp != nil {
+				return Verdict{NotBecause: fmt.Sprintf("container %s runs %s (%s), %s's %s, which %s", c.Name, cp.Name, how, cp.Server, cp.Role, cp.What)}
+			}
+			return Verdict{NotBecause: outweighed}
+		}
 		return v
 	}
 	s := v.Server
@@ -329,6 +364,13 @@ func ContainerIn(once string, c *corev1.Container, pod Pod) Verdict {
 	}
 	if comp := componentOf(c, s); comp != "" && !contains(s.DataComponents, comp) {
 		return Verdict{NotBecause: fmt.Sprintf("container %s runs %s's %s component (%s=%s), which holds no data and replays no log", c.Name, s.Name, comp, s.ComponentArg, comp)}
+	}
+	if slices.Contains(s.ListensAfterLoading, imageMajor(c.Image)) {
+		cp := *s
+		cp.PortClosedDuringRecovery, cp.ListensDuringRecovery = true, false
+		cp.Recovery = s.LoadingRecovery
+		v.Server = &cp
+		s = v.Server
 	}
 	if s.WALOnVolume && pod.Spec != nil && len(pod.WritableMounts(c)) == 0 {
 		cp := *s

@@ -658,3 +658,78 @@ func TestZooKeeperMembers(t *testing.T) {
 		t.Error("Members changed the shared table")
 	}
 }
+
+// A probe script's exit status is read, not assumed: Dragonfly's image
+// health check (dragonflydb/dragonfly tools/docker/healthcheck.sh, pinned
+// in testdata/corpus/dragonfly-image) runs echo PING | ${_healthcheck}
+// with _healthcheck="nc -q1 ...", then exit $?: nc's status, which says
+// only that the port opened. Read from the input, or known by name on the
+// Dragonfly image, it passes while the server loads; compared with PONG,
+// the answer matters and nc alone does not decide.
+func TestNetcatProbeScript(t *testing.T) {
+	text, err := os.ReadFile(filepath.Join("..", "..", "testdata", "corpus", "dragonfly-image", "healthcheck.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &corev1.Container{Name: "dragonfly", Image: "docker.dragonflydb.io/dragonflydb/dragonfly:v1.40.1",
+		Ports: []corev1.ContainerPort{{ContainerPort: 6379}}}
+	p := &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"/bin/sh", "/usr/local/bin/healthcheck.sh"}}}}
+	v := ContainerOf("", c)
+	read := func(path string) (File, bool) {
+		return File{Text: string(text), From: "the pinned script"}, path == "/usr/local/bin/healthcheck.sh"
+	}
+	for name, q := range map[string]ProbeQuery{
+		"read from the input": ProbeWith("Deployment", c, p, v, read),
+		"known by name":       ProbeWith("Deployment", c, p, v, nil),
+	} {
+		if q.Queries || q.Assumed || !q.Connects || q.FailsDuringRecovery(v) {
+			t.Errorf("%s: %+v; want a connection check that passes while %s loads", name, q, v.Server.Name)
+		}
+	}
+	for _, c2 := range []struct {
+		script string
+		passes bool
+	}{
+		{"echo PING | nc localhost 6379; exit $?", true},
+		{"echo PING | nc -q1 localhost 6379", true},
+		{`[ "$(echo PING | nc -q1 localhost 6379)" = "+PONG" ]`, false},
+		{"redis-cli ping | grep PONG", false},
+	} {
+		p := &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"sh", "-c", c2.script}}}}
+		q := ProbeWith("Deployment", c, p, v, nil)
+		if got := q.PassesDuringRecovery(v); got != c2.passes {
+			t.Errorf("%s: passes during loading %v, want %v (%+v)", c2.script, got, c2.passes, q)
+		}
+	}
+}
+
+// Only the major versions the table names listen after loading: InfluxDB
+// 1.x (by its image tag), not 2.x, not an untagged image.
+func TestListensAfterLoading(t *testing.T) {
+	for image, closed := range map[string]bool{"influxdb:1.8.10-alpine": true, "influxdb:1.11": true, "influxdb:2.7.11": false, "influxdb": false, "influxdb:latest": false} {
+		v := ContainerOf("", &corev1.Container{Name: "i", Image: image})
+		if v.Server == nil || v.Server.PortClosedDuringRecovery != closed {
+			t.Errorf("%s: %+v, want port closed during recovery %v", image, v.Server, closed)
+		}
+	}
+}
+
+// A client whose failure the script discards (|| exit 0, || true) does not
+// decide the probe; without the ||, or with || exit 1, it does.
+func TestFailureIgnoredByScript(t *testing.T) {
+	c := &corev1.Container{Name: "pg", Image: "postgres:16", Env: []corev1.EnvVar{{Name: "PGDATA", Value: "/data"}}}
+	v := ContainerOf("", c)
+	for script, fails := range map[string]bool{
+		`psql -U postgres -c "SELECT 1" || exit 0`:   false,
+		`psql -U postgres -c "SELECT 1" || true`:     false,
+		`psql -U postgres -c "SELECT 1"`:             true,
+		`psql -U postgres -c "SELECT 1" || exit 1`:   true,
+		"psql -U postgres -c 'SELECT 1'; exit $?":    true,
+		"test -f /tmp/x || true\npsql -c 'SELECT 1'": true,
+	} {
+		p := &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"sh", "-c", script}}}}
+		if got := Probe("StatefulSet", c, p, v).FailsDuringRecovery(v); got != fails {
+			t.Errorf("%q: fails during recovery %v, want %v", script, got, fails)
+		}
+	}
+}

@@ -41,6 +41,11 @@ var Scripts = []Script{
 	// echo ruok | nc (openssl s_client with TLS), wanting imok.
 	{Name: "healthcheck.sh", Image: "zookeeper", Queries: false,
 		What: "the Bitnami ZooKeeper image's health check, which sends ruok (echo ruok | nc) and wants imok, which ZooKeeper answers as soon as its client port is open"},
+	// dragonflydb/dragonfly tools/docker/healthcheck.sh (the image's
+	// /usr/local/bin/healthcheck.sh): _healthcheck="nc -q1 $HOST $PORT";
+	// echo PING | ${_healthcheck}; exit $?: nc's status, the answer unread.
+	{Name: "healthcheck.sh", Image: "dragonfly", Queries: false,
+		What: "the Dragonfly image's health check (tools/docker/healthcheck.sh), which sends PING with nc and exits with nc's status: it passes as soon as the port accepts a connection, whatever the answer"},
 	// bitnami/charts redis/templates/health-configmap.yaml: the liveness
 	// scripts accept PONG, LOADING (and MASTERDOWN locally); the readiness
 	// scripts require PONG.
@@ -252,7 +257,15 @@ func urlQuery(desc string, port int32, urlPath string, v Verdict) ProbeQuery {
 				if param := waitParam(query, e.WaitParam); param != "" {
 					return ProbeQuery{Queries: true, Connects: true, Evidence: fmt.Sprintf("%s asks the %s's %s on port %d with %s, which %s", desc, e.Who, e.Path, port, param, e.WaitWhat)}
 				}
-				return ProbeQuery{Queries: e.Queries, endpoint: true, Evidence: fmt.Sprintf("%s is %s's %s on port %d, which %s", desc, theWho(e.Who), e.Path, port, e.What)}
+				// Served by the server's own listener, it needs that
+				// listener open: a server that listens only after
+				// loading fails it while it loads.
+				own := e.Port == 0 || containsPort(v.Server.Ports, port) || containsPort(v.Server.ImagePorts, port)
+				q := ProbeQuery{Queries: e.Queries, Connects: own, endpoint: true, Evidence: fmt.Sprintf("%s is %s's %s on port %d, which %s", desc, theWho(e.Who), e.Path, port, e.What)}
+				if own && v.Server.PortClosedDuringRecovery {
+					q.Evidence += ", once " + v.Server.Name + " listens: it " + v.Server.Recovery
+				}
+				return q
 			}
 		}
 		if containsPort(v.Server.QueryHTTPPorts, port) {
@@ -349,6 +362,11 @@ func execQuery(kind string, c *corev1.Container, argv []string, v Verdict, files
 	for i, cmd := range cmds {
 		name := queryCommand(cmd)
 		switch {
+		case name == "" && (isNetcat(cmd[0]) || isNetcat(assignedCommand(script, cmd[0]))):
+			if q, ok := netcatQuery(cmd, script); ok {
+				keep(through(i, q))
+			}
+			continue
 		case name == "":
 			continue
 		case name == "pg_isready" && acceptsRejecting.MatchString(script):
@@ -365,6 +383,12 @@ func execQuery(kind string, c *corev1.Container, argv []string, v Verdict, files
 			continue
 		}
 		q := through(i, clientQuery(name, cmd, script, v))
+		if q.Queries && failureIgnored(script, cmd) {
+			// cmd || exit 0, cmd || true: its failure never reaches the
+			// script's exit status.
+			keep(ProbeQuery{Connects: q.Connects, Evidence: q.Evidence + ", but the script ignores its failure (|| exit 0, || true): the probe does not depend on it"})
+			continue
+		}
 		if q.Queries && !q.Assumed {
 			return q
 		}
@@ -372,8 +396,10 @@ func execQuery(kind string, c *corev1.Container, argv []string, v Verdict, files
 	}
 	// ZooKeeper's ruok needs only an open client port: the server answers
 	// imok whatever its state (RuokCommand).
+	// It says more than nc's exit status, so it replaces that reading.
 	if v.Server != nil && len(v.Server.EnsembleEnv) > 0 && sendsWord(cmds, "ruok") {
-		keep(ProbeQuery{Connects: true, Evidence: "exec sends ruok, which " + v.Server.Name + " answers with imok as soon as its client port is open, while it loads its data too"})
+		q := ProbeQuery{Connects: true, Evidence: "exec sends ruok, which " + v.Server.Name + " answers with imok as soon as its client port is open, while it loads its data too"}
+		passing = &q
 	}
 	// Scripts: read from the input where it holds them, known ones by
 	// name, unknown ones by the image they run on.
@@ -437,6 +463,109 @@ func execQuery(kind string, c *corev1.Container, argv []string, v Verdict, files
 		return ProbeQuery{Evidence: "exec runs only " + strings.Join(dedupe(names), ", ") + ": no login or query"}
 	}
 	return ProbeQuery{Evidence: "exec runs " + strings.Join(dedupe(names), ", ") + ", not known to need a query"}
+}
+
+// assignedCommand is the command a variable run as one holds, as the
+// script assigns it (_healthcheck="nc -q1 $HOST $PORT"; ${_healthcheck}):
+// its first word, or "".
+func assignedCommand(script, word string) string {
+	name := strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(word, "$"), "{"), "}")
+	if name == word || name == "" {
+		return ""
+	}
+	re, err := regexp.Compile(`(?m)(?:^|[;&\s])` + regexp.QuoteMeta(name) + `=["']?([^"'\s;]+)`)
+	if err != nil {
+		return ""
+	}
+	if m := re.FindStringSubmatch(script); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+// orIgnore matches a command list's end that discards the failure of what
+// comes before it: || exit 0, || true, || :.
+var orIgnore = regexp.MustCompile(`\|\|\s*(?:exit\s+0|true|:)\s*(?:$|[;#\n])`)
+
+// failureIgnored says whether the script runs cmd as `cmd ... || exit 0`
+// (|| true, || :) on one line, so that cmd's failure cannot fail the
+// probe. Lines are matched by the command's words in order.
+func failureIgnored(script string, cmd []string) bool {
+	if script == "" {
+		return false
+	}
+	for _, line := range strings.Split(strings.ReplaceAll(script, "\\\n", " "), "\n") {
+		i := strings.Index(line, path.Base(cmd[0]))
+		if i < 0 {
+			continue
+		}
+		rest := line[i:]
+		j := strings.Index(rest, "||")
+		if j < 0 {
+			continue
+		}
+		// Only cmd and its arguments (no other command) before the ||.
+		if strings.ContainsAny(rest[:j], ";&|") {
+			continue
+		}
+		if orIgnore.MatchString(rest[j:]) {
+			return true
+		}
+	}
+	return false
+}
+
+// isNetcat: nc and its variants only open a connection and copy bytes.
+func isNetcat(cmd string) bool {
+	switch path.Base(cmd) {
+	case "nc", "ncat", "netcat":
+		return true
+	}
+	return false
+}
+
+// netcatQuery reads nc in a probe script. nc exits 0 once the connection
+// opened and its input is sent, whatever the server answers: where the
+// script exits with nc's status (its last command, or exit $?) and does
+// not compare the answer, the probe needs only an open port. ok is false
+// when the answer is read (piped on, or captured), which is left to the
+// rest of the script.
+func netcatQuery(cmd []string, script string) (ProbeQuery, bool) {
+	if script == "" || !netcatStatusIsExit(script) {
+		return ProbeQuery{}, false
+	}
+	sends := ""
+	if m := sentToNetcat.FindStringSubmatch(script); m != nil {
+		sends = " sends " + m[1] + " and"
+	}
+	return ProbeQuery{Connects: true,
+		Evidence: "exec runs " + strings.Join(cmd, " ") + ", which" + sends + " exits with nc's status: 0 as soon as the connection opens, whatever the server answers (the answer is not compared)"}, true
+}
+
+var (
+	// sentToNetcat: echo WORD | nc ...
+	sentToNetcat = regexp.MustCompile(`(?:echo|printf)\s+["']?([A-Za-z]+)["']?\s*\|\s*(?:\$\{?[A-Za-z_]+\}?|\S*\b(?:nc|ncat|netcat))\b`)
+	// netcatRead: nc's output goes on to another command, or is captured.
+	netcatRead = regexp.MustCompile(`\b(?:nc|ncat|netcat)\b[^;\n|)]*\|[^|]|\$\([^)]*\b(?:nc|ncat|netcat)\b`)
+)
+
+// netcatStatusIsExit says whether the script's exit status is nc's: nc's
+// output is neither piped on nor captured, and the script ends with the nc
+// command or with exit $?.
+func netcatStatusIsExit(script string) bool {
+	if netcatRead.MatchString(script) {
+		return false
+	}
+	lines := strings.Split(strings.TrimSpace(script), "\n")
+	last := strings.TrimSpace(lines[len(lines)-1])
+	if i := strings.LastIndex(last, ";"); i >= 0 && strings.TrimSpace(last[i+1:]) != "" {
+		last = strings.TrimSpace(last[i+1:])
+	}
+	if last == "exit $?" || last == `exit "$?"` {
+		return true
+	}
+	w := strings.Fields(last)
+	return len(w) > 0 && (isNetcat(w[0]) || strings.Contains(last, "| nc ") || strings.Contains(last, "|nc "))
 }
 
 // dirnameOfSelf matches $(dirname "$0") and its spellings: the directory

@@ -85,6 +85,11 @@ var Recoveries = []RecoveryBehaviour{
 			{"the server log, once the replay is over", `"msg":"bootstrap successfully"`},
 		},
 		Source: "etcd: server/embed/etcd.go `StartEtcd` (`configureClientListeners` binds the client port, then `etcdserver.NewServer`, then `serveClients`); server/etcdserver/bootstrap.go `bootstrap` (`bootstrapWALFromSnapshot`: `openWALFromSnapshot` reads the whole WAL)"},
+	{Server: "InfluxDB",
+		Messages: []Message{
+			{"InfluxDB 1.x: clients, tcpSocket probes and GET /ping on 8086, until every shard is loaded", `connect: connection refused (the HTTP listener is not bound yet); the log shows "Opened shard" lines, then "Listening on HTTP"`},
+		},
+		Source: "influxdb 1.x: cmd/influxd/run/server.go `Server.Open` (`s.TSDBStore.Open()`, which opens every shard and replays its WAL, returns before `service.Open()` runs for `s.Services`, where `appendHTTPDService` put the httpd service); services/httpd/service.go `Service.Open` (`net.Listen` of the HTTP bind address); tsdb/store.go `Store.Open` (`loadShards`)"},
 	{Server: "Prometheus",
 		Messages: []Message{
 			{"GET /-/ready and the query API, while the TSDB opens and replays its write-ahead log", `503 Service Unavailable`},
@@ -212,6 +217,28 @@ func (s *Server) RecoveryAnswer(image string) string {
 // postgresMajor reads the major version from the tag of a PostgreSQL image
 // ("postgres:16.4", "bitnami/postgresql:15.6.0-debian-12-r0",
 // "postgis/postgis:16-3.4"); 0 when the tag does not start with one.
+// imageMajor is the major version an image's tag starts with
+// (influxdb:1.11.8-alpine is 1), 0 without a numeric tag.
+func imageMajor(image string) int {
+	if i := strings.IndexByte(image, '@'); i >= 0 {
+		image = image[:i]
+	}
+	i := strings.LastIndexByte(image, ':')
+	if i < 0 || strings.Contains(image[i:], "/") {
+		return 0
+	}
+	tag := strings.TrimPrefix(image[i+1:], "v")
+	end := 0
+	for end < len(tag) && tag[end] >= '0' && tag[end] <= '9' {
+		end++
+	}
+	if end == 0 || end == len(tag) || tag[end] != '.' {
+		return 0 // "latest", "alpine", or a number alone (a date, a build)
+	}
+	n, _ := strconv.Atoi(tag[:end])
+	return n
+}
+
 func postgresMajor(image string) int {
 	if i := strings.IndexByte(image, '@'); i >= 0 {
 		image = image[:i]

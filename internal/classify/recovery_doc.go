@@ -35,6 +35,12 @@ marked *assumed* was not checked, and findings that rely on it say so.
 			listens = "yes: a tcpSocket probe passes"
 		case s.PortClosedDuringRecovery:
 			listens = "no: every probe that connects fails, tcpSocket included"
+		case len(s.ListensAfterLoading) > 0:
+			var majors []string
+			for _, m := range s.ListensAfterLoading {
+				majors = append(majors, fmt.Sprintf("%d.x", m))
+			}
+			listens = strings.Join(majors, ", ") + " (by the image tag): no, it listens only after loading, so every probe that connects fails, tcpSocket and HTTP health endpoints included; other versions: not known"
 		}
 		source := "*assumed*"
 		if r != nil {

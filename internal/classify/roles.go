@@ -3,6 +3,7 @@ package classify
 import (
 	"fmt"
 	"path"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -264,6 +265,51 @@ func programs(c *corev1.Container) []string {
 		out = append(out, path.Base(cmd[0]))
 	}
 	return out
+}
+
+// execWord matches the program a shell script execs, after any variables
+// in front of it (exec ${k8s_parent} /home/yugabyte/bin/yb-tserver).
+var execWord = regexp.MustCompile(`(?:^|[\s;&|(])exec\s+(?:\$\{?[A-Za-z_][A-Za-z0-9_]*\}?\s+)*([^\s;&|$-][^\s;&|]*)`)
+
+// mainProgram is the program c runs as its main process, as far as its
+// command says: the program a shell script execs, or the command's first
+// word after wrappers (tini --). "" when the command leaves it to the
+// image's entrypoint, runs a script, or a shell that execs nothing.
+func mainProgram(c *corev1.Container) string {
+	argv := append(slices.Clone(c.Command), c.Args...)
+	if len(c.Command) == 0 || len(argv) == 0 {
+		return ""
+	}
+	if w := stripWrappers(argv); len(w) > 0 && len(w) < len(argv) {
+		argv = w // tini -- /bin/bash -c ...: the shell is the command
+	}
+	script, cmds := commandsOf(argv)
+	prog := ""
+	switch {
+	case script != "":
+		if m := execWord.FindAllStringSubmatch(script, -1); len(m) > 0 {
+			prog = m[len(m)-1][1]
+		}
+	case len(cmds) > 0 && len(cmds[0]) > 0:
+		prog = cmds[0][0]
+	}
+	if prog == "" || isScript(prog) || contains(shells, path.Base(prog)) || strings.Contains(strings.ToLower(path.Base(prog)), "entrypoint") {
+		return ""
+	}
+	return prog
+}
+
+// runsServer says whether program prog may be server s: its path names
+// one of s's image tokens or names (redis-server, /opt/bitnami/redis/bin/...),
+// or it is one of the server's clients or tools.
+func runsServer(s *Server, prog string) bool {
+	p := strings.ToLower(prog)
+	for _, t := range append(slices.Clone(s.ImageTokens), s.ImageNames...) {
+		if strings.Contains(p, strings.ToLower(t)) {
+			return true
+		}
+	}
+	return false
 }
 
 // cacheOnly reads a Redis-protocol server's command line: it runs as a

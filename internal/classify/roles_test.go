@@ -180,3 +180,26 @@ func TestShellFunctions(t *testing.T) {
 		t.Errorf("function of a sourced file: %+v", q)
 	}
 }
+
+// A port is weak evidence beside the command: YugabyteDB's tserver (the
+// command of the yugabyte chart, stable/yugabyte/templates/service.yaml)
+// listens on 6379 but execs yb-tserver; Redis's own command still counts.
+func TestPortOutweighedByCommand(t *testing.T) {
+	script := "if [[ -f /home/yugabyte/tools/k8s_parent.py ]]; then\n  k8s_parent=\"/home/yugabyte/tools/k8s_parent.py\"\nfi && \\\nexec ${k8s_parent} /home/yugabyte/bin/yb-tserver \\\n  --flagfile /tmp/yugabyte/tserver/conf/server.conf"
+	yb := &corev1.Container{Name: "yb-tserver", Image: "yugabytedb/yugabyte:2026.1.0.1-b1",
+		Command: []string{"/sbin/tini", "--"}, Args: []string{"/bin/bash", "-c", script},
+		Ports: []corev1.ContainerPort{{ContainerPort: 9100}, {ContainerPort: 6379}, {ContainerPort: 5433}}}
+	v := ContainerOf("", yb)
+	if v.Server != nil || !strings.Contains(v.NotBecause, "runs /home/yugabyte/bin/yb-tserver") {
+		t.Errorf("yb-tserver: server %v, %q; want none, outweighed by its command", v.Server, v.NotBecause)
+	}
+	for _, c := range []*corev1.Container{
+		{Name: "r", Image: "example/cache:1", Command: []string{"redis-server", "/etc/redis.conf"}, Ports: []corev1.ContainerPort{{ContainerPort: 6379}}},
+		{Name: "r", Image: "example/cache:1", Command: []string{"sh", "-c", "exec /opt/bitnami/scripts/redis/run.sh"}, Ports: []corev1.ContainerPort{{ContainerPort: 6379}}},
+		{Name: "r", Image: "example/cache:1", Ports: []corev1.ContainerPort{{ContainerPort: 6379}}},
+	} {
+		if v := ContainerOf("", c); v.Server == nil || v.Server.Name != "Redis" {
+			t.Errorf("%v: server %v (%s), want Redis by its port", c.Command, v.Server, v.NotBecause)
+		}
+	}
+}

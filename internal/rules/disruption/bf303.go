@@ -55,9 +55,11 @@ func runBF303(p *rules.Pass) {
 	if !ok {
 		return
 	}
-	sets := p.Index.Selected(p.Object.Namespace, sel)
+	sets := withPods(p.Index.Selected(p.Object.Namespace, sel))
 	if len(sets) == 0 {
-		return // NoPods: a budget that selects nothing blocks nothing
+		// NoPods: a budget that selects nothing, or only workloads
+		// scaled to 0, has no pod to refuse the eviction of.
+		return
 	}
 	b := budget{o: p.Object, pdb: pdb, sets: sets}
 	b.ev = BF303Evidence{Selects: describeSets(sets), UnhealthyPodEvictionPolicy: string(policyv1.IfHealthyBudget)}
@@ -89,6 +91,21 @@ func runBF303(p *rules.Pass) {
 			return
 		}
 	}
+}
+
+// withPods drops the pod sets that never run a pod: spec.replicas 0 (in
+// the object or set by an overlay) with no autoscaler to raise it, or a
+// Job of parallelism 0. A drain finds none of their pods to evict, so
+// they block nothing, and the controller's count of them is 0.
+func withPods(sets []index.PodSet) []index.PodSet {
+	var out []index.PodSet
+	for _, ps := range sets {
+		if !ps.PerNode && ps.Kind != "Pod" && ps.Replicas.Max == 0 {
+			continue
+		}
+		out = append(out, ps)
+	}
+	return out
 }
 
 // budgetSelector is the selector the eviction API matches pods with; ok is

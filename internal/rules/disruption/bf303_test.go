@@ -1,12 +1,19 @@
 package disruption_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"backfire.dev/backfire/internal/finding"
+	"backfire.dev/backfire/internal/helm"
+	"backfire.dev/backfire/internal/kustomize"
 	"backfire.dev/backfire/internal/rules"
 	"backfire.dev/backfire/internal/rules/disruption"
 	"backfire.dev/backfire/internal/ruletest"
+	"backfire.dev/backfire/internal/scan"
+	"backfire.dev/backfire/internal/testutil"
 )
 
 const deployment3 = `apiVersion: apps/v1
@@ -52,4 +59,54 @@ func TestBudgetArithmetic(t *testing.T) {
 			t.Errorf("%s: case %q, want %q", c.name, got, c.want)
 		}
 	}
+}
+
+// A budget whose workloads are all scaled to 0 has no pod to refuse the
+// eviction of: a drain finds none. Scaled to 0 by the chart's values (the
+// pinned Alertmanager chart, which renders its budget whatever the count)
+// or by a Kustomize overlay's replicas entry (over the pinned render of
+// Harbor's core budget and Deployment), the budget is not reported; at 1
+// replica, minAvailable 1 still allows no eviction and is.
+func TestBudgetOverZeroReplicas(t *testing.T) {
+	for _, n := range []string{"0", "1"} {
+		want := map[string]string{"0": "", "1": "zero-disruptions"}[n]
+		charts, err := helm.New(helm.Options{Set: []string{"replicaCount=" + n, "podDisruptionBudget.minAvailable=1"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := scan.Run(scan.Options{Paths: []string{testutil.Corpus(t, "prometheus-alertmanager")}, Catalog: []*rules.Rule{disruption.BF303}, Charts: charts})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := caseOf(ruletest.Of(res, "BF303")); got != want {
+			t.Errorf("Alertmanager chart at replicaCount %s: case %q, want %q", n, got, want)
+		}
+
+		dir := t.TempDir()
+		base, err := os.ReadFile(filepath.Join("testdata", "BF303", "negative", "harbor-core-two-replicas.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		kust := "resources:\n- harbor-core.yaml\nreplicas:\n- name: release-name-harbor-core\n  count: " + n + "\n"
+		if err := os.WriteFile(filepath.Join(dir, "harbor-core.yaml"), base, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(kust), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		res, err = scan.Run(scan.Options{Paths: []string{dir}, Catalog: []*rules.Rule{disruption.BF303}, Kustomize: kustomize.New()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := caseOf(ruletest.Of(res, "BF303")); got != want {
+			t.Errorf("Harbor core, an overlay's replicas count %s: case %q, want %q", n, got, want)
+		}
+	}
+}
+
+func caseOf(fs []finding.Finding) string {
+	for _, f := range fs {
+		return f.Evidence["case"].(string)
+	}
+	return ""
 }

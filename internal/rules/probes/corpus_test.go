@@ -203,3 +203,46 @@ func TestExamples(t *testing.T) {
 		t.Errorf("BF107 evidence %v, want a probe missed behind 225 ms of CPU, stretched 4.4x (90 ms / 4 workers per 100 ms)", flap.Evidence)
 	}
 }
+
+// YugabyteDB's tserver listens on 6379 (it answers Redis commands) but
+// runs /home/yugabyte/bin/yb-tserver: a port alone does not make it Redis,
+// so its liveness timeout is a warning, as its sibling yb-master's is.
+func TestCorpusYugabyteChart(t *testing.T) {
+	res := scanProbes(t, testutil.Corpus(t, "yugabyte"))
+	got := exactly(t, res, map[key]string{
+		{"BF102", "StatefulSet", "yb-master", "yb-master"}:   "disk-check liveness, timeoutSeconds 1",
+		{"BF102", "StatefulSet", "yb-tserver", "yb-tserver"}: "the same, not a Redis server",
+	})
+	for k, f := range got {
+		if f.Severity != finding.Warning || strings.Contains(strings.Join(f.Mechanism, " "), "Redis") {
+			t.Errorf("%v: %s, %q; want a warning that does not call it Redis", k, f.Severity, f.Mechanism)
+		}
+	}
+}
+
+// Dragonfly's chart probes with the image's healthcheck.sh, echo PING |
+// nc; exit $?: it passes as soon as the port opens, so the liveness probe
+// does not kill a load (no BF101, which assumed it needed PONG), and the
+// readiness probe lets a loading server take traffic (BF106, info).
+func TestCorpusDragonflyChart(t *testing.T) {
+	res := scanProbes(t, testutil.Corpus(t, "dragonfly"))
+	exactly(t, res, map[key]string{
+		{"BF103", "Deployment", "release-name-dragonfly", "dragonfly"}: "the same script for both, 35 s against 35 s",
+		{"BF106", "Deployment", "release-name-dragonfly", "dragonfly"}: "nc readiness passes while it answers -LOADING",
+	})
+}
+
+// InfluxDB 1.x opens its HTTP listener only after loading every shard
+// (cmd/influxd/run/server.go Server.Open): the chart's /ping liveness, 30 +
+// 3 x 10 = 60 s, kills a longer load. Missed before, as /ping "answers
+// without running a query".
+func TestCorpusInfluxDB1Chart(t *testing.T) {
+	res := scanProbes(t, testutil.Corpus(t, "influxdb"))
+	got := exactly(t, res, map[key]string{
+		{"BF101", "StatefulSet", "release-name-influxdb", "release-name-influxdb"}: "/ping needs the HTTP listener, open only after loading",
+	})
+	f := got[key{"BF101", "StatefulSet", "release-name-influxdb", "release-name-influxdb"}]
+	if !strings.Contains(f.Message, "60 s (30 + 3 x 10)") {
+		t.Errorf("BF101: %s; want the 60 s budget", f.Message)
+	}
+}
