@@ -214,38 +214,38 @@ func (s *Server) RecoveryAnswer(image string) string {
 	return "refuses connections with SQLSTATE 57P03 " + new + " (PostgreSQL 15 and later; " + old + " up to 14; pg_isready exits 1)"
 }
 
-// postgresMajor reads the major version from the tag of a PostgreSQL image
-// ("postgres:16.4", "bitnami/postgresql:15.6.0-debian-12-r0",
-// "postgis/postgis:16-3.4"); 0 when the tag does not start with one.
 // imageMajor is the major version an image's tag starts with
-// (influxdb:1.11.8-alpine is 1), 0 without a numeric tag.
+// (influxdb:1.11.8-alpine is 1), 0 without a numeric tag or with a number
+// alone ("latest", "alpine", a date, a build).
 func imageMajor(image string) int {
-	if i := strings.IndexByte(image, '@'); i >= 0 {
-		image = image[:i]
-	}
-	i := strings.LastIndexByte(image, ':')
-	if i < 0 || strings.Contains(image[i:], "/") {
+	n, rest := tagNumber(image)
+	if !strings.HasPrefix(rest, ".") {
 		return 0
 	}
-	tag := strings.TrimPrefix(image[i+1:], "v")
-	end := 0
-	for end < len(tag) && tag[end] >= '0' && tag[end] <= '9' {
-		end++
-	}
-	if end == 0 || end == len(tag) || tag[end] != '.' {
-		return 0 // "latest", "alpine", or a number alone (a date, a build)
-	}
-	n, _ := strconv.Atoi(tag[:end])
 	return n
 }
 
+// postgresMajor reads the major version from the tag of a PostgreSQL image
+// ("postgres:16.4", "bitnami/postgresql:15.6.0-debian-12-r0",
+// "postgis/postgis:16-3.4"); 0 when the tag does not start with one.
 func postgresMajor(image string) int {
+	n, _ := tagNumber(image)
+	if n < 9 || n > 40 {
+		return 0 // not a PostgreSQL major (harbor-db's v2.13.0 is Harbor's version)
+	}
+	return n
+}
+
+// tagNumber splits the number an image's tag starts with (after an
+// optional "v") from the rest of the tag; -1 when the tag starts with no
+// number or the image has no tag.
+func tagNumber(image string) (n int, rest string) {
 	if i := strings.IndexByte(image, '@'); i >= 0 {
 		image = image[:i]
 	}
 	i := strings.LastIndexByte(image, ':')
 	if i < 0 || strings.Contains(image[i:], "/") {
-		return 0
+		return -1, ""
 	}
 	tag := strings.TrimPrefix(image[i+1:], "v")
 	end := 0
@@ -253,8 +253,8 @@ func postgresMajor(image string) int {
 		end++
 	}
 	n, err := strconv.Atoi(tag[:end])
-	if err != nil || n < 9 || n > 40 {
-		return 0 // not a PostgreSQL major (harbor-db's v2.13.0 is Harbor's version)
+	if err != nil {
+		return -1, ""
 	}
-	return n
+	return n, tag[end:]
 }

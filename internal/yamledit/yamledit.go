@@ -547,13 +547,7 @@ func (e *editor) replaceFlow(key, val *yaml.Node, v any, path string) error {
 			end++ // the newline
 		}
 	}
-	if err := e.expandOutside(key); err != nil {
-		return err
-	}
-	var b strings.Builder
-	e.entryText(&b, key.Column-1, key.Value, e.strip(v), path)
-	e.edits = append(e.edits, edit{start: start, end: end, text: b.String()})
-	return nil
+	return e.replaceEntry(key, start, end, v, path)
 }
 
 // flowComments adds the comments written in a flow mapping to comments,
@@ -795,6 +789,11 @@ func (e *editor) replace(key *yaml.Node, v any, path string) error {
 	if err != nil {
 		return err
 	}
+	return e.replaceEntry(key, start, end, v, path)
+}
+
+// replaceEntry writes key: v in block style over the bytes start to end.
+func (e *editor) replaceEntry(key *yaml.Node, start, end int, v any, path string) error {
 	if err := e.expandOutside(key); err != nil {
 		return err
 	}
