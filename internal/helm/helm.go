@@ -218,6 +218,9 @@ func (r *Renderer) Render(in source.Input) (streams []source.Stream, errs []load
 		// it likes, and what it rendered is measured only once rendered.
 		return fail(chartFile, 0, "chart %q: its values hold more than the %s a scan reads from one input; not rendered (raise --max-file-size)", ch.Name(), bytesize(r.opts.MaxOutput))
 	}
+	if a := amplifiedCall(ch, vals, r.opts.MaxOutput); a != nil {
+		return fail(r.name(in.Path, a.file), a.line, "chart %q: %s", ch.Name(), a.message())
+	}
 	rendered, err := engine.Engine{}.Render(ch, vals)
 	if err != nil {
 		return nil, []load.Error{r.templateError(in.Path, err)}

@@ -119,3 +119,54 @@ func TestChartValuesAreBoundedBeforeRendering(t *testing.T) {
 		t.Errorf("--values past the bound: %v", err)
 	}
 }
+
+// A template that asks for gigabytes (`repeat`, `seq`) or billions of
+// iterations (`range until`, nested ranges multiplied) is refused before
+// the engine runs, at the call's line: Helm's engine writes a template
+// into one string and cannot be stopped part way. Counts written in the
+// template and counts from the chart's values are both read; the other
+// templates of the chart are not rendered either, and nothing else is
+// refused.
+func TestTemplateAmplificationIsBoundedBeforeRendering(t *testing.T) {
+	for _, c := range []struct {
+		name, template, values, want string
+		line                         int
+	}{
+		{"repeat", "a: 1\n{{ repeat 2000000000 \"xx\" }}\n", "", `{{ repeat 2000000000 "xx" }} writes about 3814 MiB`, 2},
+		{"range until from values", "{{- range $i := until (int .Values.shards) }}\n- {{ $i }}\n{{- end }}\n", "shards: 100000000\n", "{{ range $i := until (int .Values.shards) }} runs 1e+08 times", 1},
+		{"nested ranges", "{{- range until 5000 }}\n{{- range until 5000 }}x{{ end }}\n{{- end }}\n", "", "{{ range until 5000 }} runs 2.5e+07 times (nested ranges multiplied)", 2},
+		{"range over an integer", "\n\n{{ range 100000000 }}x{{ end }}\n", "", "{{ range 100000000 }} runs 1e+08 times", 3},
+		{"piped repeat from values", "{{ .Values.pad | repeat 3000000000 }}\n", "pad: ab\n", "{{ repeat 3000000000 }} writes about 5722 MiB", 1},
+		{"seq", "{{ seq 1000000000 }}\n", "", "{{ seq 1000000000 }} writes about 1907 MiB", 1},
+	} {
+		chart := t.TempDir()
+		files := map[string]string{
+			"Chart.yaml":       tinyChart,
+			"templates/t.yaml": c.template,
+		}
+		if c.values != "" {
+			files["values.yaml"] = c.values
+		}
+		writeChart(t, chart, files)
+		r, err := helm.New(helm.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		streams, errs := r.Render(source.Input{Path: chart, Kind: source.Chart})
+		if len(streams) != 0 || len(errs) != 1 || !strings.Contains(errs[0].Message, c.want) ||
+			errs[0].File != filepath.ToSlash(filepath.Join(chart, "templates/t.yaml")) || errs[0].Line != c.line {
+			t.Errorf("%s: %d streams, errors %+v", c.name, len(streams), errs)
+		}
+	}
+	// A chart that ranges over its replicas renders as before.
+	chart := t.TempDir()
+	writeChart(t, chart, map[string]string{
+		"Chart.yaml":       tinyChart,
+		"values.yaml":      "replicas: 3\n",
+		"templates/t.yaml": "{{- range $i := until (int .Values.replicas) }}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c{{ $i }}}\ndata: {pad: {{ repeat 100 \"x\" | quote }}}\n{{- end }}\n",
+	})
+	r, _ := helm.New(helm.Options{})
+	if streams, errs := r.Render(source.Input{Path: chart, Kind: source.Chart}); len(errs) > 0 || len(streams) != 1 || len(streams[0].Documents) != 3 {
+		t.Errorf("a chart ranging over its replicas: %d streams, errors %v", len(streams), errs)
+	}
+}

@@ -1,6 +1,7 @@
 package kustomize
 
 import (
+	"backfire.dev/backfire/internal/exactjson"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -78,9 +79,12 @@ func (s *sourceFiles) match(file string, built *load.Document) *load.Document {
 
 func identity(d *load.Document) (name, namespace string) {
 	var o struct {
-		Metadata struct{ Name, Namespace string } `json:"metadata"`
+		Metadata struct {
+			Name      string `json:"name"`
+			Namespace string `json:"namespace"`
+		} `json:"metadata"`
 	}
-	_ = json.Unmarshal(d.JSON, &o)
+	_ = exactjson.Unmarshal(d.JSON, &o)
 	return o.Metadata.Name, o.Metadata.Namespace
 }
 

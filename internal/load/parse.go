@@ -573,6 +573,9 @@ func ParseJSON(name string, data []byte) File {
 		APIVersion any `json:"apiVersion"`
 		Kind       any `json:"kind"`
 	}
+	// exactjson:insensitive: the API server reads apiVersion and kind with
+	// encoding/json too (k8s.io/apimachinery pkg/runtime/serializer/json
+	// meta.go, SimpleMetaFactory.Interpret).
 	if json.Unmarshal(buf.Bytes(), &head) != nil {
 		f.Skipped++ // not an object
 		return f

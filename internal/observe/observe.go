@@ -5,7 +5,7 @@
 package observe
 
 import (
-	"encoding/json"
+	"backfire.dev/backfire/internal/exactjson"
 	"fmt"
 	"strings"
 	"time"
@@ -178,7 +178,7 @@ func decodeEvent(d *load.Document) (Event, *load.Error) {
 	switch {
 	case d.APIVersion == "v1":
 		var ev corev1.Event
-		if err := json.Unmarshal(d.JSON, &ev); err != nil {
+		if err := exactjson.Unmarshal(d.JSON, &ev); err != nil {
 			return e, bad(err)
 		}
 		e.Reason, e.Message, e.Type = ev.Reason, ev.Message, ev.Type
@@ -202,7 +202,7 @@ func decodeEvent(d *load.Document) (Event, *load.Error) {
 		}
 	case strings.HasPrefix(d.APIVersion, "events.k8s.io/"):
 		var ev eventsv1.Event
-		if err := json.Unmarshal(d.JSON, &ev); err != nil {
+		if err := exactjson.Unmarshal(d.JSON, &ev); err != nil {
 			return e, bad(err)
 		}
 		e.Reason, e.Message, e.Type = ev.Reason, ev.Note, ev.Type
@@ -224,9 +224,11 @@ func decodeEvent(d *load.Document) (Event, *load.Error) {
 	}
 	if e.Object.Namespace == "" {
 		var meta struct {
-			Metadata struct{ Namespace string } `json:"metadata"`
+			Metadata struct {
+				Namespace string `json:"namespace"`
+			} `json:"metadata"`
 		}
-		_ = json.Unmarshal(d.JSON, &meta)
+		_ = exactjson.Unmarshal(d.JSON, &meta)
 		e.Object.Namespace = meta.Metadata.Namespace
 	}
 	e.Container = containerOf(e.FieldPath)

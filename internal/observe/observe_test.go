@@ -171,3 +171,30 @@ func TestObserveKeepsThisPodsEventsAndSplitsClients(t *testing.T) {
 		t.Errorf("restartCount at line %d, want 7", line)
 	}
 }
+
+// TestEventFieldsAreReadAsKubernetesReadsThem: field names match exactly,
+// as the API server decodes them. A capitalized `Reason` beside `reason`
+// is a field Kubernetes drops, and the namespace of an event whose
+// involved object names none comes from the event's own metadata.
+func TestEventFieldsAreReadAsKubernetesReadsThem(t *testing.T) {
+	const ev = `apiVersion: v1
+kind: Event
+metadata: {name: db-0.1, namespace: registry}
+involvedObject: {kind: Pod, name: db-0, fieldPath: "spec.containers{database}"}
+reason: Killing
+Reason: Started
+message: Container database failed liveness probe, will be restarted
+firstTimestamp: "2026-11-12T04:53:01Z"
+lastTimestamp: "2026-11-12T04:53:01Z"
+`
+	evs, errs := ReadEvents("event.yaml", []byte(ev))
+	if len(errs) > 0 || len(evs) != 1 {
+		t.Fatalf("events %d, errors %v", len(evs), errs)
+	}
+	if evs[0].Reason != "Killing" {
+		t.Errorf("reason %q: the capitalized key Kubernetes drops was read", evs[0].Reason)
+	}
+	if evs[0].Object.Namespace != "registry" {
+		t.Errorf("namespace %q, want the event's own registry", evs[0].Object.Namespace)
+	}
+}

@@ -180,7 +180,7 @@ type burstAnswer struct {
 }
 
 // sendTo posts a review and checks that the answer is an AdmissionReview
-// for uid, within the client's timeout.
+// for uid (any uid when uid is ""), within the client's timeout.
 func sendTo(client *http.Client, url, uid string, body io.Reader, length int64) burstAnswer {
 	req, err := http.NewRequest(http.MethodPost, url, body)
 	if err != nil {
@@ -203,7 +203,7 @@ func sendTo(client *http.Client, url, uid string, body io.Reader, length int64) 
 	switch {
 	case err != nil:
 	case resp.StatusCode != http.StatusOK || json.Unmarshal(data, &ar) != nil || ar.Response == nil || ar.Kind != "AdmissionReview" ||
-		ar.APIVersion != "admission.k8s.io/v1" || string(ar.Response.UID) != uid || ar.Response.Result == nil && !ar.Response.Allowed:
+		ar.APIVersion != "admission.k8s.io/v1" || uid != "" && string(ar.Response.UID) != uid || ar.Response.Result == nil && !ar.Response.Allowed:
 		a.err = fmt.Errorf("not an AdmissionReview for %s: status %d: %.300s", uid, resp.StatusCode, data)
 	default:
 		if ar.Response.Result == nil {

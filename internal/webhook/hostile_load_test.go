@@ -6,7 +6,6 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -103,20 +102,11 @@ type answer struct {
 }
 
 func sendReview(client *http.Client, url string, body []byte) answer {
-	start := time.Now()
-	resp, err := client.Post(url, "application/json", bytes.NewReader(body))
-	if err != nil {
-		return answer{took: time.Since(start), err: err}
-	}
-	data, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	a := answer{took: time.Since(start), err: err}
-	var ar admissionv1.AdmissionReview
+	r := sendTo(client, url, "", bytes.NewReader(body), int64(len(body)))
+	a := answer{took: r.took, err: r.err}
 	switch {
-	case err != nil:
-	case resp.StatusCode != http.StatusOK || json.Unmarshal(data, &ar) != nil || ar.Response == nil:
-		a.err = fmt.Errorf("status %d: %.200s", resp.StatusCode, data)
-	case ar.Response.Result != nil && strings.HasPrefix(ar.Response.Result.Message, "not judged"):
+	case r.err != nil:
+	case r.review.Response.Result != nil && strings.HasPrefix(r.review.Response.Result.Message, "not judged"):
 		a.unjudged = true
 	default:
 		a.judged = true

@@ -1,8 +1,8 @@
 package analysis
 
 import (
+	"backfire.dev/backfire/internal/exactjson"
 	"encoding/base64"
-	"encoding/json"
 
 	"backfire.dev/backfire/internal/index"
 )
@@ -26,7 +26,7 @@ func SecretValue(ix *index.Index, namespace, name, key string) (string, bool) {
 		Data       map[string]string `json:"data"`
 		StringData map[string]string `json:"stringData"`
 	}
-	if err := json.Unmarshal(o.Doc.JSON, &s); err != nil {
+	if err := exactjson.Unmarshal(o.Doc.JSON, &s); err != nil {
 		return "", false
 	}
 	if v, ok := s.StringData[key]; ok {

@@ -48,3 +48,17 @@ data:
 		}
 	}
 }
+
+// TestSecretKeysAreMatchedExactly: a `StringData:` key written beside
+// `data:` is a field Kubernetes drops, so its value is not the Secret's.
+func TestSecretKeysAreMatchedExactly(t *testing.T) {
+	ix, _ := objects(t, `apiVersion: v1
+kind: Secret
+metadata: {name: web, namespace: shop}
+StringData:
+  url: https://attacker.example/ok
+`)
+	if v, ok := SecretValue(ix, "shop", "web", "url"); ok {
+		t.Errorf("read %q from a field Kubernetes drops", v)
+	}
+}

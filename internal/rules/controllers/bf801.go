@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"backfire.dev/backfire/internal/exactjson"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -142,7 +143,7 @@ func appliedReplicas(o *object.Object) (replicasApplied, bool) {
 				Replicas *int32 `json:"replicas"`
 			} `json:"spec"`
 		}
-		if json.Unmarshal([]byte(v), &doc) != nil || doc.Spec.Replicas == nil {
+		if exactjson.Unmarshal([]byte(v), &doc) != nil || doc.Spec.Replicas == nil {
 			return replicasApplied{}, false
 		}
 		return replicasApplied{n: *doc.Spec.Replicas, from: "the last-applied-configuration annotation",

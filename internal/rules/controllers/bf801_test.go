@@ -33,6 +33,7 @@ func TestAppliedReplicasOfLiveObjects(t *testing.T) {
 	}{
 		{"no record: not known", "", 0, false},
 		{"last-applied with replicas", "  annotations:\n    kubectl.kubernetes.io/last-applied-configuration: '{\"spec\":{\"replicas\":2}}'\n", 2, true},
+		{"last-applied with a capitalized Spec the API server drops", "  annotations:\n    kubectl.kubernetes.io/last-applied-configuration: '{\"Spec\":{\"replicas\":2}}'\n", 0, false},
 		{"last-applied without replicas", "  annotations:\n    kubectl.kubernetes.io/last-applied-configuration: '{\"spec\":{\"template\":{}}}'\n", 0, false},
 		{"applier owns replicas", "  managedFields:\n  - manager: argocd-controller\n    operation: Apply\n    fieldsV1: {\"f:spec\": {\"f:replicas\": {}}}\n", 7, true},
 		{"only the autoscaler owns it", "  managedFields:\n  - manager: argocd-controller\n    operation: Apply\n    fieldsV1: {\"f:spec\": {\"f:template\": {}}}\n  - manager: kube-controller-manager\n    operation: Update\n    subresource: scale\n    fieldsV1: {\"f:spec\": {\"f:replicas\": {}}}\n", 0, false},

@@ -1,7 +1,7 @@
 package network
 
 import (
-	"encoding/json"
+	"backfire.dev/backfire/internal/exactjson"
 	"fmt"
 	"strings"
 	"time"
@@ -346,7 +346,7 @@ func fix701(o *object.Object, dr *object.DestinationRule, bad []judged) *finding
 				Subsets []map[string]any `json:"subsets"`
 			} `json:"spec"`
 		}
-		if err := json.Unmarshal(o.Doc.JSON, &doc); err == nil && len(doc.Spec.Subsets) == len(dr.Spec.Subsets) {
+		if err := exactjson.Unmarshal(o.Doc.JSON, &doc); err == nil && len(doc.Spec.Subsets) == len(dr.Spec.Subsets) {
 			var list []any
 			for i, s := range doc.Spec.Subsets {
 				if ch := changes[i]; ch != nil {

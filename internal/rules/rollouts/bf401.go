@@ -1,7 +1,7 @@
 package rollouts
 
 import (
-	"encoding/json"
+	"backfire.dev/backfire/internal/exactjson"
 	"fmt"
 	"slices"
 	"strings"
@@ -411,7 +411,7 @@ func rawSteps(doc []byte) []any {
 			} `json:"strategy"`
 		} `json:"spec"`
 	}
-	if err := json.Unmarshal(doc, &o); err != nil {
+	if err := exactjson.Unmarshal(doc, &o); err != nil {
 		return nil
 	}
 	return o.Spec.Strategy.Canary.Steps
