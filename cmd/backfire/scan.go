@@ -169,7 +169,11 @@ func runScan(cmd *cobra.Command, args []string, fl *scanFlags) error {
 		// The JSON report can be written from findings kept on disk, so
 		// that a scan's memory does not grow with its findings; the other
 		// formats, and comparing with a base revision, read them whole.
-		Spill:    fl.format == "json" && fl.diffBase == "" && fl.baseline == "" && fl.writeBaseline == "",
+		Spill: fl.format == "json" && fl.diffBase == "" && fl.baseline == "" && fl.writeBaseline == "",
+		// One line a finding, without its fix: the fixes are not
+		// composed. The other formats show each fix's description, which
+		// the composition can change (fix.Agree).
+		NoFixes:  fl.format == "short",
 		Progress: meter.Count,
 	}
 	res, err := scan.Run(opts)

@@ -129,6 +129,9 @@ func runServe(cmd *cobra.Command, fl *serveFlags) error {
 	if err != nil {
 		return usageError(cmd, "%v", err)
 	}
+	if mode == webhook.Warn {
+		judge.WithoutFixes() // warnings show no fix
+	}
 
 	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()

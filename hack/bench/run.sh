@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Whole-process benchmark: backfire beside the parse floor (hack/bench/floor)
-# and, when their binaries are given, kube-linter and kube-score, on the
+# Whole-process benchmark: backfire beside the parse floor (hack/bench/floor),
+# backfire's own parse alone (hack/bench/parse) and, when their binaries are given, kube-linter and kube-score, on the
 # shared corpus at 10k objects, 100k (10 copies in subdirectories), 300k
 # (30 copies) and one 100 MB file (the 10k files concatenated 7 times), and
 # on a richer corpus
@@ -52,6 +52,7 @@ echo "== building into $out/bin" >&2
 mkdir -p "$out/bin"
 go build -o "$out/bin/backfire" ./cmd/backfire
 go build -o "$out/bin/floor" ./hack/bench/floor
+go build -o "$out/bin/parse" ./hack/bench/parse
 before=${BACKFIRE_BEFORE:-}
 if [ -z "$before" ] && [ -n "${BEFORE:-}" ]; then
 	echo "== building backfire-before from $BEFORE" >&2
@@ -96,6 +97,9 @@ fi
 tools() {
 	local in=$1 dir=$out/$1
 	printf 'floor\t%s\n' "$out/bin/floor $dir"
+	# backfire's own parse and nothing after it: a scan's CPU over it is
+	# what the stages after the parse cost.
+	printf 'parse\t%s\n' "$out/bin/parse $dir"
 	# The 100 MB file is above backfire's default --max-file-size (64 MiB).
 	printf 'backfire\t%s\n' "$out/bin/backfire scan --format json --fail-on none --max-file-size 200000000 $dir"
 	if [ -n "$before" ]; then

@@ -124,11 +124,17 @@ func Decode(doc *load.Document) (*Object, *load.Error) {
 	// mode lists the unknown fields it drops). encoding/json and
 	// json-iterator match field names case-insensitively: `Exec: null`
 	// written after `exec:` would empty the probe Kubernetes runs.
+	// Most documents name only fields of their type, exactly: those are
+	// decoded by the faster exact decode, the others again by the strict
+	// one (see decodeExact).
 	var unknown []error
 	var err error
-	if ok {
+	switch {
+	case ok && decodeExact(doc.JSON, target):
+	case ok:
+		target = mk()
 		unknown, err = kjson.UnmarshalStrict(doc.JSON, target, kjson.DisallowUnknownFields)
-	} else {
+	default:
 		err = kjson.UnmarshalCaseSensitivePreserveInts(doc.JSON, target)
 	}
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"backfire.dev/backfire/internal/benchcorpus"
+	"backfire.dev/backfire/internal/load"
 )
 
 var (
@@ -84,6 +85,35 @@ func BenchmarkParseFloor10k(b *testing.B) {
 					}
 				}
 			}()
+		}
+		for _, f := range files {
+			work <- f
+		}
+		close(work)
+		wg.Wait()
+	}
+}
+
+// BenchmarkParseOwn10k is backfire's own parse of the same files (the
+// block parser into compact JSON and positions, load.Stream) and nothing
+// after it, on as many goroutines as the scan: BenchmarkScan10k's cpu-s/op
+// over this one's is what the stages after the parse cost.
+func BenchmarkParseOwn10k(b *testing.B) {
+	dir, n := corpus10k(b)
+	files, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	b.SetBytes(n)
+	b.ReportAllocs()
+	defer reportCPU(b)()
+	for b.Loop() {
+		var wg sync.WaitGroup
+		work := make(chan string)
+		for range runtime.GOMAXPROCS(0) {
+			wg.Go(func() {
+				for p := range work {
+					data, _ := os.ReadFile(p)
+					load.Stream(p, data, func(*load.Document, int) {})
+				}
+			})
 		}
 		for _, f := range files {
 			work <- f

@@ -202,3 +202,45 @@ func TestLiteralPasswordsAreMasked(t *testing.T) {
 		}
 	}
 }
+
+// A scan that composes no fix (Options.NoFixes) finds the same findings,
+// at the same places, with the same messages; only fixes that the
+// composition would have rewritten differ, and at least one does in the
+// corpus (so the test would see a scan that dropped the findings' fixes
+// or composed them anyway).
+func TestNoFixesSameFindings(t *testing.T) {
+	// The corpus, and an object whose probe fixes compose (BF104's raises
+	// what BF103 computed from).
+	dir := []string{filepath.Join("..", "..", "testdata"), filepath.Join("..", "fixcompose", "testdata")}
+	full, err := Run(Options{Paths: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bare, err := Run(Options{Paths: dir, NoFixes: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(full.Findings) == 0 || len(full.Findings) != len(bare.Findings) {
+		t.Fatalf("%d findings composed, %d not", len(full.Findings), len(bare.Findings))
+	}
+	rewritten := 0
+	for i := range full.Findings {
+		f, b := full.Findings[i], bare.Findings[i]
+		if f.Fingerprint != b.Fingerprint || f.File != b.File || f.Line != b.Line || f.Column != b.Column || f.Message != b.Message || f.Severity != b.Severity {
+			t.Errorf("finding %d: %s %s:%d %q, without composing %s %s:%d %q", i, f.Rule, f.File, f.Line, f.Message, b.Rule, b.File, b.Line, b.Message)
+		}
+		if (f.Fix == nil) != (b.Fix == nil) {
+			t.Errorf("finding %d (%s): fix %v, without composing %v", i, f.Rule, f.Fix, b.Fix)
+			continue
+		}
+		if f.Fix != nil && (string(f.Fix.Patch) != string(b.Fix.Patch) || f.Fix.Description != b.Fix.Description) {
+			rewritten++
+		}
+	}
+	if rewritten == 0 {
+		t.Error("no fix was rewritten by the composition: the corpus no longer tells a composed scan from one that is not")
+	}
+	if len(full.Errors) != len(bare.Errors) {
+		t.Errorf("%d errors composed, %d not", len(full.Errors), len(bare.Errors))
+	}
+}

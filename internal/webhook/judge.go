@@ -37,7 +37,17 @@ type Judge struct {
 	rules   []*rules.Rule
 	opts    rules.Options
 	context Context
+	// noFixes: the verdicts' findings keep their rules' own fixes (see
+	// WithoutFixes).
+	noFixes bool
 }
+
+// WithoutFixes makes the judge skip composing the fixes of an object's
+// findings and agreeing them (fixcompose.RunAndAgree), for a policy that
+// shows none: warn mode's warnings name the rule, field and message only.
+// The findings are the same; a fix another fix on the object would have
+// rewritten is left as its rule proposed it.
+func (j *Judge) WithoutFixes() { j.noFixes = true }
 
 // NewJudge prepares the rules as a scan would: the catalog (nil means the
 // whole one), minus what the configuration disables.
@@ -124,7 +134,7 @@ func (j *Judge) judge(ctx context.Context, req *admissionv1.AdmissionRequest) (V
 		v.Skipped = o.Kind + " is not a kind the rules read"
 		return v, nil
 	}
-	found := j.run(ctx, o)
+	found := j.run(ctx, o, !j.noFixes)
 	if err := ctx.Err(); err != nil {
 		return v, err
 	}
@@ -134,7 +144,8 @@ func (j *Judge) judge(ctx context.Context, req *admissionv1.AdmissionRequest) (V
 	if req.Operation == admissionv1.Update && len(req.OldObject.Raw) > 0 {
 		if old, _ := decode(name+" (before the update)", req.OldObject.Raw, req.Namespace); old != nil && old.Typed != nil {
 			before = map[finding.Identity]bool{}
-			for _, r := range j.run(ctx, old).Findings {
+			// Only which findings were there: their fixes are not read.
+			for _, r := range j.run(ctx, old, false).Findings {
 				before[r.Finding.Identity()] = true
 			}
 		}
@@ -165,7 +176,9 @@ func (j *Judge) judge(ctx context.Context, req *admissionv1.AdmissionRequest) (V
 // without cluster access.
 const NoClusterGap = "the webhook has no cluster access: the object was judged alone, without the AnalysisTemplates, autoscalers, Services and workloadRef Deployments of the cluster, nor the workloads a budget, policy or DestinationRule selects"
 
-func (j *Judge) run(ctx context.Context, o *object.Object) rules.Outcome {
+// run runs the rules on o, with their fixes composed and agreed when
+// fixes is set.
+func (j *Judge) run(ctx context.Context, o *object.Object, fixes bool) rules.Outcome {
 	objs := []*object.Object{o}
 	if j.context != nil {
 		for _, c := range j.context.Objects(o.Namespace) {
@@ -177,6 +190,9 @@ func (j *Judge) run(ctx context.Context, o *object.Object) rules.Outcome {
 	}
 	opts := j.opts
 	opts.Context = ctx
+	if !fixes {
+		return rules.RunObject(o, index.Build(objs), j.rules, &opts)
+	}
 	return fixcompose.RunAndAgree(o, index.Build(objs), j.rules, &opts)
 }
 

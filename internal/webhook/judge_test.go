@@ -217,6 +217,35 @@ func TestWarnModeAdmitsWithWarningsTheAPIServerKeeps(t *testing.T) {
 	}
 }
 
+// A judge that composes no fix (warn mode's) answers as one that does:
+// warnings show no fix. On an UPDATE too, where the old object's run only
+// tells which findings were there.
+func TestWarnModeAnswersTheSameWithoutFixes(t *testing.T) {
+	bad := fixture(t, "bad-statefulset.yaml")
+	relabelled := []byte(strings.Replace(string(bad), "component: database\nspec:", "component: database\n    team: storage\nspec:", 1))
+	warn := Policy{Mode: Warn, FailOn: finding.Error}
+	full, bare := newJudge(t, nil, staticContext{}), newJudge(t, nil, staticContext{})
+	bare.WithoutFixes()
+	for _, req := range []*admissionv1.AdmissionRequest{
+		request(t, admissionv1.Create, bad, nil),
+		request(t, admissionv1.Update, relabelled, bad),
+	} {
+		vf, vb := full.Judge(req), bare.Judge(req)
+		if len(vf.Findings) == 0 {
+			t.Fatal("no findings: the test would not tell")
+		}
+		rf, rb := warn.Respond(vf), warn.Respond(vb)
+		if !slices.Equal(rf.Warnings, rb.Warnings) || rf.Allowed != rb.Allowed || rf.Result.Message != rb.Result.Message {
+			t.Errorf("%s: warn mode answers\n%q\nwith fixes composed, and\n%q\nwithout", req.Operation, rf.Warnings, rb.Warnings)
+		}
+		for i := range vf.Findings {
+			if vf.Findings[i].Preexisting != vb.Findings[i].Preexisting {
+				t.Errorf("%s %s: preexisting %v, without fixes %v", req.Operation, vf.Findings[i].Rule, vf.Findings[i].Preexisting, vb.Findings[i].Preexisting)
+			}
+		}
+	}
+}
+
 func checkWarnings(t testing.TB, ws []string) {
 	t.Helper()
 	total := 0

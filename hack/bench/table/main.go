@@ -55,8 +55,8 @@ func main() {
 	}
 	tools := map[string][]float64{} // wall median per input, 0 when not run
 	var order []string
-	fmt.Println("| input | tool | wall s (median) | min–max s | CPU s | peak RSS MiB | x floor (wall) | x floor (CPU) |")
-	fmt.Println("|---|---|---|---|---|---|---|---|")
+	fmt.Println("| input | tool | wall s (median) | min–max s | CPU s | peak RSS MiB | x floor (wall) | x floor (CPU) | x parse (CPU) |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|")
 	for i, in := range inputs {
 		results, err := readHyperfine(filepath.Join(dir, in.key+".json"))
 		if os.IsNotExist(err) {
@@ -65,26 +65,34 @@ func main() {
 		if err != nil {
 			fail(err)
 		}
-		floor, floorCPU := 0.0, 0.0
+		// The floor is yaml.v3's parse, parse backfire's own (both CPU
+		// seconds are means over the same input's runs).
+		floor, floorCPU, parseCPU := 0.0, 0.0, 0.0
 		for _, r := range results {
-			if r.Command == "floor" {
+			switch r.Command {
+			case "floor":
 				floor, floorCPU = r.Median, r.User+r.System
+			case "parse":
+				parseCPU = r.User + r.System
 			}
 		}
 		for _, r := range results {
-			ratio, ratioCPU := "–", "–"
+			ratio, ratioCPU, ratioParse := "–", "–", "–"
 			if floor > 0 {
 				ratio = fmt.Sprintf("%.2f", r.Median/floor)
 			}
 			if floorCPU > 0 {
 				ratioCPU = fmt.Sprintf("%.2f", (r.User+r.System)/floorCPU)
 			}
+			if parseCPU > 0 {
+				ratioParse = fmt.Sprintf("%.2f", (r.User+r.System)/parseCPU)
+			}
 			mib := "–"
 			if kb, ok := rss[in.key+"\t"+r.Command]; ok {
 				mib = fmt.Sprintf("%.0f", kb/1024)
 			}
-			fmt.Printf("| %s | %s | %.2f | %.2f–%.2f | %.2f | %s | %s | %s |\n",
-				in.name, r.Command, r.Median, r.Min, r.Max, r.User+r.System, mib, ratio, ratioCPU)
+			fmt.Printf("| %s | %s | %.2f | %.2f–%.2f | %.2f | %s | %s | %s | %s |\n",
+				in.name, r.Command, r.Median, r.Min, r.Max, r.User+r.System, mib, ratio, ratioCPU, ratioParse)
 			if _, ok := tools[r.Command]; !ok {
 				order = append(order, r.Command)
 				tools[r.Command] = make([]float64, len(inputs))
