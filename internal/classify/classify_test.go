@@ -733,3 +733,49 @@ func TestFailureIgnoredByScript(t *testing.T) {
 		}
 	}
 }
+
+// What a script's exit status depends on: a client alone on a line that is
+// neither the last command nor tested does not decide the probe, unless the
+// script stops at a failure (set -e, sh -e); nc anywhere in a set -e script
+// decides it by its connection alone.
+func TestScriptStatusDependsOn(t *testing.T) {
+	c := &corev1.Container{Name: "pg", Image: "postgres:16", Env: []corev1.EnvVar{{Name: "PGDATA", Value: "/data"}}}
+	v := ContainerOf("", c)
+	for _, c2 := range []struct {
+		argv  []string
+		fails bool
+	}{
+		{[]string{"sh", "-c", "psql -c 'SELECT 1'\necho ok"}, false},
+		{[]string{"sh", "-c", "set -e\npsql -c 'SELECT 1'\necho ok"}, true},
+		{[]string{"sh", "-c", "set -euo pipefail\npsql -c 'SELECT 1'\necho ok"}, true},
+		{[]string{"sh", "-c", "set -o errexit\npsql -c 'SELECT 1'\necho ok"}, true},
+		{[]string{"/bin/bash", "-ec", "psql -c 'SELECT 1'\necho ok"}, true},
+		{[]string{"sh", "-e", "-c", "psql -c 'SELECT 1'\necho ok"}, true},
+		{[]string{"sh", "-c", "psql -c 'SELECT 1'\nif [ $? -ne 0 ]; then exit 1; fi\necho ok"}, true},
+		{[]string{"sh", "-c", "echo start\npsql -c 'SELECT 1'"}, true},
+		{[]string{"sh", "-c", "if psql -c 'SELECT 1'; then exit 0; fi\nexit 1"}, true},
+		{[]string{"sh", "-c", "check() {\npsql -c 'SELECT 1'\n}\ncheck"}, true},
+	} {
+		p := &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: c2.argv}}}
+		if got := Probe("StatefulSet", c, p, v).FailsDuringRecovery(v); got != c2.fails {
+			t.Errorf("%q: fails during recovery %v, want %v", c2.argv, got, c2.fails)
+		}
+	}
+	// Redis answers on its port while it loads: nc in the middle of a set -e
+	// script decides by the connection; without set -e the last command does.
+	r := &corev1.Container{Name: "redis", Image: "redis:7"}
+	rv := ContainerOf("", r)
+	for _, c2 := range []struct {
+		script string
+		passes bool
+	}{
+		{"set -e\necho PING | nc -q1 localhost 6379\necho ok", true},
+		{"set -e\necho PING | nc -q1 localhost 6379\nredis-cli ping | grep PONG", false},
+	} {
+		p := &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"sh", "-c", c2.script}}}}
+		q := ProbeWith("Deployment", r, p, rv, nil)
+		if got := q.PassesDuringRecovery(rv); got != c2.passes {
+			t.Errorf("%q: passes during loading %v, want %v (%+v)", c2.script, got, c2.passes, q)
+		}
+	}
+}
