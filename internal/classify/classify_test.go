@@ -779,3 +779,62 @@ func TestScriptStatusDependsOn(t *testing.T) {
 		}
 	}
 }
+
+// A real probe script, pinned verbatim (testdata/corpus/wonderfan-docker-files:
+// wonderfan/docker-files galera-mariadb's readiness-probe.sh): it echoes, runs
+// mysql, then tests $? on the next line. The mysql query decides the probe,
+// so it fails while MariaDB recovers (the port opens after InnoDB recovery).
+// The same script ending in `exit 0` instead of the test exits 0 whatever
+// mysql says, unless it stops at a failure (set -e).
+func TestRealScriptStatusTestedOnNextLine(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "corpus", "wonderfan-docker-files", "galera-mariadb", "root", "usr", "local", "bin", "readiness-probe.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := string(b)
+	i := strings.Index(script, "if [ $? -ne 0 ]")
+	if i < 0 {
+		t.Fatal("the pinned script changed")
+	}
+	untested := script[:i] + "exit 0\n"
+	c := &corev1.Container{Name: "mariadb", Image: "mariadb:10.11", Env: []corev1.EnvVar{{Name: "MARIADB_ROOT_PASSWORD", Value: "x"}}}
+	v := ContainerOf("", c)
+	for _, c2 := range []struct {
+		name, text string
+		fails      bool
+	}{
+		{"as written", script, true},
+		{"ending in exit 0", untested, false},
+		{"ending in exit 0, under set -e", strings.Replace(untested, "#!/bin/bash\n", "#!/bin/bash\nset -e\n", 1), true},
+	} {
+		files := func(p string) (File, bool) {
+			if p == "/usr/local/bin/readiness-probe.sh" {
+				return File{Text: c2.text, From: "ConfigMap probes, key readiness-probe.sh"}, true
+			}
+			return File{}, false
+		}
+		p := &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"/usr/local/bin/readiness-probe.sh"}}}}
+		if got := ProbeWith("StatefulSet", c, p, v, files).FailsDuringRecovery(v); got != c2.fails {
+			t.Errorf("%s: fails during recovery %v, want %v (%+v)", c2.name, got, c2.fails, ProbeWith("StatefulSet", c, p, v, files))
+		}
+	}
+}
+
+// A discarded failure is discarded whole: on MySQL, whose port is closed
+// while it recovers, `mysql ... || true` does not fail the probe either (the
+// failed connection is the failure the script ignores).
+func TestFailureIgnoredOnClosedPort(t *testing.T) {
+	c := &corev1.Container{Name: "db", Image: "mysql:8.4", Env: []corev1.EnvVar{{Name: "MYSQL_ROOT_PASSWORD", Value: "x"}}}
+	v := ContainerOf("", c)
+	for script, fails := range map[string]bool{
+		`mysql -uroot -e "SELECT 1" || true`:          false,
+		"mysql -uroot -e 'SELECT 1'\necho done":       false,
+		`mysql -uroot -e "SELECT 1"`:                  true,
+		"set -e\nmysql -uroot -e 'SELECT 1'\necho ok": true,
+	} {
+		p := &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"sh", "-c", script}}}}
+		if got := Probe("StatefulSet", c, p, v).FailsDuringRecovery(v); got != fails {
+			t.Errorf("%q: fails during recovery %v, want %v", script, got, fails)
+		}
+	}
+}

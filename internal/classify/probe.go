@@ -377,7 +377,7 @@ func execQuery(kind string, c *corev1.Container, argv []string, v Verdict, files
 			if q, ok := curlQuery(cmd, v); ok {
 				q = through(i, q)
 				if q.Queries && !statusReaches(script, errexit, cmd) {
-					q.Queries = false
+					q.Queries, q.Connects = false, false
 					q.Evidence += ", but the script's exit status does not depend on it (neither its last command nor tested, and no set -e)"
 				}
 				if q.Queries {
@@ -391,11 +391,12 @@ func execQuery(kind string, c *corev1.Container, argv []string, v Verdict, files
 		if q.Queries && failureIgnored(script, cmd) {
 			// cmd || exit 0, cmd || true: its failure never reaches the
 			// script's exit status.
-			keep(ProbeQuery{Connects: q.Connects, Evidence: q.Evidence + ", but the script ignores its failure (|| exit 0, || true): the probe does not depend on it"})
+			// Nor on its connection: a failed connection is a failure too.
+			keep(ProbeQuery{Evidence: q.Evidence + ", but the script ignores its failure (|| exit 0, || true): the probe does not depend on it"})
 			continue
 		}
 		if q.Queries && !statusReaches(script, errexit, cmd) {
-			keep(ProbeQuery{Connects: q.Connects, Evidence: q.Evidence + ", but the script's exit status does not depend on it: it is neither the last command nor tested, and the script does not stop at a failure (no set -e)"})
+			keep(ProbeQuery{Evidence: q.Evidence + ", but the script's exit status does not depend on it: it is neither the last command nor tested, and the script does not stop at a failure (no set -e)"})
 			continue
 		}
 		if q.Queries && !q.Assumed {
@@ -551,6 +552,25 @@ func netcatQuery(cmd []string, script string, errexit bool) (ProbeQuery, bool) {
 		Evidence: "exec runs " + strings.Join(cmd, " ") + ", which" + sends + " exits with nc's status: 0 as soon as the connection opens, whatever the server answers (the answer is not compared)"}, true
 }
 
+// unquoted is a line with what its quotes hold removed (-e"SHOW DATABASES;"
+// holds no command list), quotes left unclosed keeping the rest.
+func unquoted(line string) string {
+	var b strings.Builder
+	var q rune
+	for _, r := range line {
+		switch {
+		case q != 0 && r == q:
+			q = 0
+		case q != 0:
+		case r == '\'' || r == '"':
+			q = r
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
 // setErrexit matches a script that stops at its first failing command:
 // set -e (set -eu, set -euo pipefail), set -o errexit, or a #! line that
 // starts its shell with -e. set +e anywhere leaves the question open,
@@ -604,7 +624,7 @@ func statusReaches(script string, errexit bool, cmd []string) bool {
 			continue
 		}
 		found = true
-		if i == len(lines)-1 || strings.ContainsAny(l, ";&|`") || strings.Contains(l, "$(") {
+		if bare := unquoted(l); i == len(lines)-1 || strings.ContainsAny(bare, ";&|`") || strings.Contains(bare, "$(") {
 			return true
 		}
 		next := lines[i+1]
