@@ -733,3 +733,108 @@ func TestFailureIgnoredByScript(t *testing.T) {
 		}
 	}
 }
+
+// What a script's exit status depends on: a client alone on a line that is
+// neither the last command nor tested does not decide the probe, unless the
+// script stops at a failure (set -e, sh -e); nc anywhere in a set -e script
+// decides it by its connection alone.
+func TestScriptStatusDependsOn(t *testing.T) {
+	c := &corev1.Container{Name: "pg", Image: "postgres:16", Env: []corev1.EnvVar{{Name: "PGDATA", Value: "/data"}}}
+	v := ContainerOf("", c)
+	for _, c2 := range []struct {
+		argv  []string
+		fails bool
+	}{
+		{[]string{"sh", "-c", "psql -c 'SELECT 1'\necho ok"}, false},
+		{[]string{"sh", "-c", "set -e\npsql -c 'SELECT 1'\necho ok"}, true},
+		{[]string{"sh", "-c", "set -euo pipefail\npsql -c 'SELECT 1'\necho ok"}, true},
+		{[]string{"sh", "-c", "set -o errexit\npsql -c 'SELECT 1'\necho ok"}, true},
+		{[]string{"/bin/bash", "-ec", "psql -c 'SELECT 1'\necho ok"}, true},
+		{[]string{"sh", "-e", "-c", "psql -c 'SELECT 1'\necho ok"}, true},
+		{[]string{"sh", "-c", "psql -c 'SELECT 1'\nif [ $? -ne 0 ]; then exit 1; fi\necho ok"}, true},
+		{[]string{"sh", "-c", "echo start\npsql -c 'SELECT 1'"}, true},
+		{[]string{"sh", "-c", "if psql -c 'SELECT 1'; then exit 0; fi\nexit 1"}, true},
+		{[]string{"sh", "-c", "check() {\npsql -c 'SELECT 1'\n}\ncheck"}, true},
+	} {
+		p := &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: c2.argv}}}
+		if got := Probe("StatefulSet", c, p, v).FailsDuringRecovery(v); got != c2.fails {
+			t.Errorf("%q: fails during recovery %v, want %v", c2.argv, got, c2.fails)
+		}
+	}
+	// Redis answers on its port while it loads: nc in the middle of a set -e
+	// script decides by the connection; without set -e the last command does.
+	r := &corev1.Container{Name: "redis", Image: "redis:7"}
+	rv := ContainerOf("", r)
+	for _, c2 := range []struct {
+		script string
+		passes bool
+	}{
+		{"set -e\necho PING | nc -q1 localhost 6379\necho ok", true},
+		{"set -e\necho PING | nc -q1 localhost 6379\nredis-cli ping | grep PONG", false},
+	} {
+		p := &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"sh", "-c", c2.script}}}}
+		q := ProbeWith("Deployment", r, p, rv, nil)
+		if got := q.PassesDuringRecovery(rv); got != c2.passes {
+			t.Errorf("%q: passes during loading %v, want %v (%+v)", c2.script, got, c2.passes, q)
+		}
+	}
+}
+
+// A real probe script, pinned verbatim (testdata/corpus/wonderfan-docker-files:
+// wonderfan/docker-files galera-mariadb's readiness-probe.sh): it echoes, runs
+// mysql, then tests $? on the next line. The mysql query decides the probe,
+// so it fails while MariaDB recovers (the port opens after InnoDB recovery).
+// The same script ending in `exit 0` instead of the test exits 0 whatever
+// mysql says, unless it stops at a failure (set -e).
+func TestRealScriptStatusTestedOnNextLine(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "corpus", "wonderfan-docker-files", "galera-mariadb", "root", "usr", "local", "bin", "readiness-probe.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := string(b)
+	i := strings.Index(script, "if [ $? -ne 0 ]")
+	if i < 0 {
+		t.Fatal("the pinned script changed")
+	}
+	untested := script[:i] + "exit 0\n"
+	c := &corev1.Container{Name: "mariadb", Image: "mariadb:10.11", Env: []corev1.EnvVar{{Name: "MARIADB_ROOT_PASSWORD", Value: "x"}}}
+	v := ContainerOf("", c)
+	for _, c2 := range []struct {
+		name, text string
+		fails      bool
+	}{
+		{"as written", script, true},
+		{"ending in exit 0", untested, false},
+		{"ending in exit 0, under set -e", strings.Replace(untested, "#!/bin/bash\n", "#!/bin/bash\nset -e\n", 1), true},
+	} {
+		files := func(p string) (File, bool) {
+			if p == "/usr/local/bin/readiness-probe.sh" {
+				return File{Text: c2.text, From: "ConfigMap probes, key readiness-probe.sh"}, true
+			}
+			return File{}, false
+		}
+		p := &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"/usr/local/bin/readiness-probe.sh"}}}}
+		if got := ProbeWith("StatefulSet", c, p, v, files).FailsDuringRecovery(v); got != c2.fails {
+			t.Errorf("%s: fails during recovery %v, want %v (%+v)", c2.name, got, c2.fails, ProbeWith("StatefulSet", c, p, v, files))
+		}
+	}
+}
+
+// A discarded failure is discarded whole: on MySQL, whose port is closed
+// while it recovers, `mysql ... || true` does not fail the probe either (the
+// failed connection is the failure the script ignores).
+func TestFailureIgnoredOnClosedPort(t *testing.T) {
+	c := &corev1.Container{Name: "db", Image: "mysql:8.4", Env: []corev1.EnvVar{{Name: "MYSQL_ROOT_PASSWORD", Value: "x"}}}
+	v := ContainerOf("", c)
+	for script, fails := range map[string]bool{
+		`mysql -uroot -e "SELECT 1" || true`:          false,
+		"mysql -uroot -e 'SELECT 1'\necho done":       false,
+		`mysql -uroot -e "SELECT 1"`:                  true,
+		"set -e\nmysql -uroot -e 'SELECT 1'\necho ok": true,
+	} {
+		p := &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"sh", "-c", script}}}}
+		if got := Probe("StatefulSet", c, p, v).FailsDuringRecovery(v); got != fails {
+			t.Errorf("%q: fails during recovery %v, want %v", script, got, fails)
+		}
+	}
+}

@@ -336,6 +336,7 @@ func execQuery(kind string, c *corev1.Container, argv []string, v Verdict, files
 	}
 	desc := "exec [" + strings.Join(argv, " ") + "]"
 	script, cmds := commandsOf(argv)
+	errexit := shellErrexit(argv) || setErrexit.MatchString(script)
 	// A script's shell functions are evaluated through (functions.go).
 	var cs calls
 	if script != "" {
@@ -363,7 +364,7 @@ func execQuery(kind string, c *corev1.Container, argv []string, v Verdict, files
 		name := queryCommand(cmd)
 		switch {
 		case name == "" && (isNetcat(cmd[0]) || isNetcat(assignedCommand(script, cmd[0]))):
-			if q, ok := netcatQuery(cmd, script); ok {
+			if q, ok := netcatQuery(cmd, script, errexit); ok {
 				keep(through(i, q))
 			}
 			continue
@@ -375,6 +376,10 @@ func execQuery(kind string, c *corev1.Container, argv []string, v Verdict, files
 		case name == "curl" || name == "wget":
 			if q, ok := curlQuery(cmd, v); ok {
 				q = through(i, q)
+				if q.Queries && !statusReaches(script, errexit, cmd) {
+					q.Queries, q.Connects = false, false
+					q.Evidence += ", but the script's exit status does not depend on it (neither its last command nor tested, and no set -e)"
+				}
 				if q.Queries {
 					return q
 				}
@@ -386,7 +391,12 @@ func execQuery(kind string, c *corev1.Container, argv []string, v Verdict, files
 		if q.Queries && failureIgnored(script, cmd) {
 			// cmd || exit 0, cmd || true: its failure never reaches the
 			// script's exit status.
-			keep(ProbeQuery{Connects: q.Connects, Evidence: q.Evidence + ", but the script ignores its failure (|| exit 0, || true): the probe does not depend on it"})
+			// Nor on its connection: a failed connection is a failure too.
+			keep(ProbeQuery{Evidence: q.Evidence + ", but the script ignores its failure (|| exit 0, || true): the probe does not depend on it"})
+			continue
+		}
+		if q.Queries && !statusReaches(script, errexit, cmd) {
+			keep(ProbeQuery{Evidence: q.Evidence + ", but the script's exit status does not depend on it: it is neither the last command nor tested, and the script does not stop at a failure (no set -e)"})
 			continue
 		}
 		if q.Queries && !q.Assumed {
@@ -530,8 +540,8 @@ func isNetcat(cmd string) bool {
 // not compare the answer, the probe needs only an open port. ok is false
 // when the answer is read (piped on, or captured), which is left to the
 // rest of the script.
-func netcatQuery(cmd []string, script string) (ProbeQuery, bool) {
-	if script == "" || !netcatStatusIsExit(script) {
+func netcatQuery(cmd []string, script string, errexit bool) (ProbeQuery, bool) {
+	if script == "" || netcatRead.MatchString(script) || !errexit && !netcatStatusIsExit(script) {
 		return ProbeQuery{}, false
 	}
 	sends := ""
@@ -540,6 +550,93 @@ func netcatQuery(cmd []string, script string) (ProbeQuery, bool) {
 	}
 	return ProbeQuery{Connects: true,
 		Evidence: "exec runs " + strings.Join(cmd, " ") + ", which" + sends + " exits with nc's status: 0 as soon as the connection opens, whatever the server answers (the answer is not compared)"}, true
+}
+
+// unquoted is a line with what its quotes hold removed (-e"SHOW DATABASES;"
+// holds no command list), quotes left unclosed keeping the rest.
+func unquoted(line string) string {
+	var b strings.Builder
+	var q rune
+	for _, r := range line {
+		switch {
+		case q != 0 && r == q:
+			q = 0
+		case q != 0:
+		case r == '\'' || r == '"':
+			q = r
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// setErrexit matches a script that stops at its first failing command:
+// set -e (set -eu, set -euo pipefail), set -o errexit, or a #! line that
+// starts its shell with -e. set +e anywhere leaves the question open,
+// which is read as stopping (each command then decides, as before).
+var setErrexit = regexp.MustCompile(`(?m)(?:^|[;&]\s*)set\s+(?:-[a-zA-Z]*e[a-zA-Z]*|-o\s+errexit)\b|\A#!\S+\s+-[a-zA-Z]*e|(?:^|[;&]\s*)set\s+\+[a-zA-Z]*e`)
+
+// shellErrexit says whether argv starts its shell with -e (sh -ec SCRIPT,
+// bash -e -c SCRIPT, sh -o errexit -c SCRIPT).
+func shellErrexit(argv []string) bool {
+	if len(argv) == 0 || !contains(shells, path.Base(argv[0])) {
+		return false
+	}
+	for i, a := range argv[1:] {
+		switch {
+		case a == "-o" && i+2 < len(argv) && argv[i+2] == "errexit":
+			return true
+		case strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.Contains(a, "e"):
+			return true
+		case !strings.HasPrefix(a, "-") && a != "errexit":
+			return false
+		}
+	}
+	return false
+}
+
+// statusReaches says whether cmd's failure can reach the exit status of the
+// script it runs in: the script stops at a failure (errexit), or cmd is its
+// last command, or its status is tested (if, &&, ||, !, a pipeline, $? on
+// the next line, a capture). Only a command alone on a line of a script
+// without functions or blocks around it, followed by other commands that do
+// not read $?, is read as not reaching it: `pg_isready; echo ok` exits 0
+// whatever pg_isready says. Anything else reaches it, as before.
+func statusReaches(script string, errexit bool, cmd []string) bool {
+	if script == "" || errexit || strings.Contains(script, "()") || strings.Contains(script, "function ") {
+		return true
+	}
+	var lines []string
+	for _, l := range strings.Split(strings.ReplaceAll(script, "\\\n", " "), "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+			lines = append(lines, l)
+		}
+	}
+	name := path.Base(cmd[0])
+	found := false
+	for i, l := range lines {
+		w := strings.Fields(l)
+		if len(w) == 0 || path.Base(w[0]) != name {
+			if strings.Contains(l, name) {
+				return true // inside something else: if, $(...), a pipeline
+			}
+			continue
+		}
+		found = true
+		if bare := unquoted(l); i == len(lines)-1 || strings.ContainsAny(bare, ";&|`") || strings.Contains(bare, "$(") {
+			return true
+		}
+		next := lines[i+1]
+		if strings.Contains(next, "$?") {
+			return true
+		}
+		switch strings.Fields(next)[0] {
+		case "fi", "done", "else", "elif", "esac", ";;", "}", ")":
+			return true
+		}
+	}
+	return !found
 }
 
 var (

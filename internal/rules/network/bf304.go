@@ -67,6 +67,10 @@ func runBF304(p *rules.Pass) {
 	policies := p.Index.InNamespace("NetworkPolicy", ns)
 	var selects []string
 	var applying []*object.Object
+	// Without a workload of the input, the policies of the namespace that
+	// let the pods they select reach DNS: they open what this one closes,
+	// for pods backfire cannot see.
+	var opening []*object.Object
 	sets := p.Index.Selected(ns, sel)
 	switch {
 	case len(sets) > 0:
@@ -110,6 +114,13 @@ func runBF304(p *rules.Pass) {
 		if !slices.ContainsFunc(applying, func(q *object.Object) bool { return q.Ref == p.Object.Ref }) {
 			applying = append(applying, p.Object)
 		}
+		for _, q := range policies {
+			if !slices.Contains(applying, q) && selectsSome(q) {
+				if udp, _, _ := dnsAllowed(p, []*object.Object{q}, ns); udp {
+					opening = append(opening, q)
+				}
+			}
+		}
 	}
 	udp, tcp, why := dnsAllowed(p, applying, ns)
 	if udp && tcp {
@@ -131,6 +142,13 @@ func runBF304(p *rules.Pass) {
 	sev := finding.None
 	var msg string
 	switch {
+	case len(opening) > 0:
+		// The workloads are elsewhere (a sibling directory, another
+		// build) and other policies open DNS to the pods they select:
+		// only pods none of them selects lose it, if any.
+		sev = finding.Info
+		msg = fmt.Sprintf("egress is restricted for %s and no egress rule of %s allows UDP 53 to the cluster DNS, but no workload it selects is in the input read with it, and %s %s DNS to the pods %s: only pods that none of them selects lose DNS, if the namespace runs any",
+			who, plural(len(applying), "the policy", "the policies"), strings.Join(names(opening), ", "), plural(len(opening), "allows", "allow"), plural(len(opening), "it selects", "they select"))
 	case udp:
 		sev = finding.Info
 		msg = fmt.Sprintf("egress is restricted for %s and DNS is allowed over UDP only: an answer too large for UDP (truncated, TC set) is retried over TCP 53, which no egress rule allows, and that lookup fails", who)
@@ -147,6 +165,17 @@ func runBF304(p *rules.Pass) {
 	if why != "" {
 		mech = append(mech, "Port 53 is allowed, but not to the DNS pods: "+why+".")
 	}
+	if len(opening) > 0 {
+		var sels []string
+		for _, q := range opening {
+			sels = append(sels, q.Name+" ("+selectorText(&q.Typed.(*networkingv1.NetworkPolicy).Spec.PodSelector)+")")
+		}
+		mech = append(mech, "Policies are additive: a pod selected by several may open what any of them allows. "+strings.Join(sels, ", ")+" "+plural(len(opening), "allows", "allow")+" DNS to the pods "+plural(len(opening), "it selects", "they select")+", so a namespace whose every workload has such a policy resolves names.")
+	}
+	assumptions := []string{"The cluster DNS is assumed to run as kubeadm deploys it: pods labeled k8s-app: kube-dns in kube-system, listening on 53. NodeLocal DNSCache (169.254.20.10) or a DNS outside the cluster needs an ipBlock rule instead; a CNI that applies policies to the DNS Service's IP rather than the pods' may need one too."}
+	if len(sets) == 0 {
+		assumptions = append(assumptions, "No workload this policy selects is in the input read with it (its Helm chart or Kustomize build; for plain files, its directory and the directories above and below it, not sibling directories): the finding is for the pods its selector names, and assumes that no policy backfire did not read lets them reach DNS.")
+	}
 	mech = append(mech,
 		"Every lookup waits out the resolver's timeout (glibc's defaults: 5 s, 2 attempts per query, and the pod's ndots:5 search list multiplies the queries) and fails; connections by name never start, and the logs say \"could not connect\" or \"timeout\", rarely \"DNS\".",
 		"Default-deny egress is a hardening step the Kubernetes security checklist recommends, and the outage starts the moment it is applied to a namespace with running pods (kubernetes/website#54997; the Network Policies page now warns about DNS).",
@@ -157,7 +186,7 @@ func runBF304(p *rules.Pass) {
 		Message:     msg,
 		Mechanism:   mech,
 		Evidence:    ev,
-		Assumptions: []string{"The cluster DNS is assumed to run as kubeadm deploys it: pods labeled k8s-app: kube-dns in kube-system, listening on 53. NodeLocal DNSCache (169.254.20.10) or a DNS outside the cluster needs an ipBlock rule instead; a CNI that applies policies to the DNS Service's IP rather than the pods' may need one too."},
+		Assumptions: assumptions,
 		Fix:         fixBF304(p.Object, np),
 	})
 }
@@ -187,6 +216,13 @@ func selectsLabels(o *object.Object, l map[string]string) bool {
 	}
 	sel, err := metav1.LabelSelectorAsSelector(&q.Spec.PodSelector)
 	return err == nil && sel.Matches(labels.Set(l))
+}
+
+// selectsSome: o is an egress policy whose selector names labels (it opens
+// egress for some pods, not for the whole namespace).
+func selectsSome(o *object.Object) bool {
+	q, ok := o.Typed.(*networkingv1.NetworkPolicy)
+	return ok && restrictsEgress(q) && (len(q.Spec.PodSelector.MatchLabels) > 0 || len(q.Spec.PodSelector.MatchExpressions) > 0)
 }
 
 // covers: q restricts egress and selects every pod np selects: an empty
