@@ -266,3 +266,31 @@ func TestHTMLReportFiltersInTheURL(t *testing.T) {
 		t.Errorf("the URL says %q after choosing namespace registry and typing liveness", got)
 	}
 }
+
+// A report of many objects that share their rules' texts stays small: each
+// text is written once, not once per finding (a 10,000-object report was
+// 3 KB a finding as HTML rows).
+func TestHTMLReportSizeGrowsSlowlyWithFindings(t *testing.T) {
+	res := scanRepo(t, corpusPaths...)
+	base := res.Findings
+	many := *res
+	many.Findings = nil
+	for i := 0; i < 100; i++ {
+		for _, f := range base {
+			f.Object.Name = fmt.Sprintf("%s-%d", f.Object.Name, i)
+			many.Findings = append(many.Findings, f)
+		}
+	}
+	size := func(r *result.Result) int {
+		var b bytes.Buffer
+		if err := HTML(&b, r, HTMLOptions{ReadFile: os.ReadFile}); err != nil {
+			t.Fatal(err)
+		}
+		return b.Len()
+	}
+	small, large := size(res), size(&many)
+	perFinding := (large - small) / (len(many.Findings) - len(base))
+	if perFinding > 400 {
+		t.Errorf("each further finding adds %d bytes to the page (%d findings: %d bytes), want at most 400", perFinding, len(many.Findings), large)
+	}
+}
