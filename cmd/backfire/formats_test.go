@@ -20,7 +20,7 @@ func TestEveryFormatRuns(t *testing.T) {
 		"sarif":  `"uri": "examples/registry-database.yaml"`,
 		"gitlab": `"check_name": "BF101 liveness-fails-during-recovery"`,
 		"junit":  `<failure type="error" message="examples/registry-database.yaml:52:9: liveness probe exec`,
-		"html":   "<h3>StatefulSet registry/registry-database</h3>",
+		"html":   `"StatefulSet registry/registry-database"`,
 	} {
 		out, stderr, code := execute(t, "", "scan", "--format", format, "examples")
 		if code != exitFindings || !strings.Contains(out, want) {

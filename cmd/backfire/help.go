@@ -19,6 +19,7 @@ var commandExamples = map[string]string{
   backfire fix --diff deploy/
   backfire explain BF101`,
 	"scan": `  backfire scan deploy/ charts/app                      # files, directories, charts, overlays
+  backfire scan --explain deploy/                         # with each finding's causal chain and patch
   helm template app charts/app | backfire scan -          # standard input
   backfire scan --format short --fail-on warning deploy/  # file:line:col lines, exit 1 on warnings
   backfire scan --diff origin/main deploy/                # only what the change introduced

@@ -36,6 +36,7 @@ type scanFlags struct {
 	color           string
 	maxFileSize     int64
 	showSuppressed  bool
+	explain         bool
 	diffBase        string
 	baseline        string
 	writeBaseline   string
@@ -79,6 +80,7 @@ everything else is still scanned).`,
 	f.StringVar(&fl.helm.KubeVersion, "kube-version", helm.DefaultKubeVersion, "Kubernetes version charts see in .Capabilities")
 	f.StringArrayVar(&fl.helm.APIVersions, "api-versions", nil, "extra API version charts see in .Capabilities (repeatable)")
 	f.BoolVar(&fl.showSuppressed, "show-suppressed", false, "list the findings an ignore annotation silenced, with its reason (text, json and sarif)")
+	f.BoolVar(&fl.explain, "explain", false, "with the text format, print each finding's causal chain, assumptions and patch (the other formats always carry them)")
 	f.StringVar(&fl.diffBase, "diff", "", "report only findings introduced since git revision `BASE` (matched by fingerprint)")
 	f.StringVar(&fl.baseline, "baseline", "", "report only findings not accepted in the baseline `FILE` (matched by fingerprint; written by --write-baseline)")
 	f.StringVar(&fl.writeBaseline, "write-baseline", "", "write every finding of this scan to the baseline `FILE`, then report as --baseline FILE would")
@@ -242,7 +244,7 @@ func runScan(cmd *cobra.Command, args []string, fl *scanFlags) error {
 		err = report.HTML(out, res, report.HTMLOptions{ReadFile: os.ReadFile, Version: buildinfo.Version()})
 	default:
 		report.Errors(cmd.ErrOrStderr(), res.Errors)
-		err = report.Text(out, res, report.TextOptions{Color: useColor(fl.color, out), ShowSuppressed: fl.showSuppressed})
+		err = report.Text(out, res, report.TextOptions{Color: useColor(fl.color, out), ShowSuppressed: fl.showSuppressed, Brief: !fl.explain})
 	}
 	if err != nil {
 		return err

@@ -27,7 +27,8 @@
 # (rss.tsv), the load average before each input (load.tsv), the JSON
 # reports compared byte for byte (reports/, same.tsv: backfire on all cores
 # against one core and against backfire-before) and the table (table.md),
-# which is printed at the end with the comparison and the load under it.
+# which is printed at the end with the comparison and the load under it;
+# html.tsv has the 10k report's size and write time as JSON and as HTML.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 repo=$(pwd)
@@ -164,6 +165,21 @@ for in in $inputs; do
 		same "$in" all before
 	fi
 done
+# The HTML report at 10k objects: its size and the time to write it, beside
+# the JSON report of the same scan (the difference is the page's own cost).
+# The target is a page a browser opens at once: at most 10 MB and 5 s.
+case " $inputs " in *" 10k "*)
+	for format in json html; do
+		/usr/bin/time -f '%e %U' -o "$out/time.tmp" "$out/bin/backfire" scan --format "$format" --fail-on none "$out/10k" \
+			>"$out/reports/10k.$format" 2>/dev/null || true
+		read -r wall user <"$out/time.tmp"
+		printf '10k\t%s\t%s\t%s\t%s\n' "$format" "$(wc -c <"$out/reports/10k.$format")" "$wall" "$user"
+	done >"$out/html.tsv"
+	echo "== the 10k report as json and html: bytes, wall s, user s" >&2
+	cat "$out/html.tsv" >&2
+	awk -F'\t' '$2 == "json" { json = $4 } $2 == "html" && ($3 > 10000000 || $4 - json > 5) { print "run.sh: the 10k HTML report is over 10 MB, or took 5 s more than the JSON" > "/dev/stderr"; exit 1 }' "$out/html.tsv"
+	;;
+esac
 rm -f "$out/time.tmp"
 
 go run ./hack/bench/table -svg "$out/benchmarks.svg" "$out" | tee "$out/table.md"

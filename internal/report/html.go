@@ -1,22 +1,19 @@
 package report
 
 import (
-	"bytes"
+	"bufio"
 	"cmp"
 	_ "embed"
+	"encoding/json"
 	"fmt"
 	"html/template"
-	"image/color"
 	"io"
 	"slices"
 	"strings"
 
-	"gonum.org/v1/plot/vg"
-
 	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/redact"
 	"backfire.dev/backfire/internal/result"
-	"backfire.dev/backfire/internal/svgplot"
 )
 
 // HTMLOptions tune the HTML report.
@@ -36,55 +33,109 @@ type HTMLOptions struct {
 // rule, namespace and file, then the findings grouped by object, each
 // with its place, message and fix in view and its mechanism, assumptions,
 // the YAML around its line and the patch folded until opened. Its style,
-// script and chart are inline: it fetches nothing, and without the script
-// it shows everything, unfiltered.
+// script and data are inline: it fetches nothing.
+//
+// The findings travel as compact JSON (pageData), every text once in a
+// table of strings, and the page's script draws the rows a screenful at a
+// time: a report of 10,000 objects repeats the same mechanisms thousands of
+// times, which as HTML made a page of tens of megabytes.
 func HTML(w io.Writer, r *result.Result, opts HTMLOptions) error {
 	if opts.Context <= 0 {
 		opts.Context = 4
 	}
 	data := htmlData(r, opts)
-	if len(r.Findings) > 0 {
-		svg, err := summaryChart(data.Rules)
-		if err != nil {
-			return err
-		}
-		// Our own SVG, inlined; the XML declaration is not allowed in HTML.
-		if i := bytes.Index(svg, []byte("<svg")); i >= 0 {
-			svg = svg[i:]
-		}
-		data.Chart = template.HTML(svg)
+	js, err := json.Marshal(compact(data))
+	if err != nil {
+		return err
 	}
-	return htmlPageTemplate.Execute(w, data)
+	// json.Marshal writes <, > and & as \u003c, \u003e and \u0026, so no
+	// text of the input can close the script element it is in.
+	data.Data = template.JS(js)
+	data.DocsURL = DocsURL
+	bw := bufio.NewWriterSize(w, 1<<16)
+	if err := htmlPageTemplate.Execute(bw, data); err != nil {
+		return err
+	}
+	return bw.Flush()
 }
 
 var severities = []finding.Severity{finding.Error, finding.Warning, finding.Info}
 
-// Severity colours as dashboards and alerts use them: red, orange, blue
-// (the error, warning and info colours of Material Design's palette).
-var severityColor = map[finding.Severity]color.RGBA{
-	finding.Error:   {R: 0xd3, G: 0x2f, B: 0x2f, A: 0xff},
-	finding.Warning: {R: 0xed, G: 0x6c, B: 0x02, A: 0xff},
-	finding.Info:    {R: 0x02, G: 0x88, B: 0xd1, A: 0xff},
+// pageData is what the page's script draws from. S is the table of
+// strings; every other text is an index into it (-1: none).
+type pageData struct {
+	S []string `json:"s"`
+	// R: the rules, [ID, slug, summary].
+	R [][3]int `json:"r"`
+	// O: the objects, [title, namespace, file, origin].
+	O [][4]int `json:"o"`
+	// F: the findings, in the report's order: [object, severity (0 error,
+	// 1 warning, 2 info), rule, line, column, edit file, container,
+	// message, values source, fix, patch command, [mechanism...],
+	// [assumptions...], first excerpt line, [excerpt lines...]].
+	F [][]any `json:"f"`
 }
 
-// summaryChart draws the findings per rule, most first, stacked by
-// severity.
-func summaryChart(rules []htmlRule) ([]byte, error) {
-	byCount := slices.Clone(rules)
-	slices.SortStableFunc(byCount, func(a, b htmlRule) int { return cmp.Compare(b.Total(), a.Total()) })
-	names := make([]string, len(byCount))
-	for i, r := range byCount {
-		names[i] = r.ID + " " + r.Slug
+type interner struct {
+	index map[string]int
+	s     []string
+}
+
+func (in *interner) id(s string) int {
+	if s == "" {
+		return -1
 	}
-	var stacks []svgplot.Stack
-	for _, s := range severities {
-		st := svgplot.Stack{Name: s.String(), Color: severityColor[s], Values: make([]float64, len(byCount))}
-		for i, r := range byCount {
-			st.Values[i] = float64(r.Count[s])
+	if i, ok := in.index[s]; ok {
+		return i
+	}
+	in.index[s] = len(in.s)
+	in.s = append(in.s, s)
+	return len(in.s) - 1
+}
+
+func (in *interner) ids(ss []string) []int {
+	out := make([]int, len(ss))
+	for i, s := range ss {
+		out[i] = in.id(s)
+	}
+	return out
+}
+
+// compact turns the page's data into pageData.
+func compact(p htmlPage) pageData {
+	in := &interner{index: map[string]int{}}
+	var d pageData
+	ruleIndex := map[string]int{}
+	for i, rule := range p.Rules {
+		ruleIndex[rule.ID] = i
+		d.R = append(d.R, [3]int{in.id(rule.ID), in.id(rule.Slug), in.id(rule.Summary)})
+	}
+	sev := map[string]int{"error": 0, "warning": 1, "info": 2}
+	for oi, o := range p.Objects {
+		d.O = append(d.O, [4]int{in.id(o.Title), in.id(o.Namespace), in.id(o.File), in.id(o.Origin)})
+		for _, f := range o.Findings {
+			first, lines := 0, []int{}
+			if len(f.Excerpt) > 0 {
+				first = f.Excerpt[0].N
+				for _, l := range f.Excerpt {
+					// A blank line is an empty string, not "none".
+					if l.Text == "" {
+						lines = append(lines, -2)
+						continue
+					}
+					lines = append(lines, in.id(l.Text))
+				}
+			}
+			d.F = append(d.F, []any{oi, sev[f.Severity], ruleIndex[f.Rule], f.Line, f.Column, in.id(f.EditFile), in.id(f.Container),
+				in.id(f.Message), in.id(f.ValuesSource), in.id(f.Fix), in.id(f.FixCommand),
+				in.ids(f.Mechanism), in.ids(f.Assumptions), first, lines})
 		}
-		stacks = append(stacks, st)
 	}
-	return svgplot.HorizontalStackedBarsSVG("", "findings", 18*vg.Centimeter, 0.75*vg.Centimeter, names, stacks)
+	d.S = in.s
+	if d.S == nil {
+		d.S = []string{}
+	}
+	return d
 }
 
 type htmlPage struct {
@@ -97,7 +148,9 @@ type htmlPage struct {
 	Namespaces, Files          []htmlOption
 	Objects                    []htmlObject
 	InputErrors                []string
-	Chart                      template.HTML
+	// Data is pageData as JSON; DocsURL is where the rules' pages are.
+	Data    template.JS
+	DocsURL string
 }
 
 type htmlRule struct {
@@ -133,7 +186,7 @@ type htmlFinding struct {
 	Mechanism, Assumptions                                          []string
 	Fix, FixCommand                                                 string
 	Excerpt                                                         []excerptLine
-	Line                                                            int
+	Line, Column                                                    int
 }
 
 type excerptLine struct {
@@ -186,7 +239,7 @@ func htmlData(r *result.Result, opts HTMLOptions) htmlPage {
 		}
 		hf := htmlFinding{
 			ID: fmt.Sprintf("finding-%d", i+1), Rule: f.Rule, Slug: f.Slug, Severity: f.Severity.String(),
-			Where: fmt.Sprintf("%s:%d:%d", at.File, at.Line, at.Column), EditFile: at.File, Line: at.Line,
+			Where: fmt.Sprintf("%s:%d:%d", at.File, at.Line, at.Column), EditFile: at.File, Line: at.Line, Column: at.Column,
 			Namespace: ns, Container: f.Container,
 			Message: f.Message, ValuesSource: f.ValuesSource,
 			Mechanism: f.Mechanism, Assumptions: f.Assumptions,

@@ -17,6 +17,12 @@ import (
 // openReport writes the HTML report of res and opens it in the browser.
 func openReport(t *testing.T, res *result.Result) (*browser.Page, string) {
 	t.Helper()
+	return openReportAt(t, res, "")
+}
+
+// openReportAt opens the report with a fragment in its URL (#rule=BF102).
+func openReportAt(t *testing.T, res *result.Result, fragment string) (*browser.Page, string) {
+	t.Helper()
 	var b bytes.Buffer
 	if err := HTML(&b, res, HTMLOptions{ReadFile: os.ReadFile, Version: "v0.0.0-test"}); err != nil {
 		t.Fatal(err)
@@ -25,7 +31,7 @@ func openReport(t *testing.T, res *result.Result) (*browser.Page, string) {
 	if err := os.WriteFile(file, b.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return browser.Open(t, file), b.String()
+	return browser.Open(t, file+fragment), b.String()
 }
 
 // screenshot checks the page is not blank at this width, and keeps the
@@ -54,8 +60,9 @@ func TestHTMLReportInTheBrowser(t *testing.T) {
 			t.Errorf("page is not self-contained: it contains %q", bad)
 		}
 	}
+	// Links to the rules' pages are followed only when clicked.
 	for _, u := range regexp.MustCompile(`https?://[^\s"'<)]+`).FindAllString(page, -1) {
-		if !strings.HasPrefix(u, "http://www.w3.org/") {
+		if !strings.HasPrefix(u, "http://www.w3.org/") && !strings.HasPrefix(u, DocsURL) {
 			t.Errorf("page names %s", u)
 		}
 	}
@@ -101,6 +108,17 @@ func TestHTMLReportInTheBrowser(t *testing.T) {
 	}
 	if first := p.Eval(`Array.prototype.filter.call(document.querySelectorAll("#summary-chart svg text"), function(e){return /^BF\d+ /.test(e.textContent)}).sort(function(a, b){return a.getBoundingClientRect().top - b.getBoundingClientRect().top}).map(function(e){return e.textContent})[0] || ""`); !strings.HasPrefix(first, most+" ") {
 		t.Errorf("the chart's first rule is %q, want the most frequent, %s (%d)", first, most, top)
+	}
+
+	// Each finding's rule links to its page.
+	if got := p.Eval(`document.querySelector("#finding-1 h4 a.rule").href`); got != DocsURL+res.Findings[0].Rule {
+		t.Errorf("finding 1's rule links to %q, want %s", got, DocsURL+res.Findings[0].Rule)
+	}
+	// Counts have whole-number ticks.
+	for _, tick := range strings.Split(p.Eval(`Array.prototype.map.call(document.querySelectorAll("#summary-chart svg text.tick"), function(e){return e.textContent}).join(" ")`), " ") {
+		if !regexp.MustCompile(`^(\d+|findings)$`).MatchString(tick) {
+			t.Errorf("chart tick %q is not a whole number", tick)
+		}
 	}
 
 	p.Click("#f-expand")
@@ -184,6 +202,22 @@ func TestHTMLReportFilters(t *testing.T) {
 
 	p.Choose("#f-rule", "BF102")
 	check("rule BF102", func(f finding.Finding) bool { return f.Rule == "BF102" })
+	// The chart and the objects' tallies follow the filters.
+	if got := p.Eval(`Array.prototype.filter.call(document.querySelectorAll("#summary-chart svg text"), function(e){return /^BF\d+ /.test(e.textContent)}).map(function(e){return e.textContent.split(" ")[0]}).join(",")`); got != "BF102" {
+		t.Errorf("rule BF102: the chart draws %q", got)
+	}
+	if got := p.Eval(`String(document.querySelectorAll("#counts tbody tr").length)`); got != "1" {
+		t.Errorf("rule BF102: the counts table has %s rows", got)
+	}
+	tallied := 0
+	for _, n := range regexp.MustCompile(`(\d+) (error|warning|info)`).FindAllStringSubmatch(p.Eval(`Array.prototype.map.call(document.querySelectorAll(".object .tally .badge"), function(e){return e.textContent}).join(";")`), -1) {
+		var k int
+		fmt.Sscan(n[1], &k)
+		tallied += k
+	}
+	if want, _ := count(func(f finding.Finding) bool { return f.Rule == "BF102" }); tallied != want {
+		t.Errorf("rule BF102: the objects' tallies add up to %d, want %d", tallied, want)
+	}
 	p.Choose("#f-severity", "warning")
 	check("rule BF102 and warning", func(f finding.Finding) bool { return f.Rule == "BF102" && f.Severity == finding.Warning })
 	all()
@@ -206,4 +240,57 @@ func TestHTMLReportFilters(t *testing.T) {
 		t.Errorf("text order-front-api and rule BF101: %d shown, and no word that nothing matches", n)
 	}
 	all()
+}
+
+// The filters are in the URL's fragment: a filtered view opens as it was
+// shared, and choosing a filter writes it there.
+func TestHTMLReportFiltersInTheURL(t *testing.T) {
+	res := scanRepo(t, corpusPaths...)
+	p, _ := openReportAt(t, res, "#severity=warning&rule=BF102")
+	want := 0
+	for _, f := range res.Findings {
+		if f.Rule == "BF102" && f.Severity == finding.Warning {
+			want++
+		}
+	}
+	if n := p.Visible("div.finding"); n != want || want == 0 {
+		t.Errorf("opened with #severity=warning&rule=BF102: %d findings shown, want %d", n, want)
+	}
+	if got := p.Eval(`document.getElementById("f-rule").value + " " + document.getElementById("f-severity").value`); got != "BF102 warning" {
+		t.Errorf("the filters read %q from the URL", got)
+	}
+	p.Click("#f-reset")
+	p.Choose("#f-namespace", "registry")
+	p.Type("#f-text", "liveness")
+	if got := p.Eval(`location.hash`); got != "#namespace=registry&q=liveness" {
+		t.Errorf("the URL says %q after choosing namespace registry and typing liveness", got)
+	}
+}
+
+// A report of many objects that share their rules' texts stays small: each
+// text is written once, not once per finding (a 10,000-object report was
+// 3 KB a finding as HTML rows).
+func TestHTMLReportSizeGrowsSlowlyWithFindings(t *testing.T) {
+	res := scanRepo(t, corpusPaths...)
+	base := res.Findings
+	many := *res
+	many.Findings = nil
+	for i := 0; i < 100; i++ {
+		for _, f := range base {
+			f.Object.Name = fmt.Sprintf("%s-%d", f.Object.Name, i)
+			many.Findings = append(many.Findings, f)
+		}
+	}
+	size := func(r *result.Result) int {
+		var b bytes.Buffer
+		if err := HTML(&b, r, HTMLOptions{ReadFile: os.ReadFile}); err != nil {
+			t.Fatal(err)
+		}
+		return b.Len()
+	}
+	small, large := size(res), size(&many)
+	perFinding := (large - small) / (len(many.Findings) - len(base))
+	if perFinding > 400 {
+		t.Errorf("each further finding adds %d bytes to the page (%d findings: %d bytes), want at most 400", perFinding, len(many.Findings), large)
+	}
 }

@@ -88,3 +88,28 @@ func TestJSONHasEmptyListsNotNull(t *testing.T) {
 		t.Errorf("%s", b.String())
 	}
 }
+
+// The brief report (scan's default) keeps one line, the message and the fix
+// per finding, says a shared origin once, and ends by saying how to see the
+// causal chains.
+func TestTextBriefLeavesTheChainToExplain(t *testing.T) {
+	r := sample()
+	r.Findings[0].Origin, r.Findings[1].Origin = "rendered from chart c", "rendered from chart c"
+	r.Findings[0].Assumptions = []string{"an assumption"}
+	var b bytes.Buffer
+	Text(&b, r, TextOptions{Brief: true})
+	out := b.String()
+	want := "StatefulSet db/pg  a.yaml\n  (rendered from chart c)\n  7:3     error   BF102 liveness-default-timeout\n          m\n          fix: d\n\n" +
+		"Rollout r  a.yaml\n  30:1    warning BF401 rollback-window-weight-jump\n          m2\n          fix: d2\n\n" +
+		"1 error, 1 warning, 0 info in 2 objects (1 file; 0 documents without apiVersion/kind skipped)\n" +
+		"Add --explain for each finding's causal chain, assumptions and patch; backfire fix applies the fixes.\n"
+	if out != want {
+		t.Errorf("brief report:\n%s\nwant\n%s", out, want)
+	}
+	b.Reset()
+	r.Findings = nil
+	Text(&b, r, TextOptions{Brief: true})
+	if strings.Contains(b.String(), "--explain") {
+		t.Errorf("a report without findings points to --explain:\n%s", b.String())
+	}
+}

@@ -16,6 +16,10 @@ type TextOptions struct {
 	// ShowSuppressed lists the findings an annotation silenced, with the
 	// annotation's reason.
 	ShowSuppressed bool
+	// Brief leaves out each finding's causal chain, assumptions and patch:
+	// one line, the message and the fix per finding, so that a scan's
+	// report fits a terminal; the last line says how to see the rest.
+	Brief bool
 }
 
 type palette struct{ bold, dim, reset string }
@@ -40,7 +44,7 @@ func Text(w io.Writer, r *result.Result, opts TextOptions) error {
 		p = palette{bold: "\x1b[1m", dim: "\x1b[2m", reset: "\x1b[0m"}
 	}
 	b := &strings.Builder{}
-	var last string
+	var last, lastOrigin string
 	for _, f := range r.Findings {
 		group := f.File + "\x00" + f.Object.String()
 		if group != last {
@@ -48,10 +52,12 @@ func Text(w io.Writer, r *result.Result, opts TextOptions) error {
 				b.WriteString("\n")
 			}
 			fmt.Fprintf(b, "%s%s%s  %s%s%s\n", p.bold, printable(f.Object.String()), p.reset, p.dim, printable(f.File), p.reset)
-			if f.Origin != "" {
+			// A chart's objects share one origin: the brief report says it
+			// once, above the first of them.
+			if f.Origin != "" && (!opts.Brief || f.Origin != lastOrigin) {
 				fmt.Fprintf(b, "  %s(%s)%s\n", p.dim, printable(f.Origin), p.reset)
 			}
-			last = group
+			last, lastOrigin = group, f.Origin
 		}
 		where := fmt.Sprintf("%d:%d", f.Line, f.Column)
 		fmt.Fprintf(b, "  %-7s %s%-7s%s %s %s", where, p.severity(f.Severity), f.Severity, p.reset, f.Rule, f.Slug)
@@ -62,6 +68,12 @@ func Text(w io.Writer, r *result.Result, opts TextOptions) error {
 		fmt.Fprintf(b, "          %s\n", printable(f.Message))
 		if f.ValuesSource != "" {
 			fmt.Fprintf(b, "          %svalue set at:%s %s\n", p.dim, p.reset, printable(f.ValuesSource))
+		}
+		if opts.Brief {
+			if f.Fix != nil {
+				fmt.Fprintf(b, "          %sfix:%s %s\n", p.bold, p.reset, printable(f.Fix.Description))
+			}
+			continue
 		}
 		for i, m := range f.Mechanism {
 			fmt.Fprintf(b, "          %s%d.%s %s\n", p.dim, i+1, p.reset, printable(m))
@@ -103,6 +115,9 @@ func Text(w io.Writer, r *result.Result, opts TextOptions) error {
 	}
 	if len(r.Errors) > 0 {
 		fmt.Fprintf(b, "%s (see stderr)\n", Count(len(r.Errors), "input error"))
+	}
+	if opts.Brief && len(r.Findings) > 0 {
+		fmt.Fprintf(b, "%sAdd --explain for each finding's causal chain, assumptions and patch; backfire fix applies the fixes.%s\n", p.dim, p.reset)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
