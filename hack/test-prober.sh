@@ -10,8 +10,8 @@
 # requires the same probes, results, kills and restart waits.
 #
 # The linked tree and the Go build cache persist between runs: a cold run
-# compiles the kubelet's prober test binary (about 4 minutes per release on
-# 2 idle cores); a warm one takes seconds. BACKFIRE_CACHE moves the cache
+# compiles the kubelet's prober test binary (about 5 to 7 minutes of CPU per
+# release); a warm run of both releases takes about 20 s. BACKFIRE_CACHE moves the cache
 # (default ~/.cache/backfire). BACKFIRE_RECORD=1 also refreshes the traces
 # the simulator's unit tests read.
 set -euo pipefail
