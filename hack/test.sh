@@ -28,6 +28,10 @@ go test ./internal/scan -run '^$' -bench . -benchtime 1x
 # The Argo Rollouts replica arithmetic against the controller's own code, in
 # its own module (it needs k8s.io/kubernetes, which the binary must not).
 hack/test-upstream.sh
+# The probe simulator against the kubelet's own probe worker and restart
+# back-off (v1.34.5 and v1.37.2), probe by probe, in their own modules;
+# cached, a cold run compiles the kubelet's prober for minutes per release.
+hack/test-prober.sh
 # diagnose's reader of kubectl's printed output against kubectl's own
 # describe and events printers, in its own module (k8s.io/kubectl).
 hack/test-kubectl.sh

@@ -21,6 +21,7 @@ type simulateProbeFlags struct {
 	latencyTrace string
 	recovery     time.Duration
 	afterCrash   bool
+	maxBackoff   time.Duration
 	hours        float64
 	format       string
 }
@@ -28,7 +29,7 @@ type simulateProbeFlags struct {
 func newSimulateProbeCommand() *cobra.Command {
 	var fl simulateProbeFlags
 	cmd := &cobra.Command{
-		Use:   "probe -f FILE --latency p50=40ms,p99=1.2s | --latency-trace FILE [--recovery 90s] [--after-crash] [--hours 24]",
+		Use:   "probe -f FILE --latency p50=40ms,p99=1.2s | --latency-trace FILE [--recovery 90s] [--after-crash] [--max-backoff 5m] [--hours 24]",
 		Short: "Play a container's probes through a day of latency and crash recoveries, as written and with the fix",
 		Long: `Simulate probe plays the kubelet (initial delay, period, timeout, thresholds, the
 startup probe holding liveness back, the kill, the grace period, the restart back-off)
@@ -39,7 +40,9 @@ With --after-crash the first start recovers too, as after a crash: a startup pro
 fails during recovery kills nothing on a clean start, and its loop (BF105) begins there.
 It reports restarts per day, time in recovery and whether the loop ever ends, for the
 manifest as written and with the fix BF101 (BF105 when the startup probe kills, or
-BF102) proposes. Deterministic: the same input gives the same output.`,
+BF102) proposes. --max-backoff is the node's cap on the restart back-off (300 s unless
+the kubelet's configuration lowers it). Deterministic: the same input gives the same
+output.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runSimulateProbe(cmd, &fl) },
 	}
@@ -50,6 +53,7 @@ BF102) proposes. Deterministic: the same input gives the same output.`,
 	f.StringVar(&fl.latencyTrace, "latency-trace", "", `file of "OFFSET LATENCY" samples (or "RFC3339-TIME LATENCY")`)
 	f.DurationVar(&fl.recovery, "recovery", 90*time.Second, "how long the server recovers after a kill")
 	f.BoolVar(&fl.afterCrash, "after-crash", false, "start in crash recovery, as after an OOM kill, a node failure or a stop that ended in SIGKILL (BF601): how a startup probe's loop begins")
+	f.DurationVar(&fl.maxBackoff, "max-backoff", 300*time.Second, "the node's cap on the restart back-off (kubelet crashLoopBackOff.maxContainerRestartPeriod, 1s to 300s, whole seconds; from Kubernetes 1.35)")
 	f.Float64Var(&fl.hours, "hours", 24, "hours to simulate")
 	f.StringVar(&fl.format, "format", "text", "output format: "+strings.Join(probeview.Formats, ", "))
 	return cmd
@@ -67,6 +71,9 @@ func runSimulateProbe(cmd *cobra.Command, fl *simulateProbeFlags) error {
 		return usageError(cmd, "--hours must be more than 0 and at most a year")
 	case fl.recovery < 0:
 		return usageError(cmd, "--recovery must not be negative")
+	case fl.maxBackoff < time.Second || fl.maxBackoff > 300*time.Second || fl.maxBackoff%time.Second != 0:
+		// The kubelet's own range (its configuration's validation).
+		return usageError(cmd, "--max-backoff must be whole seconds from 1s to 300s, as the kubelet accepts")
 	}
 	var lat probesim.Latency
 	if fl.latency != "" {
@@ -97,7 +104,7 @@ func runSimulateProbe(cmd *cobra.Command, fl *simulateProbeFlags) error {
 	if err != nil {
 		return usageError(cmd, "%s: %v", name, err)
 	}
-	rep, err := probeview.Simulate(name, data, probeview.Options{Container: fl.container, Latency: lat, Recovery: fl.recovery.Seconds(), Hours: fl.hours, AfterCrash: fl.afterCrash})
+	rep, err := probeview.Simulate(name, data, probeview.Options{Container: fl.container, Latency: lat, Recovery: fl.recovery.Seconds(), Hours: fl.hours, AfterCrash: fl.afterCrash, BackoffCap: int(fl.maxBackoff / time.Second)})
 	if err != nil {
 		return usageError(cmd, "%v", err)
 	}

@@ -62,6 +62,8 @@ func TestSimulateProbeUsage(t *testing.T) {
 		{[]string{"simulate", "probe", "-f", f, "--latency", "p50=1s", "--format", "png"}, "backfire: unknown --format \"png\" (want text, json, svg, html)\n"},
 		{[]string{"simulate", "probe", "-f", f, "--latency", "fast"}, "backfire: --latency: latency \"fast\": want pNN=DURATION, e.g. p50=40ms,p99=1.2s\n"},
 		{[]string{"simulate", "probe", "-f", f, "--latency", "p50=1s", "--hours", "0"}, "backfire: --hours must be more than 0 and at most a year\n"},
+		{[]string{"simulate", "probe", "-f", f, "--latency", "p50=1s", "--max-backoff", "10m"}, "backfire: --max-backoff must be whole seconds from 1s to 300s, as the kubelet accepts\n"},
+		{[]string{"simulate", "probe", "-f", f, "--latency", "p50=1s", "--max-backoff", "1500ms"}, "backfire: --max-backoff must be whole seconds from 1s to 300s, as the kubelet accepts\n"},
 		{[]string{"simulate", "probe", "-f", f, "--latency", "p50=1s", "--container", "nope"}, "backfire: " + f + ": no workload has a container named \"nope\"\n"},
 	} {
 		_, stderr, code := execute(t, "", tc.args...)

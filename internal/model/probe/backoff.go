@@ -1,13 +1,17 @@
 package probe
 
-// The kubelet's restart back-off (pkg/kubelet: backOffPeriod and
-// MaxContainerBackOff, with k8s.io/client-go/util/flowcontrol.Backoff): the
-// wait starts at 10 s and doubles up to 300 s, and an entry whose last
-// restart is more than twice the cap (600 s) old starts over.
+// The kubelet's restart back-off (pkg/kubelet/kubelet.go: newCrashLoopBackOff
+// and flowcontrol.NewBackOff, with k8s.io/client-go/util/flowcontrol.Backoff):
+// the wait starts at 10 s and doubles up to the cap, 300 s by default, and an
+// entry last updated more than 600 s before the exit it is asked about starts
+// over (the kubelet's HasExpiredFunc: 600 s whatever the cap). The cap is the
+// node's crashLoopBackOff.maxContainerRestartPeriod where the
+// KubeletCrashLoopBackOffMax feature is on (beta, on by default, from 1.35);
+// a cap below 10 s lowers the first wait to the cap.
 const (
 	BackoffInitial = 10
 	BackoffMax     = 300
-	BackoffReset   = 2 * BackoffMax
+	BackoffReset   = 600
 )
 
 // Restart is one cycle of a container that keeps being stopped.
@@ -20,9 +24,10 @@ type Restart struct {
 
 // backoff mirrors flowcontrol.Backoff for one container, without jitter.
 type backoff struct {
-	ok         bool
-	delay      int
-	lastUpdate int
+	ok             bool
+	delay          int
+	lastUpdate     int
+	initial, limit int
 }
 
 func (b *backoff) expired(event int) bool { return event-b.lastUpdate > BackoffReset }
@@ -36,9 +41,9 @@ func (b *backoff) inBackOffSince(event, now int) bool {
 // next is flowcontrol's Next: start over, or double up to the cap.
 func (b *backoff) next(event, now int) {
 	if !b.ok || b.expired(event) {
-		b.ok, b.delay = true, BackoffInitial
+		b.ok, b.delay = true, b.initial
 	} else {
-		b.delay = min(2*b.delay, BackoffMax)
+		b.delay = min(2*b.delay, b.limit)
 	}
 	b.lastUpdate = now
 }
@@ -76,8 +81,18 @@ type Backoff struct {
 	prevExit int
 }
 
-// NewBackoff returns the back-off of a container that has not stopped yet.
-func NewBackoff() *Backoff { return &Backoff{prevExit: -1} }
+// NewBackoff returns the back-off of a container that has not stopped yet,
+// on a node with the default cap.
+func NewBackoff() *Backoff { return NewBackoffCap(BackoffMax) }
+
+// NewBackoffCap is NewBackoff on a node whose back-off is capped at limit
+// seconds (0: the default, 300).
+func NewBackoffCap(limit int) *Backoff {
+	if limit <= 0 {
+		limit = BackoffMax
+	}
+	return &Backoff{prevExit: -1, b: backoff{initial: min(BackoffInitial, limit), limit: limit}}
+}
 
 // Wait returns how long after stopping at stop (seconds) the container
 // starts again; killedByProbe selects how the kubelet restarts it (see

@@ -177,3 +177,30 @@ func TestFailuresToCover(t *testing.T) {
 		}
 	}
 }
+
+// The node's cap replaces 300 s; a cap below 10 s is also the first wait;
+// the entry still expires 600 s after its last update, whatever the cap
+// (the kubelet's HasExpiredFunc).
+func TestBackoffCap(t *testing.T) {
+	for _, tt := range []struct {
+		limit int
+		want  []int
+	}{
+		{0, []int{0, 10, 20, 40, 80, 160, 300, 300}},
+		{60, []int{0, 10, 20, 40, 60, 60, 60, 60}},
+		{5, []int{0, 5, 5, 5, 5, 5, 5, 5}},
+	} {
+		b := NewBackoffCap(tt.limit)
+		var got []int
+		stop := 0
+		for range tt.want {
+			stop++
+			w := b.Wait(stop, false)
+			got = append(got, w)
+			stop += w
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("cap %d: waits %v, want %v", tt.limit, got, tt.want)
+		}
+	}
+}

@@ -52,6 +52,10 @@ type Config struct {
 	AfterCrash bool
 	Latency    Latency
 	Duration   float64 // seconds simulated
+	// BackoffCap is the node's cap of the restart back-off in seconds
+	// (the kubelet's crashLoopBackOff.maxContainerRestartPeriod); 0 is
+	// the default, 300 s.
+	BackoffCap int
 }
 
 // State is what the container is doing.
@@ -105,7 +109,7 @@ type Timeline struct {
 // Run simulates cfg.
 func Run(cfg Config) Timeline {
 	res := Timeline{FirstKill: -1, Duration: cfg.Duration}
-	bo := probe.NewBackoff()
+	bo := probe.NewBackoffCap(cfg.BackoffCap)
 	n := 0 // probes sent
 	start, needsRecovery := 0.0, cfg.AfterCrash
 	for start < cfg.Duration {
@@ -160,47 +164,73 @@ func (cfg Config) grace(name string) int {
 
 // runOnce plays one container run from start until a probe kills it
 // (kill, its time and the probe) or the simulation ends.
+//
+// It follows the kubelet's probe worker (pkg/kubelet/prober/worker.go,
+// checked against it at v1.34 and v1.37 by hack/test-prober.sh): each
+// probe has one worker for the pod's life, whose ticker fires when it
+// starts (with the first container, at 0) and every periodSeconds after,
+// whatever the restarts; a tick probes a running container once
+// initialDelaySeconds have passed since its start as the status holds it,
+// to the second (the status manager's normalizeStatus); the liveness
+// worker probes only once the status says the startup probe passed, which
+// a startup success reaches after the instant it happens.
 func runOnce(cfg Config, start, recEnd float64, n *int, res *Timeline) (bool, float64, string) {
 	started := cfg.Startup == nil
 	var sFail, lFail int
 	nextS, nextL := math.Inf(1), math.Inf(1)
 	if cfg.Startup != nil {
-		nextS = start + float64(cfg.Startup.InitialDelay.N)
+		nextS = firstTick(start, cfg.Startup.Period.N)
 	}
 	if cfg.Liveness != nil {
-		nextL = start + float64(cfg.Liveness.InitialDelay.N)
+		nextL = firstTick(start, cfg.Liveness.Period.N)
 	}
+	// The start the status holds: seconds, rounded down.
+	startedAt := math.Floor(math.Round(start*1000) / 1000)
+	due := func(p *Probe, t float64) bool { return t-startedAt >= float64(p.InitialDelay.N) }
 	for {
 		t := math.Min(nextS, nextL)
 		if math.IsInf(t, 1) || t >= cfg.Duration {
 			return false, cfg.Duration, ""
 		}
+		passedNow := false
 		if !started && t == nextS {
-			ok, lat := answer(cfg, cfg.Startup, t, recEnd, n)
-			res.Samples = append(res.Samples, Sample{t, lat, "startup", ok})
 			nextS = t + float64(cfg.Startup.Period.N)
-			if ok {
-				started, sFail, nextS = true, 0, math.Inf(1)
-			} else if sFail++; sFail >= cfg.Startup.Failure.N {
-				return true, t + math.Min(lat, float64(cfg.Startup.Timeout.N)), "startup"
+			if due(cfg.Startup, t) {
+				ok, lat := answer(cfg, cfg.Startup, t, recEnd, n)
+				res.Samples = append(res.Samples, Sample{t, lat, "startup", ok})
+				if ok {
+					passedNow, sFail, nextS = true, 0, math.Inf(1)
+				} else if sFail++; sFail >= cfg.Startup.Failure.N {
+					return true, t + math.Min(lat, float64(cfg.Startup.Timeout.N)), "startup"
+				}
 			}
-			continue
 		}
-		// Liveness ticks from its own initial delay, but the kubelet
-		// runs it only once the startup probe has passed.
-		if !started {
+		if t == nextL {
 			nextL = t + float64(cfg.Liveness.Period.N)
-			continue
+			// Held back until the startup probe has passed.
+			if started && due(cfg.Liveness, t) {
+				ok, lat := answer(cfg, cfg.Liveness, t, recEnd, n)
+				res.Samples = append(res.Samples, Sample{t, lat, "liveness", ok})
+				if ok {
+					lFail = 0
+				} else if lFail++; lFail >= cfg.Liveness.Failure.N {
+					return true, t + math.Min(lat, float64(cfg.Liveness.Timeout.N)), "liveness"
+				}
+			}
 		}
-		ok, lat := answer(cfg, cfg.Liveness, t, recEnd, n)
-		res.Samples = append(res.Samples, Sample{t, lat, "liveness", ok})
-		nextL = t + float64(cfg.Liveness.Period.N)
-		if ok {
-			lFail = 0
-		} else if lFail++; lFail >= cfg.Liveness.Failure.N {
-			return true, t + math.Min(lat, float64(cfg.Liveness.Timeout.N)), "liveness"
-		}
+		started = started || passedNow
 	}
+}
+
+// firstTick is a worker's first tick at or after start: its ticker runs
+// from 0 every period seconds.
+func firstTick(start float64, period int) float64 {
+	p := float64(period)
+	k := math.Ceil(start / p)
+	if (k-1)*p >= start { // float rounding
+		k--
+	}
+	return k * p
 }
 
 // answer is the server's reply to one probe at t: during recovery a probe

@@ -41,9 +41,11 @@ func TestSeed003LoopNeverEnds(t *testing.T) {
 	if res.FirstKill < 3600 || res.FirstKill > 3640 {
 		t.Errorf("first kill at %.0f s, want during the spike at 3600-3630 s", res.FirstKill)
 	}
-	// After the first kill, every run is killed by refused probes at
-	// D + (F-1) x P = 320 s; the restart never waits (>= 300 s of run)
-	// and the stop and start take 10 s: one restart every 330 s.
+	// After the first kill, every run is killed by refused probes
+	// between D + (F-1) x P = 320 s and D + F x P = 330 s (the first
+	// probe waits for the worker's next tick); the restart never waits
+	// (>= 300 s of run) and the stop and start take 10 s: about one
+	// restart every 330 s.
 	want := int((24*3600 - res.FirstKill) / 330)
 	if res.Restarts < want-1 || res.Restarts > want+1 {
 		t.Errorf("%d restarts, want about %d", res.Restarts, want)
@@ -52,8 +54,8 @@ func TestSeed003LoopNeverEnds(t *testing.T) {
 		t.Errorf("loop ends %v, %d of %d recoveries completed", res.LoopEnds, res.RecoveriesCompleted, res.RecoveriesStarted)
 	}
 	for _, k := range res.Kills[1:] {
-		if !k.InRecovery || math.Abs(k.Run-320) > 0.01 {
-			t.Fatalf("kill %+v: want every later kill 320 s into a recovery", k)
+		if !k.InRecovery || k.Run < 319.99 || k.Run >= 330 {
+			t.Fatalf("kill %+v: want every later kill 320 to 330 s into a recovery", k)
 		}
 	}
 	if never, budget := NeverEnds(cfg); !never || budget != 330 {
@@ -118,13 +120,15 @@ func TestBackoffSlowsAFastLoop(t *testing.T) {
 	for i := 1; i < len(res.Kills); i++ {
 		widest = max(widest, res.Kills[i].At-res.Kills[i-1].At)
 	}
-	// Killed 20 s into each run, 10 s to stop and start: 30 s a cycle
-	// without back-off, 240 kills in the two hours after the spike.
+	// 10 s to stop and start, the first probe on the worker's next
+	// 10 s tick, the third failure 20 s later: killed 30 s into each run,
+	// 40 s a cycle without back-off, 180 kills in the two hours after the
+	// spike.
 	if len(res.Kills) > 60 || widest < 300 {
 		t.Errorf("%d kills, widest gap %.0f s: the back-off does not hold the loop back", len(res.Kills), widest)
 	}
-	if got := res.Kills[2].At - res.Kills[1].At; math.Abs(got-30) > 0.1 {
-		t.Errorf("second gap %.1f s, want 30: the first restarts are immediate", got)
+	if got := res.Kills[2].At - res.Kills[1].At; math.Abs(got-40) > 0.1 {
+		t.Errorf("second gap %.1f s, want 40: the first restarts are immediate", got)
 	}
 }
 
@@ -199,5 +203,61 @@ func TestStartupLoopBeginsAfterACrash(t *testing.T) {
 	startup.Failure = probe.Value{N: 60, Set: true}
 	if res := Run(cfg); len(res.Kills) != 0 || !res.LoopEnds || res.RecoveriesCompleted != 1 {
 		t.Errorf("a 630 s startup budget: %d kills, loop ends %v, %d completed", len(res.Kills), res.LoopEnds, res.RecoveriesCompleted)
+	}
+}
+
+// The kubelet probes on its worker's ticker, which runs from the pod's
+// first container every period, whatever the restarts; the initial delay
+// counts from the start the status holds, to the second. A container
+// restarted at 3631 s (killed at 3621 s, 2 s to stop, 8 s to start) is first
+// probed at 3940 s, not 3931 s: the later kills come 329 s into a run, not
+// 320 s (checked against the kubelet by TestSimulatorMatchesKubelet).
+func TestProbesTickOnTheWorkersGrid(t *testing.T) {
+	res := Run(Config{Liveness: seedLiveness(), Recovery: 600, Latency: spike(t), Duration: 2 * 3600})
+	if len(res.Kills) < 2 || res.Kills[0].At != 3621 {
+		t.Fatalf("kills %+v, want the first at 3621 s", res.Kills)
+	}
+	if k := res.Kills[1]; math.Abs(k.Run-329.001) > 1e-6 || math.Abs(k.At-3960.001) > 1e-6 {
+		t.Errorf("second kill %+v, want at 3960.001 s, 329.001 s into its run", k)
+	}
+	for _, s := range res.Samples {
+		if math.Mod(s.T, 10) != 0 {
+			t.Fatalf("a probe at %v s, off the worker's 10 s ticker", s.T)
+		}
+	}
+}
+
+// A startup success reaches the status after the instant it happens: the
+// liveness worker ticking at that same instant still sees the container
+// not started, and probes it one period later.
+func TestStartupSuccessReachesLivenessAfterTheInstant(t *testing.T) {
+	startup := &Probe{Name: "startup", Timing: probe.TimingOf(&corev1.Probe{PeriodSeconds: 10, FailureThreshold: 90}, nil), Query: true, FailsDuringRecovery: true}
+	live := seedLiveness()
+	live.InitialDelay = probe.Value{N: 0, Set: true}
+	res := Run(Config{Liveness: live, Startup: startup, Recovery: 600, AfterCrash: true, Latency: spike(t), Duration: 700})
+	for _, s := range res.Samples {
+		if s.Probe == "liveness" {
+			if s.T != 610 {
+				t.Errorf("first liveness probe at %v s, want 610 s (the startup probe passed at 600 s)", s.T)
+			}
+			return
+		}
+	}
+	t.Error("no liveness probe")
+}
+
+// The node caps the back-off (crashLoopBackOff.maxContainerRestartPeriod):
+// a 60 s cap holds a fast loop's restarts to a minute apart at most.
+func TestBackoffCapIsTheNodes(t *testing.T) {
+	live := seedLiveness()
+	live.InitialDelay = probe.Value{N: 0, Set: true}
+	res := Run(Config{Liveness: live, Recovery: 3600, Latency: spike(t), Duration: 3 * 3600, BackoffCap: 60})
+	widest := 0.0
+	for i := 1; i < len(res.Kills); i++ {
+		widest = max(widest, res.Kills[i].At-res.Kills[i-1].At)
+	}
+	// 60 s of back-off, 10 s to stop and start, about 30 s of run.
+	if widest > 60+10+31 || widest < 60 {
+		t.Errorf("widest gap between kills %.1f s with a 60 s cap", widest)
 	}
 }

@@ -29,6 +29,9 @@ type Options struct {
 	// AfterCrash starts the simulation in crash recovery
 	// (probesim.Config.AfterCrash).
 	AfterCrash bool
+	// BackoffCap is the node's cap on the restart back-off, seconds
+	// (probesim.Config.BackoffCap; 0 is the default, 300).
+	BackoffCap int
 }
 
 // Run is one configuration's simulation.
@@ -149,7 +152,7 @@ func play(label, kind string, c *corev1.Container, grace *int64, v classify.Verd
 	r := Run{Label: label, Container: c.Name, AfterCrash: opts.AfterCrash,
 		Liveness: simProbe("liveness", kind, c, c.LivenessProbe, grace, v),
 		Startup:  simProbe("startup", kind, c, c.StartupProbe, grace, v)}
-	cfg := probesim.Config{Liveness: r.Liveness, Startup: r.Startup, Recovery: opts.Recovery, AfterCrash: opts.AfterCrash, Latency: opts.Latency, Duration: opts.Hours * 3600}
+	cfg := probesim.Config{Liveness: r.Liveness, Startup: r.Startup, Recovery: opts.Recovery, AfterCrash: opts.AfterCrash, Latency: opts.Latency, Duration: opts.Hours * 3600, BackoffCap: opts.BackoffCap}
 	r.Result = probesim.Run(cfg)
 	r.NeverEnds, r.Budget = probesim.NeverEnds(cfg)
 	return r
