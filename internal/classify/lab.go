@@ -1,0 +1,407 @@
+package classify
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// The server lab (internal/serverlab) starts real servers from Debian's
+// packages, crashes them, and records what the probe commands of this
+// package's tables did while they recovered. Its last run is committed as
+// lab.json; docs/servers.md is rendered from it, and LabContradictions
+// holds the tables to it, in the fast tests as in the lab itself.
+
+//go:embed lab.json
+var labJSON []byte
+
+// LabRun is one run of the server lab.
+type LabRun struct {
+	Date    string // "2026-12-04", UTC
+	Machine string // "2 shared cores, Debian 12"
+	Servers []LabServer
+}
+
+// LabServer is what one server did in the lab.
+type LabServer struct {
+	Server  string // its entry of Servers: "PostgreSQL"
+	Package string // the Debian package: "postgresql-15"
+	Version string // the server's own version: "15.18"
+	// Image is the container image a manifest would run it from, for the
+	// classification of its probes ("postgres:15").
+	Image string
+	Port  int32 // its well-known port, as a manifest writes it
+	// Skipped says why it could not run on the machine; nothing else is
+	// then recorded.
+	Skipped string `json:",omitempty"`
+	// Recovery is the restart after a SIGKILL under write load.
+	Recovery LabRecovery
+	// LoadAverage is the machine's 1-minute load average when the
+	// recovery began: the lab shares its cores, and its seconds say how
+	// fast the machine was then, not how fast the server is.
+	LoadAverage float64
+	Probes      []LabProbe
+	Stops       []LabStop `json:",omitempty"`
+	Loop        *LabLoop  `json:",omitempty"`
+}
+
+// LabRecovery is the restart that the probes were run against.
+type LabRecovery struct {
+	// What it had to recover: "760 MB of WAL", "a 1.1 GB AOF".
+	What string
+	// ReadySeconds is when, after the restart, the server first answered
+	// its reference query (Ready); the probes' samples before it were
+	// taken during the recovery.
+	ReadySeconds float64
+	Ready        string // the command that says it serves: "psql -c 'SELECT 1'"
+	// ListenSeconds is when its port first accepted a TCP connection;
+	// negative when it never did before the lab stopped sampling.
+	ListenSeconds float64
+	// Log lines of the server that mark the recovery, as printed.
+	Log []string `json:",omitempty"`
+}
+
+// LabProbe is one probe command, run over and over from the restart until
+// the server was ready (and a little after).
+type LabProbe struct {
+	// Command is the command line as a manifest writes it (the server's
+	// well-known port); TCP is set instead for a tcpSocket probe.
+	Command []string `json:",omitempty"`
+	TCP     bool     `json:",omitempty"`
+	Phases  []LabPhase
+}
+
+// LabPhase is a run of samples with the same exit code and output.
+type LabPhase struct {
+	From, To float64 // seconds after the restart, first and last sample
+	Samples  int
+	Exit     int    // the command's exit code; -1 when it outlasted the probe's timeout
+	Output   string // its output's first line, the lab's port and paths put back to the manifest's
+}
+
+// LabStop is a stop with a signal.
+type LabStop struct {
+	Signal string // "SIGTERM"
+	Client bool   // a client session stayed connected
+	// Stopped: it exited within WaitSeconds, after Seconds.
+	Stopped     bool
+	Seconds     float64
+	WaitSeconds float64
+	What        string `json:",omitempty"` // "a 600 MB dataset written to the RDB file"
+}
+
+// LabLoop is a liveness probe's loop: the lab kills the server each time
+// its probe has failed for the budget, as the kubelet would.
+type LabLoop struct {
+	Probe         string  // the probe command
+	BudgetSeconds float64 // time from the restart to the kill
+	Kills         int
+	// Evidence that each restart began the recovery again: the server's
+	// log lines, one a restart.
+	Evidence []string
+	// RecoverySeconds is the recovery left alone afterwards.
+	RecoverySeconds float64
+}
+
+// Lab is the committed lab run.
+func Lab() (LabRun, error) {
+	var r LabRun
+	err := json.Unmarshal(labJSON, &r)
+	return r, err
+}
+
+// LabServerOf returns the lab's record of a server, or nil.
+func (r *LabRun) LabServerOf(server string) *LabServer {
+	for i := range r.Servers {
+		if r.Servers[i].Server == server && r.Servers[i].Skipped == "" {
+			return &r.Servers[i]
+		}
+	}
+	return nil
+}
+
+// Probe renders the probe as a manifest's exec command, or tcpSocket.
+func (p LabProbe) String() string {
+	if p.TCP {
+		return "tcpSocket"
+	}
+	var w []string
+	for _, a := range p.Command {
+		if strings.ContainsAny(a, " '|;&$") || a == "" {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		w = append(w, a)
+	}
+	return strings.Join(w, " ")
+}
+
+// during is the probe's samples taken during the recovery.
+func (p LabProbe) during(ready float64) []LabPhase {
+	var out []LabPhase
+	for _, ph := range p.Phases {
+		if ph.From < ready {
+			out = append(out, ph)
+		}
+	}
+	return out
+}
+
+// Expected is what the tables say the probe does while the server
+// recovers: Fails, Passes, or "" when they do not say.
+func (s *LabServer) Expected(p LabProbe) (string, string) {
+	c := &corev1.Container{Name: "server", Image: s.Image, Ports: []corev1.ContainerPort{{ContainerPort: s.Port}}}
+	v := ContainerOf("", c)
+	if v.Server == nil {
+		return "", "the image " + s.Image + " is not classified as a server"
+	}
+	pr := &corev1.Probe{}
+	if p.TCP {
+		pr.TCPSocket = &corev1.TCPSocketAction{Port: intstr.FromInt32(s.Port)}
+	} else {
+		pr.Exec = &corev1.ExecAction{Command: p.Command}
+	}
+	q := Probe("StatefulSet", c, pr, v)
+	switch {
+	case q.FailsDuringRecovery(v):
+		return Fails, q.Evidence
+	case q.PassesDuringRecovery(v):
+		return Passes, q.Evidence
+	}
+	return "", q.Evidence
+}
+
+// Measured is what the probe did during the recovery: Fails when every
+// sample failed, Passes when every sample after the port opened passed,
+// Depends otherwise; "" when no sample was taken during it.
+func (s *LabServer) Measured(p LabProbe) string {
+	ready := s.Recovery.ReadySeconds
+	ph := p.during(ready)
+	if len(ph) == 0 {
+		return ""
+	}
+	fail, pass := true, true
+	for _, x := range ph {
+		if x.Exit == 0 {
+			fail = false
+		}
+		listening := s.Recovery.ListenSeconds >= 0 && x.From >= s.Recovery.ListenSeconds
+		if x.Exit != 0 && listening {
+			pass = false
+		}
+	}
+	switch {
+	case fail:
+		return Fails
+	case pass:
+		return Passes
+	}
+	return Depends
+}
+
+// listenSlack is how long before it answers a server that keeps its port
+// closed during recovery may accept TCP connections: the kernel accepts
+// on the bound socket before the server's first accept (MariaDB binds in
+// network_init, then starts its listener thread).
+const listenSlack = 1.0
+
+// LabContradictions holds the tables to the lab's measurements: each
+// string is a row that what was measured contradicts.
+func LabContradictions(r LabRun) []string {
+	var out []string
+	for i := range r.Servers {
+		s := &r.Servers[i]
+		if s.Skipped != "" {
+			continue
+		}
+		row := serverNamed(s.Server)
+		if row == nil {
+			out = append(out, s.Server+": no row of the server table")
+			continue
+		}
+		rec := s.Recovery
+		listened := rec.ListenSeconds >= 0 && rec.ListenSeconds < rec.ReadySeconds
+		switch {
+		case row.ListensDuringRecovery || len(row.EnsembleEnv) > 0:
+			if !listened {
+				out = append(out, fmt.Sprintf("%s: the table says it listens while it recovers, but its port opened at %.1f s, when it was ready (%.1f s)", s.Server, rec.ListenSeconds, rec.ReadySeconds))
+			}
+		case row.PortClosedDuringRecovery:
+			if listened && rec.ReadySeconds-rec.ListenSeconds > listenSlack {
+				out = append(out, fmt.Sprintf("%s: the table says its port stays closed while it recovers, but it accepted a connection at %.1f s, %.1f s before it was ready", s.Server, rec.ListenSeconds, rec.ReadySeconds-rec.ListenSeconds))
+			}
+		}
+		for _, p := range s.Probes {
+			want, why := s.Expected(p)
+			got := s.Measured(p)
+			if want == "" || got == "" || want == got {
+				continue
+			}
+			out = append(out, fmt.Sprintf("%s: %s: the tables say it %s during recovery (%s), the lab measured that it %s", s.Server, p.String(), want, why, got))
+		}
+	}
+	return out
+}
+
+func serverNamed(name string) *Server {
+	for i := range Servers {
+		if Servers[i].Name == name {
+			return &Servers[i]
+		}
+	}
+	return nil
+}
+
+// labMarkdown renders the lab's run for docs/servers.md.
+func labMarkdown(r LabRun) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n## Measured in the server lab\n\n")
+	fmt.Fprintf(&b, "The server lab (`internal/serverlab`, run by `hack/test-serverlab.sh`) starts each server from Debian's package in a temporary directory as an unprivileged user, kills it with SIGKILL under a write load, restarts it, and runs the probe commands over and over until it serves; then it stops it with SIGTERM with a client connected. Last run: %s, %s. A row of the tables above that these figures contradict fails the lab and the fast tests.\n\n", r.Date, r.Machine)
+	b.WriteString("Its seconds are how long things took on that machine at that time (the load average when the recovery began is in the recovery's column), not how fast the servers are: the lab checks what the probes did while the server recovered, which does not depend on the speed.\n\n")
+	b.WriteString("| server | version | recovered | port open | ready | probe | what it did, seconds after the restart | tables say | measured |\n|---|---|---|---|---|---|---|---|---|\n")
+	servers := append([]LabServer{}, r.Servers...)
+	sort.SliceStable(servers, func(i, j int) bool { return serverIndex(servers[i].Server) < serverIndex(servers[j].Server) })
+	for i := range servers {
+		s := &servers[i]
+		if s.Skipped != "" {
+			fmt.Fprintf(&b, "| %s | %s | not run: %s | | | | | | |\n", s.Server, s.Package, cell(s.Skipped))
+			continue
+		}
+		listen := "never before ready"
+		if s.Recovery.ListenSeconds >= 0 {
+			listen = fmt.Sprintf("%.1f s", s.Recovery.ListenSeconds)
+		}
+		for j, p := range s.Probes {
+			head := "| | | | | "
+			if j == 0 {
+				head = fmt.Sprintf("| %s | %s %s | %s (load average %.1f) | %s | %.1f s | ", s.Server, s.Package, s.Version, cell(s.Recovery.What), s.LoadAverage, listen, s.Recovery.ReadySeconds)
+			}
+			want, _ := s.Expected(p)
+			if want == "" {
+				want = "not classified"
+			}
+			got := s.Measured(p)
+			if got == "" {
+				got = "no sample"
+			}
+			fmt.Fprintf(&b, "%s`%s` | %s | %s | %s |\n", head, cell(p.String()), cell(phases(p.Phases)), want, got)
+		}
+	}
+	b.WriteString("\n| server | stop | client connected | result |\n|---|---|---|---|\n")
+	for i := range servers {
+		s := &servers[i]
+		for _, st := range s.Stops {
+			res := fmt.Sprintf("had not stopped after %.0f s", st.WaitSeconds)
+			if st.Stopped {
+				res = fmt.Sprintf("stopped after %.1f s", st.Seconds)
+			}
+			if st.What != "" {
+				res += " (" + st.What + ")"
+			}
+			fmt.Fprintf(&b, "| %s | %s | %v | %s |\n", s.Server, st.Signal, yesNo(st.Client), cell(res))
+		}
+	}
+	b.WriteString("\n| server | liveness probe | killed after | kills | each restart | recovery left alone |\n|---|---|---|---|---|---|\n")
+	for i := range servers {
+		s := &servers[i]
+		if l := s.Loop; l != nil {
+			fmt.Fprintf(&b, "| %s | `%s` | %.0f s | %d | %s | %.1f s |\n", s.Server, cell(l.Probe), l.BudgetSeconds, l.Kills, cell(strings.Join(l.Evidence, "; ")), l.RecoverySeconds)
+		}
+	}
+	return b.String()
+}
+
+func phases(ps []LabPhase) string {
+	var w []string
+	for _, p := range ps {
+		exit := fmt.Sprintf("exit %d", p.Exit)
+		if p.Exit < 0 {
+			exit = "timed out"
+		}
+		out := ""
+		if p.Output != "" {
+			out = ` "` + p.Output + `"`
+		}
+		w = append(w, fmt.Sprintf("%.1f-%.1f: %s%s", p.From, p.To, exit, out))
+	}
+	return strings.Join(w, "; ")
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func serverIndex(name string) int {
+	for i := range Servers {
+		if Servers[i].Name == name {
+			return i
+		}
+	}
+	return len(Servers)
+}
+
+// measuredServer is the mark of a server row the lab ran: "*measured*
+// (PostgreSQL 15.18, Debian's postgresql-15, 2026-12-04); ", or "".
+func (r *LabRun) measuredServer(server string) string {
+	s := r.LabServerOf(server)
+	if s == nil {
+		return ""
+	}
+	return fmt.Sprintf("*measured* (%s %s, Debian's %s, %s); ", s.Server, s.Version, s.Package, r.Date)
+}
+
+// measuredCommand is the mark of a command row whose command the lab ran
+// as a probe of its server, or "".
+func (r *LabRun) measuredCommand(server, name string) string {
+	for i := range r.Servers {
+		s := &r.Servers[i]
+		if s.Skipped != "" || s.Server != server {
+			continue
+		}
+		for _, p := range s.Probes {
+			if runsCommand(p.Command, name) {
+				return r.measuredServer(server)
+			}
+		}
+	}
+	return ""
+}
+
+// runsCommand: the probe's command line runs name ("rabbitmq-diagnostics
+// check_running" needs both words), directly or in a sh -c script.
+func runsCommand(argv []string, name string) bool {
+	words := strings.Fields(strings.Join(argv, " "))
+	want := strings.Fields(name)
+	for i := range words {
+		if strings.Trim(words[i], `'"`) != want[0] {
+			continue
+		}
+		rest := words[i+1:]
+		ok := true
+		for _, w := range want[1:] {
+			if !containsWord(rest, w) {
+				ok = false
+			}
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+func containsWord(words []string, w string) bool {
+	for _, x := range words {
+		if strings.Trim(x, `'"`) == w {
+			return true
+		}
+	}
+	return false
+}
