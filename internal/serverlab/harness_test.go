@@ -107,6 +107,9 @@ type lab struct {
 	wellKnown string // the port a manifest writes, put back in outputs
 	env       []string
 	start     time.Time // the last restart, for the samples' times
+	// programs are where the lab finds a probe's program when it is not
+	// on PATH under the name a manifest uses.
+	programs map[string]string
 }
 
 // newLab skips unless the lab is on and every program is installed, and
@@ -168,6 +171,9 @@ func (l *lab) local(argv []string) []string {
 	out := make([]string, len(argv))
 	for i, a := range argv {
 		out[i] = strings.ReplaceAll(a, l.wellKnown, strconv.Itoa(l.port))
+	}
+	if p, ok := l.programs[out[0]]; ok {
+		out[0] = p
 	}
 	return out
 }
@@ -305,10 +311,17 @@ func (l *lab) once(p probe) (int, string) {
 	return l.try(probeTimeout, l.local(p.argv)...)
 }
 
-// firstLine is the first line of an output that says something.
+// timings are the durations outputs print ("took = 5.5ms", "after 12
+// ms"), which would make every sample a phase of its own.
+var timings = regexp.MustCompile(`\b[0-9][0-9.]*\s?(?:ns|µs|ms|s)\b`)
+
+// firstLine is the first line of an output that says something, its
+// timings elided.
 func firstLine(s string) string {
 	for _, line := range strings.Split(s, "\n") {
-		if line = strings.TrimSpace(line); line != "" {
+		line = strings.TrimSpace(strings.Trim(line, "\a"))
+		line = timings.ReplaceAllString(line, "...")
+		if line != "" {
 			if len(line) > 160 {
 				line = line[:160]
 			}
@@ -318,41 +331,66 @@ func firstLine(s string) string {
 	return ""
 }
 
-// watch runs the probes, one after the other, over and over from the last
-// restart until the one at index ready exits 0, then two rounds more; it
+// watch runs each probe over and over, each in its own loop (a probe
+// that waits out its timeout does not hold the others back), from the last
+// restart until the one at index ready exits 0, and a few seconds more; it
 // fails the test when the server is not ready within limit.
 func (l *lab) watch(p *proc, probes []probe, ready int, limit time.Duration) (classify.LabRecovery, []classify.LabProbe) {
 	l.t.Helper()
 	rec := classify.LabRecovery{ReadySeconds: -1, ListenSeconds: -1}
 	out := make([]classify.LabProbe, len(probes))
+	var mu sync.Mutex
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
 	for i, pr := range probes {
 		out[i] = classify.LabProbe{Command: pr.argv, TCP: pr.tcp}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				at := time.Since(l.start).Seconds()
+				code, text := l.once(pr)
+				mu.Lock()
+				add(&out[i], at, code, l.manifest(firstLine(text)))
+				if pr.tcp && code == 0 && rec.ListenSeconds < 0 {
+					rec.ListenSeconds = round(at)
+				}
+				if i == ready && rec.ReadySeconds < 0 {
+					if code == 0 {
+						rec.ReadySeconds = round(at)
+					} else {
+						rec.RecoveringSeconds = round(at)
+					}
+				}
+				mu.Unlock()
+				time.Sleep(250 * time.Millisecond)
+			}
+		}()
 	}
-	after := -1
-	for after != 0 {
+	defer func() { close(stop); wg.Wait() }()
+	for {
+		time.Sleep(100 * time.Millisecond)
+		mu.Lock()
+		done := rec.ReadySeconds >= 0 && time.Since(l.start).Seconds() > rec.ReadySeconds+probeTimeout.Seconds()+1
+		mu.Unlock()
+		if done {
+			break
+		}
 		if time.Since(l.start) > limit {
 			l.t.Fatalf("the server was not ready %v after its restart", limit)
 		}
 		if p.exited() {
 			l.t.Fatalf("the server exited while it recovered; its log:\n%s", tail(l.path("server.log"), 20))
 		}
-		for i, pr := range probes {
-			at := time.Since(l.start).Seconds()
-			code, text := l.once(pr)
-			add(&out[i], at, code, l.manifest(firstLine(text)))
-			if pr.tcp && code == 0 && rec.ListenSeconds < 0 {
-				rec.ListenSeconds = round(at)
-			}
-			if i == ready && code == 0 && rec.ReadySeconds < 0 {
-				rec.ReadySeconds = round(at)
-				after = 3
-			}
-		}
-		if after > 0 {
-			after--
-		}
-		time.Sleep(250 * time.Millisecond)
 	}
+	close(stop)
+	wg.Wait()
+	stop = make(chan struct{}) // for the deferred close
 	return rec, out
 }
 

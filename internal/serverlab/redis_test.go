@@ -80,15 +80,15 @@ func TestRedis(t *testing.T) {
 	s.LoadAverage = loadAverage()
 	p = start()
 	probes := []probe{
+		tcp,
 		exe(cli...).with("ping"),
 		exe(cli...).with("-e", "ping"),
 		exe("sh", "-c", `[ "$(redis-cli -h 127.0.0.1 -p 6379 ping)" = PONG ]`),
 		exe("sh", "-c", `case "$(redis-cli -h 127.0.0.1 -p 6379 ping)" in PONG|LOADING*) exit 0;; esac; exit 1`),
-		tcp,
 	}
-	rec, out := l.watch(p, probes, 1, 4*time.Minute)
+	rec, out := l.watch(p, probes, 2, 4*time.Minute)
 	rec.What = fmt.Sprintf("a %d MB AOF (%d keys, no RDB preamble)", aof>>20, redisKeys)
-	rec.Ready = probes[1].String()
+	rec.Ready = probes[2].String()
 	rec.Log = l.logLines("server.log", regexp.MustCompile(`DB loaded from|Ready to accept connections`), redisPrefix)
 	s.Recovery, s.Probes = rec, out
 	s.Loop.RecoverySeconds = rec.ReadySeconds
