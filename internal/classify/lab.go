@@ -182,36 +182,52 @@ func (s *LabServer) Expected(p LabProbe) (string, string) {
 
 // Unstable is the verdict of a probe that failed after the server was
 // ready too: its failures are not the recovery's.
-const Unstable = "failed now and then, after the recovery too"
+const Unstable = "failed after the recovery too"
+
+// failureThreshold is the kubelet's default failureThreshold: fewer
+// failures in a row do not fail a probe, so the lab judges runs of
+// failed samples, not single ones (ZooKeeper's ruok came back empty now
+// and then, recovering or not).
+const failureThreshold = 3
 
 // Measured is what the probe did during the recovery: Fails when every
-// sample failed, Passes when every sample after the port opened passed,
-// Unstable when it failed after the recovery too, Depends otherwise; ""
-// when no sample was taken during it.
+// sample failed, Passes when it never failed failureThreshold samples in
+// a row once the port was open, Unstable when it did so after the
+// recovery too, Depends otherwise; "" when no sample was taken during it.
 func (s *LabServer) Measured(p LabProbe) string {
-	ph := p.during(s.Recovery.RecoveringSeconds)
+	rec := s.Recovery
+	ph := p.during(rec.RecoveringSeconds)
 	if len(ph) == 0 {
 		return ""
 	}
-	for _, x := range p.Phases {
-		if x.From > s.Recovery.ReadySeconds && x.Exit != 0 {
-			return Unstable
-		}
-	}
-	fail, pass := true, true
+	fail := true
 	for _, x := range ph {
 		if x.Exit == 0 {
 			fail = false
 		}
-		listening := s.Recovery.ListenSeconds >= 0 && x.From >= s.Recovery.ListenSeconds
-		if x.Exit != 0 && listening {
-			pass = false
+	}
+	if fail {
+		return Fails
+	}
+	// The longest run of failures once the port was open, during the
+	// recovery and after it.
+	during, after, run := 0, 0, 0
+	for _, x := range p.Phases {
+		if x.Exit == 0 || rec.ListenSeconds < 0 || x.From < rec.ListenSeconds {
+			run = 0
+			continue
+		}
+		run += x.Samples
+		if x.From < rec.RecoveringSeconds {
+			during = max(during, run)
+		} else if x.From > rec.ReadySeconds {
+			after = max(after, run)
 		}
 	}
 	switch {
-	case fail:
-		return Fails
-	case pass:
+	case after >= failureThreshold:
+		return Unstable
+	case during < failureThreshold:
 		return Passes
 	}
 	return Depends

@@ -288,8 +288,9 @@ func (p *proc) exited() bool {
 
 // probe is a probe command as a manifest writes it, or a tcpSocket probe.
 type probe struct {
-	argv []string
-	tcp  bool
+	argv    []string
+	tcp     bool
+	timeout time.Duration // timeoutSeconds; probeTimeout when 0
 }
 
 func exe(argv ...string) probe { return probe{argv: argv} }
@@ -308,7 +309,11 @@ func (l *lab) once(p probe) (int, string) {
 		c.Close()
 		return 0, ""
 	}
-	return l.try(probeTimeout, l.local(p.argv)...)
+	timeout := p.timeout
+	if timeout == 0 {
+		timeout = probeTimeout
+	}
+	return l.try(timeout, l.local(p.argv)...)
 }
 
 // timings are the durations outputs print ("took = 5.5ms", "after 12
@@ -376,7 +381,7 @@ func (l *lab) watch(p *proc, probes []probe, ready int, limit time.Duration) (cl
 	for {
 		time.Sleep(100 * time.Millisecond)
 		mu.Lock()
-		done := rec.ReadySeconds >= 0 && time.Since(l.start).Seconds() > rec.ReadySeconds+probeTimeout.Seconds()+1
+		done := rec.ReadySeconds >= 0 && time.Since(l.start).Seconds() > rec.ReadySeconds+5
 		mu.Unlock()
 		if done {
 			break
@@ -463,9 +468,16 @@ func (l *lab) logLines(name string, re *regexp.Regexp, prefix *regexp.Regexp) []
 // waitFor polls until argv exits 0.
 func (l *lab) waitFor(limit time.Duration, argv ...string) {
 	l.t.Helper()
+	l.waitForProbe(limit, exe(argv...))
+}
+
+// waitForProbe polls until the probe passes.
+func (l *lab) waitForProbe(limit time.Duration, p probe) {
+	l.t.Helper()
+	argv := p.argv
 	deadline := time.Now().Add(limit)
 	for {
-		code, out := l.try(probeTimeout, l.local(argv)...)
+		code, out := l.once(p)
 		if code == 0 {
 			return
 		}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"regexp"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -72,6 +73,12 @@ func TestMariaDB(t *testing.T) {
 	s.Stops = append(s.Stops, classify.LabStop{Signal: "SIGTERM", Client: true, Stopped: stopped, Seconds: round(secs), WaitSeconds: waited.Seconds(),
 		What: "it closes the sessions and stops"})
 	check(t, s)
+	// The words the server table says MariaDB's clients print.
+	for _, m := range classify.RecoveryOf("MySQL").Messages {
+		if strings.HasPrefix(m.When, "MariaDB") && !strings.Contains(strings.Join(messages(out), "\n"), m.Text) {
+			t.Errorf("no client printed %q during the recovery: %q", m.Text, messages(out))
+		}
+	}
 }
 
 // mariadbPrefix is the timestamp and thread of a MariaDB log line.

@@ -11,6 +11,11 @@ import (
 	"backfire.dev/backfire/internal/classify"
 )
 
+// slow is a probe of the CLI tools, which start an Erlang VM of their
+// own, which takes seconds before it asks the node anything: the lab
+// gives them a timeoutSeconds of 20.
+func slow(argv ...string) probe { return probe{argv: argv, timeout: 20 * time.Second} }
+
 // rabbitQueues is how many durable queues the node recovers at boot.
 const rabbitQueues = 3000
 
@@ -43,7 +48,7 @@ func TestRabbitMQ(t *testing.T) {
 	os.WriteFile(l.path("enabled_plugins"), []byte("[].\n"), 0o644)
 	start := func() *proc { return l.serve("server.log", bin+"rabbitmq-server") }
 	p := start()
-	l.waitFor(2*time.Minute, "rabbitmq-diagnostics", "-q", "check_running")
+	l.waitForProbe(3*time.Minute, slow("rabbitmq-diagnostics", "-q", "check_running"))
 
 	// Durable queues, declared in the node itself, and a kill.
 	declare := fmt.Sprintf(`[rabbit_amqqueue:declare(rabbit_misc:r(<<"/">>, queue, list_to_binary("q" ++ integer_to_list(N))), true, false, [], none, <<"lab">>) || N <- lists:seq(1, %d)], ok.`, rabbitQueues)
@@ -55,9 +60,9 @@ func TestRabbitMQ(t *testing.T) {
 	p = start()
 	probes := []probe{
 		tcp,
-		exe("rabbitmq-diagnostics", "-q", "ping"),
-		exe("rabbitmq-diagnostics", "-q", "check_running"),
-		exe("rabbitmq-diagnostics", "-q", "check_port_connectivity"),
+		slow("rabbitmq-diagnostics", "-q", "ping"),
+		slow("rabbitmq-diagnostics", "-q", "check_running"),
+		slow("rabbitmq-diagnostics", "-q", "check_port_connectivity"),
 	}
 	rec, out := l.watch(p, probes, 2, 3*time.Minute)
 	rec.What = fmt.Sprintf("a boot after SIGKILL with %d durable queues", rabbitQueues)

@@ -63,12 +63,15 @@ func TestZooKeeper(t *testing.T) {
 		tcp,
 		exe("sh", "-c", "echo ruok | nc 127.0.0.1 2181"),
 		exe("sh", "-c", "echo ruok | nc 127.0.0.1 2181 | grep imok"),
+		// Without the newline echo sends, the server has read all
+		// the client sent when it closes the connection.
+		exe("sh", "-c", "printf ruok | nc 127.0.0.1 2181 | grep imok"),
 		exe("sh", "-c", "echo srvr | nc 127.0.0.1 2181"),
 		exe("sh", "-c", srvr),
 	}
-	rec, out := l.watch(p, probes, 4, 3*time.Minute)
+	rec, out := l.watch(p, probes, 5, 3*time.Minute)
 	rec.What = fmt.Sprintf("%d MB of snapshot and log (%d znodes of 4 KB)", data>>20, created)
-	rec.Ready = probes[4].String()
+	rec.Ready = probes[5].String()
 	s.Recovery, s.Probes = rec, out
 
 	waited := 30 * time.Second
