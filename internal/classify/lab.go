@@ -59,7 +59,8 @@ type LabRecovery struct {
 	// taken during the recovery.
 	ReadySeconds float64
 	Ready        string // the command that says it serves: "psql -c 'SELECT 1'"
-	// RecoveringSeconds is when Ready last failed before it passed: the
+	// RecoveringSeconds is when Ready last failed before it passed (the
+	// end of that sample when it got no answer until its timeout): the
 	// samples taken before it were taken during the recovery, whatever
 	// order the probes ran in.
 	RecoveringSeconds float64
@@ -97,6 +98,10 @@ type LabStop struct {
 	Seconds     float64
 	WaitSeconds float64
 	What        string `json:",omitempty"` // "a 600 MB dataset written to the RDB file"
+	// CPUSeconds is the CPU time the server used from the signal to its
+	// exit, when measured: what the stop costs on an idle core, however
+	// busy the lab's machine was.
+	CPUSeconds float64 `json:",omitempty"`
 }
 
 // LabLoop is a liveness probe's loop: the lab kills the server each time
@@ -328,6 +333,9 @@ func labMarkdown(r LabRun) string {
 			res := fmt.Sprintf("had not stopped after %.0f s", st.WaitSeconds)
 			if st.Stopped {
 				res = fmt.Sprintf("stopped after %.1f s", st.Seconds)
+				if st.CPUSeconds > 0 {
+					res += fmt.Sprintf(", %.1f s of it on the CPU", st.CPUSeconds)
+				}
 			}
 			if st.What != "" {
 				res += " (" + st.What + ")"

@@ -277,6 +277,25 @@ func (p *proc) signal(sig syscall.Signal, wait time.Duration) (float64, bool) {
 	}
 }
 
+// cpu is the CPU time the server's main process has used so far, read
+// from /proc; after it exited, its total.
+func (p *proc) cpu() float64 {
+	if p.exited() {
+		st := p.cmd.ProcessState
+		return (st.UserTime() + st.SystemTime()).Seconds()
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
+	// utime and stime, fields 14 and 15 of stat, in clock ticks of 1/100 s
+	// (USER_HZ on Linux).
+	ut, _ := strconv.ParseFloat(f[11], 64)
+	st, _ := strconv.ParseFloat(f[12], 64)
+	return (ut + st) / 100
+}
+
 func (p *proc) exited() bool {
 	select {
 	case <-p.done:
@@ -366,9 +385,14 @@ func (l *lab) watch(p *proc, probes []probe, ready int, limit time.Duration) (cl
 					rec.ListenSeconds = round(at)
 				}
 				if i == ready && rec.ReadySeconds < 0 {
-					if code == 0 {
+					switch code {
+					case 0:
 						rec.ReadySeconds = round(at)
-					} else {
+					case -1:
+						// No answer until the timeout: it was still
+						// recovering at the end of the sample.
+						rec.RecoveringSeconds = round(time.Since(l.start).Seconds())
+					default:
 						rec.RecoveringSeconds = round(at)
 					}
 				}
@@ -469,6 +493,19 @@ func (l *lab) logLines(name string, re *regexp.Regexp, prefix *regexp.Regexp) []
 func (l *lab) waitFor(limit time.Duration, argv ...string) {
 	l.t.Helper()
 	l.waitForProbe(limit, exe(argv...))
+}
+
+// within polls until the probe passes, and says whether it did within
+// limit.
+func (l *lab) within(limit time.Duration, p probe) bool {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		if code, _ := l.once(p); code == 0 {
+			return true
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return false
 }
 
 // waitForProbe polls until the probe passes.

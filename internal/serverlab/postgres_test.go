@@ -78,7 +78,7 @@ func TestPostgreSQL(t *testing.T) {
 		exe("psql", "-h", "127.0.0.1", "-p", "5432", "-U", "postgres", "-c", "SELECT 1"),
 		exe("sh", "-c", "echo 'SELECT 1' | psql -h 127.0.0.1 -p 5432 -U postgres"),
 	}
-	rec, out := l.watch(p, probes, 2, 3*time.Minute)
+	rec, out := l.watch(p, probes, 2, 5*time.Minute)
 	rec.What = fmt.Sprintf("%d MB of WAL", wal>>20)
 	rec.Ready = probes[2].String()
 	rec.Log = l.logLines("server.log", regexp.MustCompile(`automatic recovery in progress|redo starts|redo done|ready to accept connections`), pgPrefix)

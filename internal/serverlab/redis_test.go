@@ -105,14 +105,16 @@ func TestRedis(t *testing.T) {
 	}
 	defer func() { stdin.Close(); client.Wait() }()
 	waited := 60 * time.Second
+	before := p.cpu()
 	secs, stopped := p.signal(syscall.SIGTERM, waited)
+	cpu := p.cpu() - before
 	rdb := dirSize(l.path("dump.rdb"))
 	what := fmt.Sprintf("it wrote a %d MB dump.rdb first", rdb>>20)
 	if used != nil {
 		n, _ := strconv.ParseInt(used[1], 10, 64)
 		what = fmt.Sprintf("it wrote its %d MB dataset to a %d MB dump.rdb first", n>>20, rdb>>20)
 	}
-	s.Stops = append(s.Stops, classify.LabStop{Signal: "SIGTERM", Client: true, Stopped: stopped, Seconds: round(secs), WaitSeconds: waited.Seconds(), What: what})
+	s.Stops = append(s.Stops, classify.LabStop{Signal: "SIGTERM", Client: true, Stopped: stopped, Seconds: round(secs), WaitSeconds: waited.Seconds(), What: what, CPUSeconds: round(cpu)})
 	if !stopped {
 		t.Errorf("Redis had not stopped %v after SIGTERM", waited)
 	}
