@@ -18,8 +18,8 @@ import (
 // than the liveness budget below, without making a busy machine's run
 // last minutes.
 const (
-	pgWALBytes = 400 << 20
-	pgLoadTime = 25 * time.Second
+	pgWALBytes = 1000 << 20
+	pgLoadTime = 30 * time.Second
 )
 
 // The seed incident's server: a crash under a write load leaves a large
@@ -47,8 +47,8 @@ func TestPostgreSQL(t *testing.T) {
 	// (a) SIGKILL under a write load: an INSERT still running when the
 	// WAL has grown to pgWALBytes. generate_series is materialized before
 	// the first row is inserted: 20 million rows took minutes on a busy
-	// machine before any WAL was written, 3 million give 770 MB of WAL.
-	load := l.command(l.local(append(psql, "-c", "INSERT INTO t SELECT g, repeat('x', 200) FROM generate_series(1, 3000000) g"))...)
+	// machine before any WAL was written, 5 million give some 1.2 GB of WAL.
+	load := l.command(l.local(append(psql, "-c", "INSERT INTO t SELECT g, repeat('x', 200) FROM generate_series(1, 5000000) g"))...)
 	if err := load.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestPostgreSQL(t *testing.T) {
 	// recovery kills it, and the next start replays the same WAL again.
 	p = start()
 	live := exe("psql", "-h", "127.0.0.1", "-p", "5432", "-U", "postgres", "-c", "SELECT 1")
-	p, budget, _ := l.liveness(p, start, live, 2*time.Second, 3, 2, nil)
+	p, budget, _ := l.liveness(p, start, live, time.Second, 3, 2, nil)
 	p.kill()
 	redo := l.logLines("server.log", regexp.MustCompile(`redo starts at|was interrupted while in recovery`), pgPrefix)
 	s.Loop = &classify.LabLoop{Probe: live.String(), BudgetSeconds: budget, Kills: 2, Evidence: redo}
@@ -94,7 +94,9 @@ func TestPostgreSQL(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { stdin.Close(); client.Wait() }()
-	l.waitFor(10*time.Second, append(psql, "-Atc", "SELECT count(*) > 1 FROM pg_stat_activity WHERE backend_type = 'client backend'")...)
+	// Until the session is connected: psql exits 1 on the exception (a
+	// query that answers false would exit 0).
+	l.waitFor(30*time.Second, append(psql, "-c", "DO $$ BEGIN IF (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend') < 2 THEN RAISE EXCEPTION 'the session is not connected yet'; END IF; END $$")...)
 	waited := 10 * time.Second
 	secs, stopped := p.signal(syscall.SIGTERM, waited)
 	s.Stops = append(s.Stops, classify.LabStop{Signal: "SIGTERM", Client: true, Stopped: stopped, Seconds: round(secs), WaitSeconds: waited.Seconds(),
