@@ -16,7 +16,7 @@ import (
 // redisKeys is the dataset's size: an AOF without an RDB preamble, which
 // Redis replays command by command, loads for ten seconds or more on 2
 // shared cores.
-const redisKeys = 600000
+const redisKeys = 1500000
 
 // The LOADING case: Redis listens while it loads its AOF and answers
 // -LOADING, which redis-cli prints and exits 0 on, unless -e.
@@ -68,7 +68,7 @@ func TestRedis(t *testing.T) {
 		}
 		return firstLine(info)
 	}
-	p, budget, said := l.liveness(p, start, live, 2*time.Second, 3, 2, progress)
+	p, budget, said := l.liveness(p, start, live, time.Second, 3, 2, progress)
 	p.kill()
 	s.Loop = &classify.LabLoop{Probe: live.String(), BudgetSeconds: budget, Kills: 2, Evidence: said}
 	for _, line := range l.logLines("server.log", regexp.MustCompile(`DB loaded from append only file`), redisPrefix) {
