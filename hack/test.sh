@@ -35,6 +35,11 @@ hack/test-prober.sh
 # diagnose's reader of kubectl's printed output against kubectl's own
 # describe and events printers, in its own module (k8s.io/kubectl).
 hack/test-kubectl.sh
+# The server lab: PostgreSQL, Redis, MariaDB, etcd, ZooKeeper and RabbitMQ
+# from Debian's packages, killed under a write load and probed while they
+# recover, against the server tables of internal/classify; it installs
+# the packages and runs the servers one at a time (a few minutes).
+hack/test-serverlab.sh
 # What users install: the release snapshot, the krew manifest, the image
 # and the Action's download; installs and caches GoReleaser, krew and podman.
 hack/test-release.sh

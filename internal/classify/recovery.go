@@ -47,7 +47,11 @@ var Recoveries = []RecoveryBehaviour{
 			"src/backend/tcop/backend_startup.c `BackendInitialize` (the texts; postmaster.c before 17)"},
 	{Server: "MySQL",
 		Messages: []Message{
-			{"clients and tcpSocket probes, until InnoDB has applied its redo log", `ERROR 2003 (HY000): Can't connect to MySQL server on '127.0.0.1:3306' (111) / connection refused`},
+			{"MySQL's clients and tcpSocket probes, until InnoDB has applied its redo log", `ERROR 2003 (HY000): Can't connect to MySQL server on '127.0.0.1:3306' (111) / connection refused`},
+			// Measured by the server lab (mariadb-server 10.11): the client
+			// connects without blocking, so the refusal comes back as
+			// error 115 (EINPROGRESS), not 111 (ECONNREFUSED).
+			{"MariaDB's clients (mariadb, mariadb-admin, mysqladmin of MariaDB 10.11), until InnoDB has applied its redo log", `ERROR 2002 (HY000): Can't connect to server on '127.0.0.1' (115)`},
 			{"the server log", `InnoDB: Starting crash recovery.`},
 		},
 		Source: "mysql-server: sql/mysqld.cc `mysqld_main` (`init_server_components()`, which starts InnoDB and applies the redo log, runs before `network_init()` opens the port; rollback of unfinished transactions continues in the background); MariaDB server: sql/mysqld.cc `mysqld_main`, same order"},

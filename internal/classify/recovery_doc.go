@@ -8,6 +8,7 @@ import (
 // ServersMarkdown renders the server-behaviour table as docs/servers.md, so
 // that the page and the code cannot disagree.
 func ServersMarkdown() string {
+	lab, _ := Lab() // a file that does not parse fails TestLab
 	var b strings.Builder
 	b.WriteString(`# Servers during crash recovery
 
@@ -15,7 +16,9 @@ What each database-like server does while it recovers from a crash, and what the
 commands that probes run do meanwhile. BF101 reads this table (it is generated from
 ` + "`internal/classify/recovery.go`" + `; regenerate with ` + "`go test ./internal/classify -update`" + `).
 Every row names the place in the server's own source it was checked against; a row
-marked *assumed* was not checked, and findings that rely on it say so.
+marked *assumed* was not checked, and findings that rely on it say so. A row marked
+*measured* was also checked on the real server, from its Debian package, by the server
+lab: the figures are in [Measured in the server lab](#measured-in-the-server-lab).
 
 ## Does it listen while it recovers?
 
@@ -46,6 +49,7 @@ marked *assumed* was not checked, and findings that rely on it say so.
 		if r != nil {
 			source = r.Source
 		}
+		source = lab.measuredServer(s.Name) + source
 		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", s.Name, listens, cell(s.RecoveryAnswer("")), cell(source))
 	}
 	b.WriteString("\n## What users see\n\n| server | when | message |\n|---|---|---|\n")
@@ -72,6 +76,7 @@ the tag has one, and both otherwise.
 		if source == "" {
 			source = "*assumed*"
 		}
+		source = lab.measuredCommand(c.Server, c.Name) + source
 		during := c.During
 		if during == "" {
 			during = "*assumed* to fail: it needs an answer"
@@ -211,6 +216,7 @@ entrypoint only waits:
 	for _, im := range IdleImages {
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", im.Name, cell(im.What), cell(im.Source))
 	}
+	b.WriteString(labMarkdown(lab))
 	return b.String()
 }
 

@@ -1,0 +1,446 @@
+package classify
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// The server lab (internal/serverlab) starts real servers from Debian's
+// packages, crashes them, and records what the probe commands of this
+// package's tables did while they recovered. Its last run is committed as
+// lab.json; docs/servers.md is rendered from it, and LabContradictions
+// holds the tables to it, in the fast tests as in the lab itself.
+
+//go:embed lab.json
+var labJSON []byte
+
+// LabRun is one run of the server lab.
+type LabRun struct {
+	Date    string // "2026-12-04", UTC
+	Machine string // "2 shared cores, Debian 12"
+	Servers []LabServer
+}
+
+// LabServer is what one server did in the lab.
+type LabServer struct {
+	Server  string // its entry of Servers: "PostgreSQL"
+	Package string // the Debian package: "postgresql-15"
+	Version string // the server's own version: "15.18"
+	// Image is the container image a manifest would run it from, for the
+	// classification of its probes ("postgres:15").
+	Image string
+	Port  int32 // its well-known port, as a manifest writes it
+	// Skipped says why it could not run on the machine; nothing else is
+	// then recorded.
+	Skipped string `json:",omitempty"`
+	// Recovery is the restart after a SIGKILL under write load.
+	Recovery LabRecovery
+	// LoadAverage is the machine's 1-minute load average when the
+	// recovery began: the lab shares its cores, and its seconds say how
+	// fast the machine was then, not how fast the server is.
+	LoadAverage float64
+	Probes      []LabProbe
+	Stops       []LabStop `json:",omitempty"`
+	Loop        *LabLoop  `json:",omitempty"`
+}
+
+// LabRecovery is the restart that the probes were run against.
+type LabRecovery struct {
+	// What it had to recover: "760 MB of WAL", "a 1.1 GB AOF".
+	What string
+	// ReadySeconds is when, after the restart, the server first answered
+	// its reference query (Ready); the probes' samples before it were
+	// taken during the recovery.
+	ReadySeconds float64
+	Ready        string // the command that says it serves: "psql -c 'SELECT 1'"
+	// RecoveringSeconds is when Ready last failed before it passed (the
+	// end of that sample when it got no answer until its timeout): the
+	// samples taken before it were taken during the recovery, whatever
+	// order the probes ran in.
+	RecoveringSeconds float64
+	// ListenSeconds is when its port first accepted a TCP connection;
+	// negative when it never did before the lab stopped sampling.
+	ListenSeconds float64
+	// Log lines of the server that mark the recovery, as printed.
+	Log []string `json:",omitempty"`
+}
+
+// LabProbe is one probe command, run over and over from the restart until
+// the server was ready (and a little after).
+type LabProbe struct {
+	// Command is the command line as a manifest writes it (the server's
+	// well-known port); TCP is set instead for a tcpSocket probe.
+	Command []string `json:",omitempty"`
+	TCP     bool     `json:",omitempty"`
+	Phases  []LabPhase
+}
+
+// LabPhase is a run of samples with the same exit code and output.
+type LabPhase struct {
+	From, To float64 // seconds after the restart, first and last sample
+	Samples  int
+	Exit     int    // the command's exit code; -1 when it outlasted the probe's timeout
+	Output   string // its output's first line, the lab's port and paths put back to the manifest's
+}
+
+// LabStop is a stop with a signal.
+type LabStop struct {
+	Signal string // "SIGTERM"
+	Client bool   // a client session stayed connected
+	// Stopped: it exited within WaitSeconds, after Seconds.
+	Stopped     bool
+	Seconds     float64
+	WaitSeconds float64
+	What        string `json:",omitempty"` // "a 600 MB dataset written to the RDB file"
+	// CPUSeconds is the CPU time the server used from the signal to its
+	// exit, when measured: what the stop costs on an idle core, however
+	// busy the lab's machine was.
+	CPUSeconds float64 `json:",omitempty"`
+}
+
+// LabLoop is a liveness probe's loop: the lab kills the server each time
+// its probe has failed for the budget, as the kubelet would.
+type LabLoop struct {
+	Probe         string  // the probe command
+	BudgetSeconds float64 // time from the restart to the kill
+	Kills         int
+	// Evidence that each restart began the recovery again: the server's
+	// log lines, one a restart.
+	Evidence []string
+	// RecoverySeconds is the recovery left alone afterwards.
+	RecoverySeconds float64
+}
+
+// Lab is the committed lab run.
+func Lab() (LabRun, error) {
+	var r LabRun
+	err := json.Unmarshal(labJSON, &r)
+	return r, err
+}
+
+// LabServerOf returns the lab's record of a server, or nil.
+func (r *LabRun) LabServerOf(server string) *LabServer {
+	for i := range r.Servers {
+		if r.Servers[i].Server == server && r.Servers[i].Skipped == "" {
+			return &r.Servers[i]
+		}
+	}
+	return nil
+}
+
+// Probe renders the probe as a manifest's exec command, or tcpSocket.
+func (p LabProbe) String() string {
+	if p.TCP {
+		return "tcpSocket"
+	}
+	var w []string
+	for _, a := range p.Command {
+		if strings.ContainsAny(a, " '|;&$") || a == "" {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		w = append(w, a)
+	}
+	return strings.Join(w, " ")
+}
+
+// during is the probe's samples taken during the recovery.
+func (p LabProbe) during(ready float64) []LabPhase {
+	var out []LabPhase
+	for _, ph := range p.Phases {
+		if ph.From < ready {
+			out = append(out, ph)
+		}
+	}
+	return out
+}
+
+// Expected is what the tables say the probe does while the server
+// recovers: Fails, Passes, or "" when they do not say.
+func (s *LabServer) Expected(p LabProbe) (string, string) {
+	c := &corev1.Container{Name: "server", Image: s.Image, Ports: []corev1.ContainerPort{{ContainerPort: s.Port}}}
+	// The lab runs one server: a ZooKeeper of its own is standalone.
+	v := Members(ContainerOf("", c), c, 1)
+	if v.Server == nil {
+		return "", "the image " + s.Image + " is not classified as a server"
+	}
+	pr := &corev1.Probe{}
+	if p.TCP {
+		pr.TCPSocket = &corev1.TCPSocketAction{Port: intstr.FromInt32(s.Port)}
+	} else {
+		pr.Exec = &corev1.ExecAction{Command: p.Command}
+	}
+	q := Probe("StatefulSet", c, pr, v)
+	switch {
+	case q.FailsDuringRecovery(v):
+		return Fails, q.Evidence
+	case q.PassesDuringRecovery(v):
+		return Passes, q.Evidence
+	}
+	return "", q.Evidence
+}
+
+// Unstable is the verdict of a probe that failed after the server was
+// ready too: its failures are not the recovery's.
+const Unstable = "failed after the recovery too"
+
+// failureThreshold is the kubelet's default failureThreshold: fewer
+// failures in a row do not fail a probe, so the lab judges runs of
+// failed samples, not single ones (ZooKeeper's ruok came back empty now
+// and then, recovering or not).
+const failureThreshold = 3
+
+// Measured is what the probe did during the recovery: Fails when every
+// sample failed, Passes when it never failed failureThreshold samples in
+// a row once the port was open, Unstable when it did so after the
+// recovery too, Depends otherwise; "" when no sample was taken during it.
+func (s *LabServer) Measured(p LabProbe) string {
+	rec := s.Recovery
+	ph := p.during(rec.RecoveringSeconds)
+	if len(ph) == 0 {
+		return ""
+	}
+	fail := true
+	for _, x := range ph {
+		if x.Exit == 0 {
+			fail = false
+		}
+	}
+	if fail {
+		return Fails
+	}
+	// The longest run of failures once the port was open, during the
+	// recovery and after it.
+	during, after, run := 0, 0, 0
+	for _, x := range p.Phases {
+		if x.Exit == 0 || rec.ListenSeconds < 0 || x.From < rec.ListenSeconds {
+			run = 0
+			continue
+		}
+		run += x.Samples
+		if x.From < rec.RecoveringSeconds {
+			during = max(during, run)
+		} else if x.From > rec.ReadySeconds {
+			after = max(after, run)
+		}
+	}
+	switch {
+	case after >= failureThreshold:
+		return Unstable
+	case during < failureThreshold:
+		return Passes
+	}
+	return Depends
+}
+
+// listenSlack is how long before it answers a server that keeps its port
+// closed during recovery may accept TCP connections: the kernel accepts
+// on the bound socket before the server's first accept (MariaDB binds in
+// network_init, then starts its listener thread).
+const listenSlack = 1.0
+
+// LabContradictions holds the tables to the lab's measurements: each
+// string is a row that what was measured contradicts.
+func LabContradictions(r LabRun) []string {
+	var out []string
+	for i := range r.Servers {
+		s := &r.Servers[i]
+		if s.Skipped != "" {
+			continue
+		}
+		row := serverNamed(s.Server)
+		if row == nil {
+			out = append(out, s.Server+": no row of the server table")
+			continue
+		}
+		rec := s.Recovery
+		listened := rec.ListenSeconds >= 0 && rec.ListenSeconds < rec.RecoveringSeconds
+		switch {
+		case row.ListensDuringRecovery || len(row.EnsembleEnv) > 0:
+			if !listened {
+				out = append(out, fmt.Sprintf("%s: the table says it listens while it recovers, but its port opened at %.1f s, after the last sample that found it recovering (%.1f s)", s.Server, rec.ListenSeconds, rec.RecoveringSeconds))
+			}
+		case row.PortClosedDuringRecovery:
+			if listened && rec.RecoveringSeconds-rec.ListenSeconds > listenSlack {
+				out = append(out, fmt.Sprintf("%s: the table says its port stays closed while it recovers, but it accepted a connection at %.1f s, %.1f s before it last failed to answer", s.Server, rec.ListenSeconds, rec.RecoveringSeconds-rec.ListenSeconds))
+			}
+		}
+		for _, p := range s.Probes {
+			want, why := s.Expected(p)
+			got := s.Measured(p)
+			if want == "" || got == "" || got == Unstable || want == got {
+				continue
+			}
+			out = append(out, fmt.Sprintf("%s: %s: the tables say it %s during recovery (%s), the lab measured that it %s", s.Server, p.String(), want, why, got))
+		}
+	}
+	return out
+}
+
+func serverNamed(name string) *Server {
+	for i := range Servers {
+		if Servers[i].Name == name {
+			return &Servers[i]
+		}
+	}
+	return nil
+}
+
+// labMarkdown renders the lab's run for docs/servers.md.
+func labMarkdown(r LabRun) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n## Measured in the server lab\n\n")
+	fmt.Fprintf(&b, "The server lab (`internal/serverlab`, run by `hack/test-serverlab.sh`) starts each server from Debian's package in a temporary directory as an unprivileged user, kills it with SIGKILL under a write load, restarts it, and runs the probe commands over and over until it serves; then it stops it with SIGTERM with a client connected. Last run: %s, %s. A row of the tables above that these figures contradict fails the lab and the fast tests.\n\n", r.Date, r.Machine)
+	b.WriteString("What the lab's first runs (December 2026) changed: no verdict of the tables. Every probe command the tables classify did during the recovery what its row says (the last column against the one before it), and so did the port of each server. One text changed: MariaDB's clients do not print MySQL's `ERROR 2003 ... (111)` while InnoDB recovers but `ERROR 2002 (HY000): Can't connect to server on '127.0.0.1' (115)`, which the table of what users see now quotes (the lab fails if they stop printing it). Two things the sources did not say: `pg_isready` exits 2 (\"no response\") in the second before the postmaster listens, then 1, as the issue's earlier run saw; and ZooKeeper answered `echo ruok | nc` with nothing now and then, during its load and after it, where `printf ruok` (no trailing newline left unread when the server closes) always got `imok` in the same run: one empty answer in a row, which a probe's default failureThreshold of 3 absorbs, so the lab judges runs of three failed samples, as the kubelet would. RabbitMQ, whose rows are *assumed*, was measured too: `rabbitmq-diagnostics -q check_running` failed until the broker had booted, as assumed, its AMQP port stayed closed meanwhile, and `rabbitmq-diagnostics -q ping`, which asks the Erlang node rather than the broker, passed throughout the boot.\n\n")
+	b.WriteString("Its seconds are how long things took on that machine at that time (the load average when the recovery began is in the recovery's column), not how fast the servers are: the lab checks what the probes did while the server recovered, which does not depend on the speed.\n\n")
+	b.WriteString("| server | version | recovered | port open | ready | probe | what it did, seconds after the restart | tables say | measured |\n|---|---|---|---|---|---|---|---|---|\n")
+	servers := append([]LabServer{}, r.Servers...)
+	sort.SliceStable(servers, func(i, j int) bool { return serverIndex(servers[i].Server) < serverIndex(servers[j].Server) })
+	for i := range servers {
+		s := &servers[i]
+		if s.Skipped != "" {
+			fmt.Fprintf(&b, "| %s | %s | not run: %s | | | | | | |\n", s.Server, s.Package, cell(s.Skipped))
+			continue
+		}
+		listen := "never before ready"
+		if s.Recovery.ListenSeconds >= 0 {
+			listen = fmt.Sprintf("%.1f s", s.Recovery.ListenSeconds)
+		}
+		for j, p := range s.Probes {
+			head := "| | | | | "
+			if j == 0 {
+				head = fmt.Sprintf("| %s | %s %s | %s (load average %.1f) | %s | %.1f s | ", s.Server, s.Package, s.Version, cell(s.Recovery.What), s.LoadAverage, listen, s.Recovery.ReadySeconds)
+			}
+			want, _ := s.Expected(p)
+			if want == "" {
+				want = "not classified"
+			}
+			got := s.Measured(p)
+			if got == "" {
+				got = "no sample"
+			}
+			fmt.Fprintf(&b, "%s`%s` | %s | %s | %s |\n", head, cell(p.String()), cell(phases(p.Phases)), want, got)
+		}
+	}
+	b.WriteString("\n| server | stop | client connected | result |\n|---|---|---|---|\n")
+	for i := range servers {
+		s := &servers[i]
+		for _, st := range s.Stops {
+			res := fmt.Sprintf("had not stopped after %.0f s", st.WaitSeconds)
+			if st.Stopped {
+				res = fmt.Sprintf("stopped after %.1f s", st.Seconds)
+				if st.CPUSeconds > 0 {
+					res += fmt.Sprintf(", %.1f s of it on the CPU", st.CPUSeconds)
+				}
+			}
+			if st.What != "" {
+				res += " (" + st.What + ")"
+			}
+			fmt.Fprintf(&b, "| %s | %s | %v | %s |\n", s.Server, st.Signal, yesNo(st.Client), cell(res))
+		}
+	}
+	b.WriteString("\n| server | liveness probe | killed after | kills | each restart | recovery left alone |\n|---|---|---|---|---|---|\n")
+	for i := range servers {
+		s := &servers[i]
+		if l := s.Loop; l != nil {
+			fmt.Fprintf(&b, "| %s | `%s` | %.0f s | %d | %s | %.1f s |\n", s.Server, cell(l.Probe), l.BudgetSeconds, l.Kills, cell(strings.Join(l.Evidence, "; ")), l.RecoverySeconds)
+		}
+	}
+	return b.String()
+}
+
+func phases(ps []LabPhase) string {
+	var w []string
+	for _, p := range ps {
+		exit := fmt.Sprintf("exit %d", p.Exit)
+		if p.Exit < 0 {
+			exit = "timed out"
+		}
+		out := ""
+		if p.Output != "" {
+			out = ` "` + p.Output + `"`
+		}
+		w = append(w, fmt.Sprintf("%.1f-%.1f: %s%s", p.From, p.To, exit, out))
+	}
+	return strings.Join(w, "; ")
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func serverIndex(name string) int {
+	for i := range Servers {
+		if Servers[i].Name == name {
+			return i
+		}
+	}
+	return len(Servers)
+}
+
+// measuredServer is the mark of a server row the lab ran: "*measured*
+// (PostgreSQL 15.18, Debian's postgresql-15, 2026-12-04); ", or "".
+func (r *LabRun) measuredServer(server string) string {
+	s := r.LabServerOf(server)
+	if s == nil {
+		return ""
+	}
+	return fmt.Sprintf("*measured* (%s %s, Debian's %s, %s); ", s.Server, s.Version, s.Package, r.Date)
+}
+
+// measuredCommand is the mark of a command row whose command the lab ran
+// as a probe of its server, or "".
+func (r *LabRun) measuredCommand(server, name string) string {
+	for i := range r.Servers {
+		s := &r.Servers[i]
+		if s.Skipped != "" || s.Server != server {
+			continue
+		}
+		for _, p := range s.Probes {
+			if runsCommand(p.Command, name) {
+				return r.measuredServer(server)
+			}
+		}
+	}
+	return ""
+}
+
+// runsCommand: the probe's command line runs name ("rabbitmq-diagnostics
+// check_running" needs both words), directly or in a sh -c script.
+func runsCommand(argv []string, name string) bool {
+	words := strings.Fields(strings.Join(argv, " "))
+	want := strings.Fields(name)
+	for i := range words {
+		if strings.Trim(words[i], `'"`) != want[0] {
+			continue
+		}
+		rest := words[i+1:]
+		ok := true
+		for _, w := range want[1:] {
+			if !containsWord(rest, w) {
+				ok = false
+			}
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+func containsWord(words []string, w string) bool {
+	for _, x := range words {
+		if strings.Trim(x, `'"`) == w {
+			return true
+		}
+	}
+	return false
+}

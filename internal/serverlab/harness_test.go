@@ -1,0 +1,579 @@
+package serverlab
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"backfire.dev/backfire/internal/classify"
+)
+
+// Switch is the environment variable that turns the lab on.
+const Switch = "BACKFIRE_SERVER_LAB"
+
+var update = flag.Bool("update", false, "write the run to internal/classify/lab.json")
+
+// run collects what each server's test measured.
+var run struct {
+	sync.Mutex
+	servers []classify.LabServer
+}
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	code := m.Run()
+	if *update && len(run.servers) > 0 {
+		if err := writeRun(); err != nil {
+			fmt.Fprintln(os.Stderr, "serverlab:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// writeRun merges this run's servers into the committed run: a server not
+// run this time keeps its earlier record.
+func writeRun() error {
+	path := filepath.Join("..", "classify", "lab.json")
+	var r classify.LabRun
+	if b, err := os.ReadFile(path); err == nil && len(bytes.TrimSpace(b)) > 0 {
+		if err := json.Unmarshal(b, &r); err != nil {
+			return err
+		}
+	}
+	r.Date = time.Now().UTC().Format("2006-01-02")
+	r.Machine = machine()
+	for _, s := range run.servers {
+		replaced := false
+		for i := range r.Servers {
+			if r.Servers[i].Server == s.Server {
+				r.Servers[i], replaced = s, true
+			}
+		}
+		if !replaced {
+			r.Servers = append(r.Servers, s)
+		}
+	}
+	sort.SliceStable(r.Servers, func(i, j int) bool { return r.Servers[i].Server < r.Servers[j].Server })
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+// machine describes the machine in a few words: cores and distribution.
+func machine() string {
+	cores := 0
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		cores = strings.Count(string(b), "\nprocessor") + 1
+	}
+	distro := "Linux"
+	if b, err := os.ReadFile("/etc/os-release"); err == nil {
+		if m := regexp.MustCompile(`(?m)^PRETTY_NAME="?([^"\n]*)`).FindSubmatch(b); m != nil {
+			distro = string(m[1])
+		}
+	}
+	return fmt.Sprintf("%d cores, %s", cores, distro)
+}
+
+func record(s classify.LabServer) {
+	run.Lock()
+	defer run.Unlock()
+	run.servers = append(run.servers, s)
+}
+
+// lab is one server's temporary directory, user and port.
+type lab struct {
+	t         *testing.T
+	dir       string
+	cred      *syscall.Credential
+	port      int    // the port the lab's server listens on
+	wellKnown string // the port a manifest writes, put back in outputs
+	env       []string
+	start     time.Time // the last restart, for the samples' times
+	// programs are where the lab finds a probe's program when it is not
+	// on PATH under the name a manifest uses.
+	programs map[string]string
+}
+
+// newLab skips unless the lab is on and every program is installed, and
+// makes a directory the server's user owns.
+func newLab(t *testing.T, wellKnown int, programs ...string) *lab {
+	t.Helper()
+	if os.Getenv(Switch) != "1" {
+		t.Skipf("the server lab runs with %s=1 (hack/test-serverlab.sh installs the servers and sets it)", Switch)
+	}
+	for _, p := range programs {
+		if _, err := exec.LookPath(p); err != nil {
+			if _, err2 := os.Stat(p); err2 != nil {
+				t.Skipf("cannot start the server: %s is not installed (hack/test-serverlab.sh installs it): %v", p, err)
+			}
+		}
+	}
+	dir, err := os.MkdirTemp("", "serverlab-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &lab{t: t, dir: dir, wellKnown: strconv.Itoa(wellKnown)}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// Servers refuse to run as root, and a database's files belong to
+	// its own user: as root, the lab runs them as nobody.
+	if os.Geteuid() == 0 {
+		u, err := user.Lookup("nobody")
+		if err != nil {
+			t.Skipf("cannot run the server as an unprivileged user: %v", err)
+		}
+		uid, _ := strconv.Atoi(u.Uid)
+		gid, _ := strconv.Atoi(u.Gid)
+		l.cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
+		if err := os.Chown(dir, uid, gid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.port = freePort(t)
+	l.env = []string{"HOME=" + dir, "PATH=" + os.Getenv("PATH"), "LANG=C.UTF-8", "TMPDIR=" + dir}
+	return l
+}
+
+func freePort(t *testing.T) int {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// path is a file in the lab's directory.
+func (l *lab) path(name string) string { return filepath.Join(l.dir, name) }
+
+// local puts the lab's port in place of the well-known one.
+func (l *lab) local(argv []string) []string {
+	out := make([]string, len(argv))
+	for i, a := range argv {
+		out[i] = strings.ReplaceAll(a, l.wellKnown, strconv.Itoa(l.port))
+	}
+	if p, ok := l.programs[out[0]]; ok {
+		out[0] = p
+	}
+	return out
+}
+
+// manifest puts the well-known port and a placeholder directory back in
+// an output.
+func (l *lab) manifest(s string) string {
+	s = strings.ReplaceAll(s, l.dir, "DIR")
+	return strings.ReplaceAll(s, strconv.Itoa(l.port), l.wellKnown)
+}
+
+func (l *lab) command(argv ...string) *exec.Cmd {
+	c := exec.Command(argv[0], argv[1:]...)
+	c.Dir = l.dir
+	c.Env = l.env
+	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: l.cred}
+	return c
+}
+
+// try runs argv with a timeout (a probe's timeoutSeconds): its exit code,
+// -1 when it outlasted the timeout, and its output.
+func (l *lab) try(timeout time.Duration, argv ...string) (int, string) {
+	c := l.command(argv...)
+	var out bytes.Buffer
+	c.Stdout, c.Stderr = &out, &out
+	c.WaitDelay = time.Second
+	if err := c.Start(); err != nil {
+		return 127, err.Error()
+	}
+	timer := time.AfterFunc(timeout, func() { syscall.Kill(-c.Process.Pid, syscall.SIGKILL) })
+	err := c.Wait()
+	fired := !timer.Stop()
+	var ee *exec.ExitError
+	switch {
+	case fired:
+		return -1, out.String()
+	case errors.As(err, &ee):
+		return ee.ExitCode(), out.String()
+	case err != nil:
+		return 127, err.Error()
+	}
+	return 0, out.String()
+}
+
+// must runs argv and fails the test when it fails.
+func (l *lab) must(timeout time.Duration, argv ...string) string {
+	l.t.Helper()
+	code, out := l.try(timeout, argv...)
+	if code != 0 {
+		l.t.Fatalf("%s: exit %d: %s", strings.Join(argv, " "), code, out)
+	}
+	return out
+}
+
+// proc is a running server.
+type proc struct {
+	cmd  *exec.Cmd
+	done chan struct{}
+	log  *os.File
+}
+
+// serve starts a server in its own process group, its output appended to
+// log in the lab's directory.
+func (l *lab) serve(log string, argv ...string) *proc {
+	l.t.Helper()
+	f, err := os.OpenFile(l.path(log), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	c := l.command(argv...)
+	c.Stdout, c.Stderr = f, f
+	if err := c.Start(); err != nil {
+		f.Close()
+		l.t.Fatalf("start %s: %v", argv[0], err)
+	}
+	l.start = time.Now()
+	p := &proc{cmd: c, done: make(chan struct{}), log: f}
+	go func() { c.Wait(); f.Close(); close(p.done) }()
+	l.t.Cleanup(func() { p.kill() })
+	return p
+}
+
+// kill is what a container runtime does at the end: SIGKILL to every
+// process of the container.
+func (p *proc) kill() {
+	syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	<-p.done
+}
+
+// signal sends sig to the server's main process, as a runtime sends the
+// stop signal to PID 1, and returns how long it took to exit, or false
+// when it had not after wait.
+func (p *proc) signal(sig syscall.Signal, wait time.Duration) (float64, bool) {
+	at := time.Now()
+	p.cmd.Process.Signal(sig)
+	select {
+	case <-p.done:
+		return time.Since(at).Seconds(), true
+	case <-time.After(wait):
+		return wait.Seconds(), false
+	}
+}
+
+// cpu is the CPU time the server's main process has used so far, read
+// from /proc; after it exited, its total.
+func (p *proc) cpu() float64 {
+	if p.exited() {
+		st := p.cmd.ProcessState
+		return (st.UserTime() + st.SystemTime()).Seconds()
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
+	// utime and stime, fields 14 and 15 of stat, in clock ticks of 1/100 s
+	// (USER_HZ on Linux).
+	ut, _ := strconv.ParseFloat(f[11], 64)
+	st, _ := strconv.ParseFloat(f[12], 64)
+	return (ut + st) / 100
+}
+
+func (p *proc) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// probe is a probe command as a manifest writes it, or a tcpSocket probe.
+type probe struct {
+	argv    []string
+	tcp     bool
+	timeout time.Duration // timeoutSeconds; probeTimeout when 0
+}
+
+func exe(argv ...string) probe { return probe{argv: argv} }
+
+var tcp = probe{tcp: true}
+
+const probeTimeout = 2 * time.Second
+
+// once runs a probe once against the lab's server.
+func (l *lab) once(p probe) (int, string) {
+	if p.tcp {
+		c, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(l.port), probeTimeout)
+		if err != nil {
+			return 1, err.Error()
+		}
+		c.Close()
+		return 0, ""
+	}
+	timeout := p.timeout
+	if timeout == 0 {
+		timeout = probeTimeout
+	}
+	return l.try(timeout, l.local(p.argv)...)
+}
+
+// timings are the durations outputs print ("took = 5.5ms", "after 12
+// ms"), which would make every sample a phase of its own.
+var timings = regexp.MustCompile(`\b[0-9][0-9.]*\s?(?:ns|µs|ms|s)\b`)
+
+// firstLine is the first line of an output that says something, its
+// timings elided.
+func firstLine(s string) string {
+	for _, line := range strings.Split(s, "\n") {
+		line = strings.TrimSpace(strings.Trim(line, "\a"))
+		line = timings.ReplaceAllString(line, "...")
+		if line != "" {
+			if len(line) > 160 {
+				line = line[:160]
+			}
+			return line
+		}
+	}
+	return ""
+}
+
+// watch runs each probe over and over, each in its own loop (a probe
+// that waits out its timeout does not hold the others back), from the last
+// restart until the one at index ready exits 0, and a few seconds more; it
+// fails the test when the server is not ready within limit.
+func (l *lab) watch(p *proc, probes []probe, ready int, limit time.Duration) (classify.LabRecovery, []classify.LabProbe) {
+	l.t.Helper()
+	rec := classify.LabRecovery{ReadySeconds: -1, ListenSeconds: -1}
+	out := make([]classify.LabProbe, len(probes))
+	var mu sync.Mutex
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for i, pr := range probes {
+		out[i] = classify.LabProbe{Command: pr.argv, TCP: pr.tcp}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				at := time.Since(l.start).Seconds()
+				code, text := l.once(pr)
+				mu.Lock()
+				add(&out[i], at, code, l.manifest(firstLine(text)))
+				if pr.tcp && code == 0 && rec.ListenSeconds < 0 {
+					rec.ListenSeconds = round(at)
+				}
+				if i == ready && rec.ReadySeconds < 0 {
+					switch code {
+					case 0:
+						rec.ReadySeconds = round(at)
+					case -1:
+						// No answer until the timeout: it was still
+						// recovering at the end of the sample.
+						rec.RecoveringSeconds = round(time.Since(l.start).Seconds())
+					default:
+						rec.RecoveringSeconds = round(at)
+					}
+				}
+				mu.Unlock()
+				time.Sleep(250 * time.Millisecond)
+			}
+		}()
+	}
+	defer func() { close(stop); wg.Wait() }()
+	for {
+		time.Sleep(100 * time.Millisecond)
+		mu.Lock()
+		done := rec.ReadySeconds >= 0 && time.Since(l.start).Seconds() > rec.ReadySeconds+5
+		mu.Unlock()
+		if done {
+			break
+		}
+		if time.Since(l.start) > limit {
+			l.t.Fatalf("the server was not ready %v after its restart", limit)
+		}
+		if p.exited() {
+			l.t.Fatalf("the server exited while it recovered; its log:\n%s", tail(l.path("server.log"), 20))
+		}
+	}
+	close(stop)
+	wg.Wait()
+	stop = make(chan struct{}) // for the deferred close
+	return rec, out
+}
+
+func round(f float64) float64 { return float64(int(f*10+0.5)) / 10 }
+
+// add appends a sample to a probe's phases.
+func add(p *classify.LabProbe, at float64, code int, text string) {
+	at = round(at)
+	if n := len(p.Phases); n > 0 && p.Phases[n-1].Exit == code && p.Phases[n-1].Output == text {
+		p.Phases[n-1].To = at
+		p.Phases[n-1].Samples++
+		return
+	}
+	p.Phases = append(p.Phases, classify.LabPhase{From: at, To: at, Samples: 1, Exit: code, Output: text})
+}
+
+// liveness is the kubelet's liveness probe against a restarting server:
+// every period, the probe; after threshold failures in a row, SIGKILL and
+// a restart. It kills kills times and returns the time from each restart
+// to its kill, and what progress said just before each kill.
+func (l *lab) liveness(p *proc, restart func() *proc, pr probe, period time.Duration, threshold, kills int, progress func() string) (*proc, float64, []string) {
+	l.t.Helper()
+	var budget float64
+	var said []string
+	for k := 0; k < kills; k++ {
+		failures := 0
+		for failures < threshold {
+			time.Sleep(period)
+			if code, _ := l.once(pr); code == 0 {
+				l.t.Fatalf("the liveness probe passed %.1f s after the restart: the recovery is shorter than its budget", time.Since(l.start).Seconds())
+			}
+			failures++
+		}
+		budget = time.Since(l.start).Seconds()
+		if progress != nil {
+			said = append(said, fmt.Sprintf("killed at %.0f s: %s", budget, progress()))
+		}
+		p.kill()
+		p = restart()
+	}
+	return p, round(budget), said
+}
+
+// tail is the last n lines of a file.
+func tail(path string, n int) string {
+	b, _ := os.ReadFile(path)
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// logLines are the lines of the server's log that match re, with the
+// timestamp and process prefix cut off.
+func (l *lab) logLines(name string, re *regexp.Regexp, prefix *regexp.Regexp) []string {
+	b, _ := os.ReadFile(l.path(name))
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if re.MatchString(line) {
+			if prefix != nil {
+				line = prefix.ReplaceAllString(line, "")
+			}
+			out = append(out, l.manifest(strings.TrimSpace(line)))
+		}
+	}
+	return out
+}
+
+// waitFor polls until argv exits 0.
+func (l *lab) waitFor(limit time.Duration, argv ...string) {
+	l.t.Helper()
+	l.waitForProbe(limit, exe(argv...))
+}
+
+// within polls until the probe passes, and says whether it did within
+// limit.
+func (l *lab) within(limit time.Duration, p probe) bool {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		if code, _ := l.once(p); code == 0 {
+			return true
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return false
+}
+
+// waitForProbe polls until the probe passes.
+func (l *lab) waitForProbe(limit time.Duration, p probe) {
+	l.t.Helper()
+	argv := p.argv
+	deadline := time.Now().Add(limit)
+	for {
+		code, out := l.once(p)
+		if code == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			l.t.Fatalf("%s still fails after %v: exit %d: %s\nserver log:\n%s", strings.Join(argv, " "), limit, code, out, tail(l.path("server.log"), 20))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// check fails the test on every row of the tables the server's record
+// contradicts, and records it.
+func check(t *testing.T, s classify.LabServer) {
+	t.Helper()
+	for _, c := range classify.LabContradictions(classify.LabRun{Servers: []classify.LabServer{s}}) {
+		t.Error(c)
+	}
+	for _, p := range s.Probes {
+		want, _ := s.Expected(p)
+		t.Logf("%-60s tables: %-8s measured: %-8s %s", p.String(), want, s.Measured(p), phasesText(p))
+	}
+	record(s)
+}
+
+func phasesText(p classify.LabProbe) string {
+	var w []string
+	for _, ph := range p.Phases {
+		w = append(w, fmt.Sprintf("%.1f-%.1f exit %d %q", ph.From, ph.To, ph.Exit, ph.Output))
+	}
+	return strings.Join(w, "; ")
+}
+
+// version is the first match of re in a command's output.
+func (l *lab) version(re string, argv ...string) string {
+	_, out := l.try(10*time.Second, argv...)
+	if m := regexp.MustCompile(re).FindStringSubmatch(out); m != nil {
+		return m[1]
+	}
+	return "unknown"
+}
+
+// pkgVersion is a Debian package's version, "" when it is not installed.
+func pkgVersion(pkg string) string {
+	out, err := exec.Command("dpkg-query", "-W", "-f=${Version}", pkg).Output()
+	if err != nil {
+		return ""
+	}
+	return string(out)
+}
+
+// String is the probe as the lab's record writes it.
+func (p probe) String() string { return classify.LabProbe{Command: p.argv, TCP: p.tcp}.String() }
+
+// loadAverage is the machine's 1-minute load average, 0 when unknown.
+func loadAverage() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	f, _ := strconv.ParseFloat(strings.Fields(string(b))[0], 64)
+	return f
+}

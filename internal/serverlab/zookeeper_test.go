@@ -1,0 +1,164 @@
+package serverlab
+
+import (
+	"bufio"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"regexp"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"backfire.dev/backfire/internal/classify"
+)
+
+// zkLoadTime is how long the write load creates znodes of 4 KB: a
+// snapshot and log that a standalone server loads for some seconds.
+const zkLoadTime = 15 * time.Second
+
+// A standalone ZooKeeper opens its client port, then loads its snapshot
+// and log; ruok is answered imok meanwhile.
+func TestZooKeeper(t *testing.T) {
+	const jar = "/usr/share/java/zookeeper.jar"
+	l := newLab(t, 2181, "java", jar, "nc")
+	s := classify.LabServer{Server: "ZooKeeper", Package: "zookeeper", Image: "zookeeper:3.8", Port: 2181}
+	s.Version = pkgVersion("zookeeper")
+	if m := regexp.MustCompile(`^([0-9.]+)`).FindStringSubmatch(s.Version); m != nil {
+		s.Version = m[1]
+	}
+	cfg := fmt.Sprintf("tickTime=2000\ndataDir=%s\nclientPort=%d\nclientPortAddress=127.0.0.1\nadmin.enableServer=false\n4lw.commands.whitelist=ruok,srvr,mntr\nmaxClientCnxns=0\n", l.path("data"), l.port)
+	if err := os.WriteFile(l.path("zoo.cfg"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	start := func() *proc {
+		return l.serve("server.log", "java", "-Xmx1g", "-cp", "/etc/zookeeper/conf:"+jar,
+			"-Dzookeeper.log.dir="+l.dir, "-Dzookeeper.root.logger=INFO,CONSOLE",
+			"org.apache.zookeeper.server.ZooKeeperServerMain", l.path("zoo.cfg"))
+	}
+	srvr := "echo srvr | nc 127.0.0.1 2181 | grep -q Mode"
+	p := start()
+	l.waitFor(2*time.Minute, "sh", "-c", srvr)
+
+	// (a) SIGKILL under a write load: creates, pipelined.
+	stop := make(chan struct{})
+	done := make(chan int)
+	go func() { done <- zkCreate(fmt.Sprintf("127.0.0.1:%d", l.port), stop) }()
+	time.Sleep(zkLoadTime)
+	p.kill()
+	close(stop)
+	created := <-done
+	if created == 0 {
+		t.Fatal("no znode was created during the write load")
+	}
+	data := dirSize(l.path("data"))
+
+	os.Truncate(l.path("server.log"), 0)
+	s.LoadAverage = loadAverage()
+	p = start()
+	probes := []probe{
+		tcp,
+		exe("sh", "-c", "echo ruok | nc 127.0.0.1 2181"),
+		exe("sh", "-c", "echo ruok | nc 127.0.0.1 2181 | grep imok"),
+		// Without the newline echo sends, the server has read all
+		// the client sent when it closes the connection.
+		exe("sh", "-c", "printf ruok | nc 127.0.0.1 2181 | grep imok"),
+		exe("sh", "-c", "echo srvr | nc 127.0.0.1 2181"),
+		exe("sh", "-c", srvr),
+	}
+	rec, out := l.watch(p, probes, 5, 3*time.Minute)
+	rec.What = fmt.Sprintf("%d MB of snapshot and log (%d znodes of 4 KB)", data>>20, created)
+	rec.Ready = probes[5].String()
+	s.Recovery, s.Probes = rec, out
+
+	waited := 30 * time.Second
+	secs, stopped := p.signal(syscall.SIGTERM, waited)
+	s.Stops = append(s.Stops, classify.LabStop{Signal: "SIGTERM", Stopped: stopped, Seconds: round(secs), WaitSeconds: waited.Seconds()})
+	check(t, s)
+}
+
+// zkCreate creates znodes of 4 KB over ZooKeeper's wire protocol (jute:
+// ConnectRequest, then RequestHeader and CreateRequest frames, pipelined)
+// until stop, and returns how many the server confirmed.
+func zkCreate(addr string, stop chan struct{}) int {
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		return 0
+	}
+	defer c.Close()
+	w := bufio.NewWriter(c)
+	frame := func(b []byte) {
+		binary.Write(w, binary.BigEndian, int32(len(b)))
+		w.Write(b)
+	}
+	var b []byte
+	i32 := func(v int32) { b = binary.BigEndian.AppendUint32(b, uint32(v)) }
+	i64 := func(v int64) { b = binary.BigEndian.AppendUint64(b, uint64(v)) }
+	buf := func(v []byte) { i32(int32(len(v))); b = append(b, v...) }
+	// ConnectRequest: protocolVersion, lastZxidSeen, timeOut, sessionId, passwd.
+	i32(0)
+	i64(0)
+	i32(30000)
+	i64(0)
+	buf(make([]byte, 16))
+	frame(b)
+	w.Flush()
+	r := bufio.NewReader(c)
+	readFrame := func() ([]byte, error) {
+		var n int32
+		if err := binary.Read(r, binary.BigEndian, &n); err != nil {
+			return nil, err
+		}
+		f := make([]byte, n)
+		_, err := io.ReadFull(r, f)
+		return f, err
+	}
+	if _, err := readFrame(); err != nil {
+		return 0
+	}
+	ok := make(chan int)
+	go func() {
+		n := 0
+		for {
+			f, err := readFrame()
+			if err != nil {
+				ok <- n
+				return
+			}
+			// ReplyHeader: xid, zxid, err.
+			if len(f) >= 16 && binary.BigEndian.Uint32(f[12:16]) == 0 {
+				n++
+			}
+		}
+	}()
+	data := make([]byte, 4<<10)
+	for xid := int32(1); ; xid++ {
+		select {
+		case <-stop:
+			c.Close()
+			return <-ok
+		default:
+		}
+		b = b[:0]
+		i32(xid)
+		i32(1) // create
+		buf([]byte("/n" + strconv.Itoa(int(xid))))
+		buf(data)
+		i32(1) // one ACL: world:anyone, every permission
+		i32(31)
+		buf([]byte("world"))
+		buf([]byte("anyone"))
+		i32(0) // persistent
+		frame(b)
+		if xid%64 == 0 {
+			if w.Flush() != nil {
+				return <-ok
+			}
+			// Keep at most a few thousand requests in flight.
+			time.Sleep(time.Millisecond)
+		}
+	}
+}
