@@ -47,3 +47,26 @@ func TestSightOfText(t *testing.T) {
 		}
 	}
 }
+
+func TestRampTimes(t *testing.T) {
+	// The istio tutorial: interval 1m, threshold 5, stepWeight 10 to 50.
+	r := Ramp{Strategy: "canary", FirstWeight: 10, MaxWeight: 50, Interval: 60, Threshold: 5, Shifts: true}
+	ws := []int{10, 20, 30, 40, 50}
+	if got := r.HeldAtMax(); got != 360 {
+		t.Errorf("held at max %v, want 360: the tick that reaches 50, 5 failed checks, the rollback", got)
+	}
+	for _, c := range []struct {
+		tau  float64
+		want int
+	}{{300, 50}, {360, 50}, {361, 40}, {420, 40}, {421, 30}, {600, 10}, {601, 0}} {
+		if got := r.WeightBefore(ws, c.tau); got != c.want {
+			t.Errorf("weight %v s before the rollback: %d, want %d", c.tau, got, c.want)
+		}
+	}
+	if got := r.SinceWeight(ws, 50); got != 360 {
+		t.Errorf("since 50%%: %v, want 360", got)
+	}
+	if got := r.SinceWeight(ws, 40); got != 420 {
+		t.Errorf("since 40%%: %v, want 420", got)
+	}
+}

@@ -2,6 +2,7 @@ package flagger
 
 import (
 	"fmt"
+	"math"
 
 	flaggerv1 "github.com/fluxcd/flagger/pkg/apis/flagger/v1beta1"
 )
@@ -80,4 +81,68 @@ func (r Ramp) PrimaryShare() string {
 		return "every request that does not match the A/B conditions"
 	}
 	return fmt.Sprintf("%d%% (the canary's first step is %d%%)", 100-r.FirstWeight, r.FirstWeight)
+}
+
+// Weights lists the canary's weight after each step of the ramp, in
+// order, as runCanary sets them (scheduler.go:565-617): stepWeight added
+// per passing check up to maxWeight, or each of stepWeights; a mirrored
+// step, which routes no live traffic to the canary, comes first.
+func (r Ramp) Weights(cd *flaggerv1.Canary) []int {
+	a := cd.GetAnalysis()
+	if a == nil || r.MaxWeight == 0 {
+		return nil
+	}
+	var ws []int
+	if a.Mirror {
+		ws = append(ws, 0)
+	}
+	if len(a.StepWeights) > 0 && a.StepWeight == 0 {
+		for _, w := range a.StepWeights {
+			ws = append(ws, min(w, 100))
+		}
+		return ws
+	}
+	for w := a.StepWeight; ; w += a.StepWeight {
+		ws = append(ws, min(w, r.MaxWeight))
+		if w >= r.MaxWeight {
+			return ws
+		}
+	}
+}
+
+// HeldAtMax is how long, at most, the canary holds MaxWeight before a
+// rollback: the tick that reaches it, then threshold failed checks, one per
+// interval, and the rollback on the next tick (scheduler.go:429-438). A
+// passing check at MaxWeight promotes instead.
+func (r Ramp) HeldAtMax() float64 { return float64(r.Threshold+1) * r.Interval }
+
+// WeightBefore is the canary's weight tau seconds before a rollback that
+// comes as late as it can: at MaxWeight after HeldAtMax, each earlier step
+// held one interval.
+func (r Ramp) WeightBefore(ws []int, tau float64) int {
+	if len(ws) == 0 {
+		return 0
+	}
+	held := r.HeldAtMax()
+	if tau <= held {
+		return ws[len(ws)-1]
+	}
+	j := int(math.Ceil((tau - held) / r.Interval))
+	if i := len(ws) - 1 - j; i >= 0 {
+		return ws[i]
+	}
+	return 0
+}
+
+// SinceWeight is how long before that rollback the canary's weight
+// reached w: the window an autoscaler must look back over not to size the
+// primary for less than 100 - w.
+func (r Ramp) SinceWeight(ws []int, w int) float64 {
+	held := r.HeldAtMax()
+	for i := len(ws) - 1; i >= 0; i-- {
+		if ws[i] < w {
+			return held + float64(len(ws)-2-i)*r.Interval
+		}
+	}
+	return held + float64(len(ws)-1)*r.Interval
 }

@@ -18,3 +18,18 @@ type BF411Evidence struct {
 type BF411UncheckedEvidence struct {
 	Unchecked []string `json:"unchecked" doc:"the MetricTemplates not in the input"`
 }
+
+// BF412Evidence: the weight the canary held, and the primary it left.
+type BF412Evidence struct {
+	MaxWeight                  int     `json:"maxWeight" doc:"the canary's highest weight (maxWeight or the last stepWeights)"`
+	SizedForPercent            int     `json:"sizedForPercent" doc:"the share of traffic the primary's autoscaler can have sized it for"`
+	LoadFactor                 float64 `json:"loadFactor" doc:"the load per primary pod after the rollback, over what it was sized for"`
+	HeldAtMaxSeconds           float64 `json:"heldAtMaxSeconds" doc:"the longest the canary holds its highest weight before a rollback: (threshold + 1) x interval"`
+	ConfirmPromotionWebhook    string  `json:"confirmPromotionWebhook" doc:"a confirm-promotion webhook that can hold the canary there longer, if any"`
+	StabilizationWindowSeconds int32   `json:"stabilizationWindowSeconds" doc:"the autoscaler's scale-down stabilization window"`
+	Autoscaler                 string  `json:"autoscaler" doc:"the Canary's autoscalerRef"`
+	MinReplicas                int32   `json:"minReplicas" doc:"the primary's minReplicas (primaryScalerReplicas over the autoscaler's)"`
+	MaxReplicas                int32   `json:"maxReplicas" doc:"the primary's maxReplicas"`
+	AutoscalerInInput          bool    `json:"autoscalerInInput" doc:"whether the autoscaler is in the input (else its range is assumed)"`
+	PodsAtFullTraffic          int     `json:"podsAtFullTraffic" doc:"the load, in pods for all traffic, above which the primary can shrink: minReplicas x 100 / sizedForPercent"`
+}
