@@ -127,7 +127,8 @@ type scaler struct {
 // InNamespace, OfKind).
 func listed(kind string) bool {
 	switch kind {
-	case "Service", "AnalysisTemplate", "PodDisruptionBudget", "NetworkPolicy", "Ingress", "Application":
+	case "Service", "AnalysisTemplate", "PodDisruptionBudget", "NetworkPolicy", "Ingress", "Application",
+		"Deployment": // by name: the Flagger controller a Canary runs under
 		return true
 	}
 	return false

@@ -33,3 +33,13 @@ type BF412Evidence struct {
 	AutoscalerInInput          bool    `json:"autoscalerInInput" doc:"whether the autoscaler is in the input (else its range is assumed)"`
 	PodsAtFullTraffic          int     `json:"podsAtFullTraffic" doc:"the load, in pods for all traffic, above which the primary can shrink: minReplicas x 100 / sizedForPercent"`
 }
+
+// BF413Evidence: the Flagger release and what a failed promotion takes.
+type BF413Evidence struct {
+	FlaggerVersion          string `json:"flaggerVersion" doc:"the Flagger release of the input's controller"`
+	FixedIn                 string `json:"fixedIn" doc:"the first release that halts a failed promotion"`
+	Controller              string `json:"controller" doc:"where the version was read"`
+	CanaryShare             string `json:"canaryShare" doc:"the traffic the canary serves while the primary is promoted"`
+	Strategy                string `json:"strategy" doc:"canary, ab-testing or blue-green"`
+	ProgressDeadlineSeconds int    `json:"progressDeadlineSeconds" doc:"the Canary's progressDeadlineSeconds (default 600)"`
+}
