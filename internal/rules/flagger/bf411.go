@@ -63,10 +63,7 @@ func runBF411(p *rules.Pass) {
 				ns = m.TemplateRef.Namespace
 			}
 			kindName = "MetricTemplate " + m.TemplateRef.Name
-			var mt *flaggerv1.MetricTemplate
-			if o := p.Index.Get("MetricTemplate", ns, m.TemplateRef.Name); o != nil {
-				mt, _ = o.Typed.(*flaggerv1.MetricTemplate)
-			}
+			mt := metricTemplate(p, ns, m.TemplateRef.Name)
 			if mt == nil {
 				missing = append(missing, fmt.Sprintf("MetricTemplate %s/%s (metric %s)", nsOrDefault(ns), m.TemplateRef.Name, m.Name))
 				continue
@@ -100,6 +97,27 @@ func runBF411(p *rules.Pass) {
 	case len(missing) > 0:
 		p.Report(bf411Unchecked(cd, missing))
 	}
+}
+
+// metricTemplate finds a MetricTemplate: in the Canary's namespace, among
+// the objects applied with it (index.Scope); in another namespace, which
+// templateRef names for a template shared by many Canaries (Flagger looks
+// it up there, scheduler_metrics.go:272-278), anywhere in the input.
+func metricTemplate(p *rules.Pass, ns, name string) *flaggerv1.MetricTemplate {
+	if nsOrDefault(ns) == nsOrDefault(p.Object.Namespace) {
+		if o := p.Index.Get("MetricTemplate", ns, name); o != nil {
+			mt, _ := o.Typed.(*flaggerv1.MetricTemplate)
+			return mt
+		}
+		return nil
+	}
+	for _, o := range p.Index.NamedAnywhere("MetricTemplate", name) {
+		if nsOrDefault(o.Namespace) == nsOrDefault(ns) {
+			mt, _ := o.Typed.(*flaggerv1.MetricTemplate)
+			return mt
+		}
+	}
+	return nil
 }
 
 func nsOrDefault(ns string) string {

@@ -43,7 +43,7 @@ var flaggerImages = []string{"fluxcd/flagger", "weaveworks/flagger", "stefanprod
 // flaggerVersion finds the Flagger controller in the input and its
 // version from its image tag.
 func flaggerVersion(p *rules.Pass) (version, where string) {
-	for _, o := range p.Index.Named("Deployment", controllerName) {
+	for _, o := range p.Index.NamedAnywhere("Deployment", controllerName) {
 		t := o.PodTemplate()
 		if t == nil {
 			continue
