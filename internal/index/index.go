@@ -128,7 +128,7 @@ type scaler struct {
 func listed(kind string) bool {
 	switch kind {
 	case "Service", "AnalysisTemplate", "PodDisruptionBudget", "NetworkPolicy", "Ingress", "Application",
-		"Deployment", // by name: the Flagger controller a Canary runs under
+		"Deployment",     // by name: the Flagger controller a Canary runs under
 		"MetricTemplate": // by name: the shared templates of Flagger's Canaries
 		return true
 	}
