@@ -14,6 +14,7 @@ import (
 	// The families: importing one registers its rules.
 	_ "backfire.dev/backfire/internal/rules/controllers"
 	_ "backfire.dev/backfire/internal/rules/disruption"
+	_ "backfire.dev/backfire/internal/rules/flagger"
 	_ "backfire.dev/backfire/internal/rules/network"
 	_ "backfire.dev/backfire/internal/rules/probes"
 	_ "backfire.dev/backfire/internal/rules/resources"

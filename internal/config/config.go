@@ -51,8 +51,9 @@ func (c *Config) At(section, id string) string {
 
 // Thresholds tune rules; zero means the default.
 type Thresholds struct {
-	// RollbackWeight is the backtrack weight from which BF401 reports
-	// (default 50).
+	// RollbackWeight is the backtrack weight from which BF401 reports,
+	// and the weight a Flagger rollback moves at once from which BF412
+	// reports (default 50).
 	RollbackWeight int `json:"rollbackWeight,omitempty"`
 	// StartupBudgetSeconds is the crash recovery a startupProbe must allow:
 	// the budget that holds liveness back long enough (BF101), and the one a
@@ -73,7 +74,7 @@ func orDefault(v, d int) int {
 	return d
 }
 
-// RollbackWeight returns the BF401 threshold.
+// RollbackWeight returns the BF401 and BF412 threshold.
 func (c *Config) RollbackWeight() int { return orDefault(c.Thresholds.RollbackWeight, 50) }
 
 // StartupBudgetSeconds returns the BF101 and BF105 startup budget threshold.

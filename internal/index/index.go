@@ -64,7 +64,7 @@ type listedEntry struct {
 // again from its source when a rule needs it (see SetLoader).
 func Retained(kind string) bool {
 	switch kind {
-	case "ConfigMap", "Secret", "AnalysisTemplate", "ClusterAnalysisTemplate",
+	case "ConfigMap", "Secret", "AnalysisTemplate", "ClusterAnalysisTemplate", "MetricTemplate",
 		"HorizontalPodAutoscaler", "ScaledObject",
 		"PodDisruptionBudget", "NetworkPolicy", "Ingress", "DestinationRule", "Application":
 		return true
@@ -127,7 +127,9 @@ type scaler struct {
 // InNamespace, OfKind).
 func listed(kind string) bool {
 	switch kind {
-	case "Service", "AnalysisTemplate", "PodDisruptionBudget", "NetworkPolicy", "Ingress", "Application":
+	case "Service", "AnalysisTemplate", "PodDisruptionBudget", "NetworkPolicy", "Ingress", "Application",
+		"Deployment",     // by name: the Flagger controller a Canary runs under
+		"MetricTemplate": // by name: the shared templates of Flagger's Canaries
 		return true
 	}
 	return false
@@ -373,6 +375,31 @@ func (ix *Index) Named(kind, name string) []*object.Object {
 	}
 	ix.mu.RUnlock()
 	ix.note(query{op: opNamed, key: key{kind, "", name}}, true, Ordinal(h))
+	var out []*object.Object
+	for _, e := range found {
+		if o := ix.contents(e); o != nil {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// NamedAnywhere returns the objects of a listed kind named name in the
+// whole input, whatever their scope, in input order: a cluster-wide
+// controller (Flagger) runs the objects of every tree and every render,
+// wherever its own manifest is kept.
+func (ix *Index) NamedAnywhere(kind, name string) []*object.Object {
+	ix.mu.RLock()
+	var found []entry
+	var h hash
+	for _, e := range ix.byKind[kind] {
+		if e.name == name {
+			found = append(found, e.entry)
+			h.add(e.ord)
+		}
+	}
+	ix.mu.RUnlock()
+	ix.note(query{op: opNamedAnywhere, key: key{kind, "", name}}, true, Ordinal(h))
 	var out []*object.Object
 	for _, e := range found {
 		if o := ix.contents(e); o != nil {

@@ -31,6 +31,7 @@ const (
 	opGet op = iota
 	opNames
 	opNamed
+	opNamedAnywhere
 	opScalers
 	opRunBy
 	opList
@@ -165,6 +166,12 @@ func (ix *Index) answer(scope Scope, q query) (bool, Ordinal) {
 	case opNamed:
 		for _, e := range ix.byKind[q.key.kind] {
 			if e.name == q.key.name && ix.sees(scope, e.scope) {
+				h.add(e.ord)
+			}
+		}
+	case opNamedAnywhere:
+		for _, e := range ix.byKind[q.key.kind] {
+			if e.name == q.key.name {
 				h.add(e.ord)
 			}
 		}

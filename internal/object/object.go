@@ -1,5 +1,5 @@
 // Package object decodes documents into the upstream Go types (k8s.io/api,
-// Argo Rollouts v1alpha1) and offers kind-independent views of them: the pod
+// Argo Rollouts v1alpha1, Flagger v1beta1) and offers kind-independent views of them: the pod
 // template of any workload, its replica count.
 package object
 
@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	rolloutsv1alpha1 "github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+	flaggerv1beta1 "github.com/fluxcd/flagger/pkg/apis/flagger/v1beta1"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
@@ -88,6 +89,9 @@ var decoders = map[string]func() any{
 	"argoproj.io/AnalysisTemplate":        func() any { return &rolloutsv1alpha1.AnalysisTemplate{} },
 	"argoproj.io/ClusterAnalysisTemplate": func() any { return &rolloutsv1alpha1.ClusterAnalysisTemplate{} },
 	"keda.sh/ScaledObject":                func() any { return &ScaledObject{} },
+	// Flagger's own types (flagger.app/v1beta1; v1alpha3 shares them).
+	"flagger.app/Canary":         func() any { return &flaggerv1beta1.Canary{} },
+	"flagger.app/MetricTemplate": func() any { return &flaggerv1beta1.MetricTemplate{} },
 	// policy/v1beta1 shares v1's fields, but an empty selector there
 	// selects no pod: the rules read the version from the Ref.
 	"policy/PodDisruptionBudget":          func() any { return &policyv1.PodDisruptionBudget{} },

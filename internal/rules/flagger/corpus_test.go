@@ -1,0 +1,142 @@
+package flagger_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"backfire.dev/backfire/internal/catalog"
+	"backfire.dev/backfire/internal/finding"
+	"backfire.dev/backfire/internal/kustomize"
+	"backfire.dev/backfire/internal/scan"
+	"backfire.dev/backfire/internal/testutil"
+)
+
+// want is one expected finding: rule, severity, file (relative to the
+// corpus directory), object name, words its message must contain, and why.
+type want struct {
+	rule, severity, file, object string
+	says                         []string
+	why                          string
+}
+
+// scanCorpus scans files of one corpus directory with the Flagger rules,
+// overlays built as backfire scan builds them, and checks that the
+// findings are exactly wants.
+func scanCorpus(t *testing.T, dir string, files []string, wants []want) {
+	t.Helper()
+	root := testutil.Corpus(t, dir)
+	var paths []string
+	for _, f := range files {
+		paths = append(paths, filepath.Join(root, f))
+	}
+	res, err := scan.Run(scan.Options{Paths: paths, Catalog: catalog.Family("flagger"), Kustomize: kustomize.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Errors) > 0 {
+		t.Errorf("input errors: %v", res.Errors)
+	}
+	rel := func(p string) string {
+		r, err := filepath.Rel(root, p)
+		if err != nil {
+			return p
+		}
+		return filepath.ToSlash(r)
+	}
+	var got []string
+	for _, f := range res.Findings {
+		got = append(got, fmt.Sprintf("%s %s %s %s: %s", f.Rule, f.Severity, rel(f.File), f.Object.Name, f.Message))
+	}
+	matched := make([]bool, len(res.Findings))
+	for _, w := range wants {
+		i := slices.IndexFunc(res.Findings, func(f finding.Finding) bool {
+			return f.Rule == w.rule && f.Severity.String() == w.severity && rel(f.File) == w.file && f.Object.Name == w.object
+		})
+		if i < 0 {
+			t.Errorf("missing %s %s on %s in %s (%s)\ngot:\n%s", w.severity, w.rule, w.object, w.file, w.why, strings.Join(got, "\n"))
+			continue
+		}
+		matched[i] = true
+		for _, s := range w.says {
+			if !strings.Contains(res.Findings[i].Message, s) {
+				t.Errorf("%s on %s: message lacks %q: %s", w.rule, w.object, s, res.Findings[i].Message)
+			}
+		}
+	}
+	for i, ok := range matched {
+		if !ok {
+			t.Errorf("unexpected finding: %s", got[i])
+		}
+	}
+}
+
+// brianlangbecker/flagger-dual-metrics: three Canaries named podinfo-canary
+// (each scanned with its own templates) and one cosmic-canary, whose
+// templates come in two versions.
+func TestCorpusFlaggerDualMetrics(t *testing.T) {
+	scanCorpus(t, "flagger-dual-metrics", []string{"canary-honeycomb.yaml", "prometheus-config.yaml"}, []want{{
+		rule: "BF411", severity: "error", file: "canary-honeycomb.yaml", object: "podinfo-canary",
+		says: []string{"metric prometheus-success-rate (MetricTemplate prometheus-success-rate)", "95% of traffic", "fails 5 checks", "360 s"},
+		why:  "envoy_cluster_upstream_rq_total summed over the whole mesh: no matcher names podinfo; interval 1m, threshold 5, stepWeight 5",
+	}})
+	// Constants (vector(100), vector(10)) judge neither side.
+	scanCorpus(t, "flagger-dual-metrics", []string{"simple-canary.yaml", "simple-metrics.yaml"}, nil)
+	scanCorpus(t, "flagger-dual-metrics", []string{"working-canary.yaml", "working-metrics.yaml"}, nil)
+	scanCorpus(t, "flagger-dual-metrics", []string{"cosmic-canary-honeycomb.yaml", "honeycomb-adapter/examples/metric-templates.yaml"}, []want{{
+		rule: "BF411", severity: "error", file: "cosmic-canary-honeycomb.yaml", object: "cosmic-canary",
+		says: []string{"metric success-rate (MetricTemplate honeycomb-success-rate)", "90% of traffic", "120 s"},
+		why:  `service="{{ target }}" is the service name both sides report`,
+	}})
+	// {{ args.name }} is Argo Rollouts' syntax: Flagger's template has no
+	// args function, so the query does not render and every check fails on
+	// that, which is another fault.
+	scanCorpus(t, "flagger-dual-metrics", []string{"cosmic-canary-honeycomb.yaml", "honeycomb-metric-templates.yaml"}, nil)
+}
+
+// fluxcd/flagger v1.43.0: the examples, the controller's kustomize base
+// (image tag 1.43.0) and the podinfo HPA the tutorials install.
+func TestCorpusFlaggerV143Examples(t *testing.T) {
+	files := []string{"artifacts/examples", "kustomize/base/flagger", "kustomize/podinfo"}
+	var wants []want
+	for _, ex := range []struct{ file, share string }{
+		{"istio-canary.yaml", "50%"},
+		{"istio-abtest.yaml", "every request that matches"},
+		{"kuma-canary.yaml", "50%"},
+		{"linkerd-canary.yaml", "50%"},
+		{"linkerd-canary-steps.yaml", "55%"},
+	} {
+		wants = append(wants, want{
+			rule: "BF413", severity: "warning", file: "artifacts/examples/" + ex.file, object: "podinfo",
+			says: []string{"Flagger v1.43.0 rolls back a failed promotion", ex.share, "fixed in v1.44.0"},
+			why:  "the kustomize base runs ghcr.io/fluxcd/flagger:1.43.0",
+		})
+	}
+	// Not reported:
+	// - BF411: every example uses the builtin checks.
+	// - BF412: the examples check every 15 s; with threshold 10 or 15 the
+	//   canary reaches its highest weight and rolls back within the HPA's
+	//   default 300 s scale-down window of a weight under 50.
+	scanCorpus(t, "flagger-v1.43.0", files, wants)
+}
+
+// stefanprodan/gitops-istio: two Canaries with an HPA each, templates that
+// select destination_workload=~"{{ target }}", Flagger installed by a
+// HelmRelease without a version.
+func TestCorpusGitopsIstio(t *testing.T) {
+	// The overlays apps/backend and apps/frontend name templates of
+	// istio-system, kept in istio/gateway: a templateRef to another
+	// namespace is looked up in the whole input, and its queries select
+	// the canary. BF412 stays quiet: interval 15s and threshold 10 roll back
+	// within the HPA's 300 s window of weight 5.
+	scanCorpus(t, "gitops-istio", []string{"apps/backend", "apps/frontend", "istio/gateway"}, nil)
+	// Without the templates, each Canary says what it could not check.
+	unchecked := func(app string) want {
+		return want{rule: "BF411", severity: "info", file: "apps/" + app + "/canary.yaml", object: app,
+			says: []string{"template not in input: MetricTemplate istio-system/error-rate"},
+			why:  "istio/gateway/flagger-metrics.yaml is not scanned"}
+	}
+	scanCorpus(t, "gitops-istio", []string{"apps/backend", "apps/frontend"}, []want{unchecked("backend"), unchecked("frontend")})
+}
