@@ -85,9 +85,12 @@ type bfRevision struct {
 
 type bfAction struct {
 	Round int    `json:"round"`
-	Do    string `json:"do"` // abort | promoteFull | failAnalysis | setTemplate
+	Do    string `json:"do"` // abort | promoteFull | failAnalysis | setTemplate | setReplicas
 	// Revision is the template setTemplate puts in the Rollout (an undo).
 	Revision string `json:"revision,omitempty"`
+	// Replicas is the spec.replicas setReplicas writes (an autoscaler or
+	// kubectl scale): the template, so the ReplicaSets, stay as they are.
+	Replicas int32 `json:"replicas,omitempty"`
 }
 
 // bfRound is what the controller decided in one reconcile.
@@ -243,6 +246,8 @@ func bfRun(t *testing.T, sc bfScenario) bfTrace {
 				if _, ok := w.names[bfHash(&t)]; !ok {
 					w.names[bfHash(&t)] = a.Revision
 				}
+			case "setReplicas":
+				w.rollout.Spec.Replicas = bfPtr(a.Replicas)
 			case "failAnalysis":
 				cur := w.rollout.Status.Canary.CurrentBackgroundAnalysisRunStatus
 				for _, ar := range w.runs {

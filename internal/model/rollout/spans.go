@@ -52,3 +52,26 @@ var (
 // Newer reports whether v is newer than every release the rules model: the
 // rules then assume the newest modelled behaviour and say so.
 func Newer(v string) bool { return !AtLeast(DefaultVersion, v) }
+
+// The abort bugs of dynamicStableScale: each follows from
+// GetDesiredCanaryWeight (utils/replicaset/canary.go v1.9.0 :512-545,
+// v1.10.2 :518-547), which #4035 added in v1.9.0: on abort it walks the
+// setWeight steps backwards for the first whose pods are fewer than
+// max(spec.replicas - stable available, canary available).
+var (
+	// AbortParksAtMinPods: minPodsPerReplicaSet holds the aborted canary at
+	// its floor, which outnumbers a small setWeight's pods, so the abort
+	// weight never reaches 0 (argoproj/argo-rollouts#4841; PR #4848 closed
+	// unmerged; the walk is the same on master 9f8d111d8).
+	AbortParksAtMinPods = Span{Since: "v1.9.0", Ref: "argoproj/argo-rollouts#4841, unfixed on master"}
+	// AbortDelayDeadlock: an explicit abortScaleDownDelaySeconds keeps the
+	// aborted canary whole until the stable is, which waits on the weight,
+	// which waits on the canary (argoproj/argo-rollouts#4898). Fixed on
+	// master by #4900 (d6bc6908d), in no release up to v1.10.2.
+	AbortDelayDeadlock = Span{Since: "v1.9.0", Ref: "argoproj/argo-rollouts#4898, fixed on master by #4900 in no release yet"}
+	// AbortedCanaryRescaled: once aborted, a stable short of spec.replicas
+	// (an autoscaler's scale-up, an eviction) makes the walk find a
+	// setWeight again, and the aborted canary is scaled up
+	// (argoproj/argo-rollouts#4973 open; PRs #4974 and #5018 open).
+	AbortedCanaryRescaled = Span{Since: "v1.9.0", Ref: "argoproj/argo-rollouts#4973 open"}
+)

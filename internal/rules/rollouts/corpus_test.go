@@ -191,3 +191,27 @@ func TestExamplesSeed000(t *testing.T) {
 		t.Errorf("at the incident's 20 replicas: %+v, want 100%% to 2 pods sized for 20", j)
 	}
 }
+
+// The upstream end-to-end tests' Rollouts with dynamicStableScale (pinned
+// from master 9f8d111d8, see testdata/corpus/SOURCES.md): the one #4900
+// added for #4898, 4 replicas, steps [25, pause, 75, pause] and
+// abortScaleDownDelaySeconds 10, deadlocks on every release (BF404); the two
+// without an explicit delay, minPodsPerReplicaSet or an autoscaler are not
+// exposed to any of the abort bugs.
+func TestCorpusDynamicStableScaleE2E(t *testing.T) {
+	root := testutil.Corpus(t, "argo-rollouts-e2e")
+	res, rel := scanFamily(t, root, root)
+	checkExactly(t, res, rel, []want{{
+		rule: "BF404", severity: "error", file: "canary-dynamic-stable-scale-abort-delay.yaml", object: "dynamic-stable-scale-abort",
+		says: []string{"an abort at setWeight 75 never finishes", "abortScaleDownDelaySeconds 10 keeps the canary's 3 pods", "the weight stops at 25", "#4898"},
+		why:  "aborted at 75 the canary keeps ceil(75% x 4) = 3 pods; setWeight 25 asks for 1, fewer, so the walk stops there",
+	}})
+	// Not reported, and why:
+	// - canary-dynamic-stable-scale.yaml: no minPodsPerReplicaSet, no
+	//   explicit delay, 4 fixed replicas (BF405 needs an autoscaler).
+	// - istio-subset-split-in-stable-downscale-after-canary-abort.yaml: the
+	//   same, with Istio subsets.
+	if len(res.Errors) > 0 {
+		t.Errorf("input errors: %v", res.Errors)
+	}
+}

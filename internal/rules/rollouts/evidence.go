@@ -74,3 +74,29 @@ type BF403Evidence struct {
 	AppliesTo                string `json:"appliesTo" doc:"the controller versions with this behaviour"`
 	SuggestedHistoryLimitMin int32  `json:"suggestedHistoryLimitMin" doc:"the smallest revisionHistoryLimit that keeps the window's targets"`
 }
+
+// BF404Evidence: an abort with dynamicStableScale that never reaches
+// weight 0.
+type BF404Evidence struct {
+	Bug              string `json:"bug" doc:"the upstream issue: argoproj/argo-rollouts#4841 (minPodsPerReplicaSet) or #4898 (abortScaleDownDelaySeconds)"`
+	Replicas         int32  `json:"replicas" doc:"the replica count computed for (the autoscaler's minimum when one owns it)"`
+	AbortedAt        int32  `json:"abortedAt" doc:"the setWeight the update is aborted at"`
+	ParkedWeight     int32  `json:"parkedWeight" doc:"the canary weight the abort stops at"`
+	MaxTrafficWeight int32  `json:"maxTrafficWeight" doc:"the canary's maxTrafficWeight (default 100)"`
+	CanaryPods       int32  `json:"canaryPods" doc:"the pods the aborted canary keeps"`
+	StablePods       int32  `json:"stablePods" doc:"the stable's size at the parked weight"`
+	RolloutsVersion  string `json:"rolloutsVersion" doc:"the controller version computed for"`
+	AppliesTo        string `json:"appliesTo" doc:"the controller versions with this behaviour"`
+}
+
+// BF405Evidence: an aborted canary scaled up again when the stable falls
+// short.
+type BF405Evidence struct {
+	Replicas        int32  `json:"replicas" doc:"the replica count computed for (the autoscaler's minimum when one owns it)"`
+	ShortBy         int32  `json:"shortBy" doc:"the fewest stable pods missing (a scale-up, an eviction) that scale the aborted canary up"`
+	CanaryPods      int32  `json:"canaryPods" doc:"the pods the aborted canary is scaled to then"`
+	Weight          int32  `json:"weight" doc:"the setWeight whose pods it is scaled to"`
+	ScaledBy        string `json:"scaledBy,omitempty" doc:"the HorizontalPodAutoscaler or KEDA ScaledObject"`
+	RolloutsVersion string `json:"rolloutsVersion" doc:"the controller version computed for"`
+	AppliesTo       string `json:"appliesTo" doc:"the controller versions with this behaviour"`
+}

@@ -41,6 +41,7 @@ type scenario struct {
 		Round    int    `json:"round"`
 		Do       string `json:"do"`
 		Revision string `json:"revision,omitempty"`
+		Replicas int32  `json:"replicas,omitempty"`
 	} `json:"actions,omitempty"`
 	Set []struct {
 		Round     int    `json:"round"`
@@ -144,6 +145,9 @@ func replay(t *testing.T, sc scenario, version string) []round {
 					cl.Status.PromoteFull = true
 				case "setTemplate":
 					cl.Template = a.Revision
+				case "setReplicas":
+					// An autoscaler or kubectl scale: spec.replicas only.
+					c.Replicas = a.Replicas
 				case "failAnalysis":
 					if ar := cl.Status.Background; ar != nil && ar.Phase == AnalysisRunning {
 						ar.Phase = AnalysisFailed
