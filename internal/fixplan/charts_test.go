@@ -423,3 +423,55 @@ func TestChartSwitchTurnedOn(t *testing.T) {
 		t.Errorf("routes %+v, unreached %v; want the switch on and failureThreshold 30", rt.routes, rt.unreached)
 	}
 }
+
+// k8s-pod-cpu-booster renders its webhook's Deployment in the template
+// that also calls genCA and genSignedCert for the webhook's certificate.
+// Trial renders once left such a file out, Deployment included: no
+// values key was ever tried on it. Made deterministic, they render it,
+// and the trace ties its fields to their keys.
+func TestChartWorkloadBesideGeneratedCertificate(t *testing.T) {
+	chart := copyChart(t, "k8s-pod-cpu-booster", "booster")
+	r, err := helm.New(helm.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := newTrial(r, chart)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.noise) > 0 || len(tr.unstable) > 0 {
+		t.Errorf("two trial renders differ: noise %v, unstable %v", tr.noise, tr.unstable)
+	}
+	o := options(chart)
+	o.Scan.Charts, o.Scan.KeepObjects = r, true
+	res, err := scan.Run(o.Scan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dep *object.Object
+	for _, obj := range res.Objects {
+		if obj.Kind == "Deployment" && obj.Name == "mutating-webhook" {
+			dep = obj
+		}
+	}
+	if dep == nil {
+		t.Fatal("no webhook Deployment rendered")
+	}
+	for _, tc := range []struct {
+		patch map[string]any
+		want  keySet
+	}{
+		{map[string]any{"replicas": 2.0}, keySet{"webhook.replicaCount": 2.0}},
+		{map[string]any{"template": map[string]any{"spec": map[string]any{
+			"containers": []any{map[string]any{"name": "mutating-webhook", "imagePullPolicy": "IfNotPresent"}}}}},
+			keySet{"webhook.imagePullPolicy": "IfNotPresent"}},
+	} {
+		rt, err := tr.routeObject(dep, fix.Change{Target: dep.Ref, Patch: map[string]any{"spec": tc.patch}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rt.routes) != 1 || !fix.Equal(rt.routes[0].keys, tc.want) {
+			t.Errorf("routes %+v, unreached %v; want %v", rt.routes, rt.unreached, tc.want)
+		}
+	}
+}
