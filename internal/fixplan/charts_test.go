@@ -475,3 +475,22 @@ func TestChartWorkloadBesideGeneratedCertificate(t *testing.T) {
 		}
 	}
 }
+
+// A chart kept at charts/<name> in its repository, as many are, is the
+// chart fix renders, not a subchart: its values.yaml is edited. Its
+// findings were left with "the fix changes nothing in the files it
+// edits", since any charts/ folder in the path was taken for a
+// subchart's.
+func TestChartInAChartsFolder(t *testing.T) {
+	chart := copyChart(t, "prometheus-alertmanager", filepath.Join("charts", "alertmanager"))
+	p, err := Plan(chartOptions(chart, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertFixed(t, p, "BF102", "BF201")
+	if len(p.Files) != 1 || p.Files[0].Path != filepath.Join(chart, "values.yaml") {
+		for _, f := range p.Files {
+			t.Errorf("writes %s; want only %s", f.Path, filepath.Join(chart, "values.yaml"))
+		}
+	}
+}
