@@ -494,3 +494,49 @@ func TestChartInAChartsFolder(t *testing.T) {
 		}
 	}
 }
+
+// groundhog2k's RabbitMQ chart computes the server's memory setting
+// (total_memory_available_override_value in the rabbitmq.conf of its
+// ConfigMap) from resources.limits.memory, and rolls the StatefulSet on a
+// change of that file (checksum/rabbit-config). Setting resources changes
+// both, as the chart intends: the route is kept, and says so. Before, the
+// route was refused ("it also changes ...checksum/rabbit-config") and
+// BF201 was left as out of the values' reach.
+func TestChartDerivedChangesAccepted(t *testing.T) {
+	chart := copyChart(t, "groundhog2k-rabbitmq", "rabbitmq")
+	p := fixChart(t, chartOptions(chart, ""), "rabbitmq-in-place.diff")
+	assertFixed(t, p, "BF201")
+	r := routeOf(p, "release-name-rabbitmq", "containers[rabbitmq].resources")
+	if r == nil || r.How != "map" || !slices.Equal(r.Keys, []string{"resources"}) {
+		t.Fatalf("resources route %+v, want the map resources", r)
+	}
+	for _, w := range []string{"checksum/rabbit-config", "ConfigMap release-name-rabbitmq-config data[rabbitmq.conf]"} {
+		if !strings.Contains(r.Why, w) {
+			t.Errorf("route's reason %q does not say the chart computes %s", r.Why, w)
+		}
+	}
+}
+
+// A change outside the block is accepted only when the chart computes it
+// from the keys: a ConfigMap's or Secret's data, a digest annotation.
+func TestDerivedChange(t *testing.T) {
+	sum := func(c byte) string { return strings.Repeat(string(c), 64) }
+	for _, tc := range []struct {
+		kind, path string
+		old, new   any
+		want       bool
+	}{
+		{"ConfigMap", "data[rabbitmq.conf]", "a", "b", true},
+		{"Secret", "stringData.password", "a", "b", true},
+		{"StatefulSet", "spec.template.metadata.annotations[checksum/config]", sum('a'), sum('b'), true},
+		{"StatefulSet", "spec.template.metadata.annotations[owner]", "a", "b", false},
+		{"StatefulSet", "spec.template.metadata.annotations[checksum/config]", sum('a'), "b", false},
+		{"StatefulSet", "spec.replicas", 1.0, 2.0, false},
+		{"Deployment", "data.x", "a", "b", false},
+	} {
+		e := fieldEdit{path: load.SplitPath(tc.path), old: tc.old, new: tc.new, had: true, has: true}
+		if got := derivedChange(tc.kind, e); got != tc.want {
+			t.Errorf("derivedChange(%s %s) = %v, want %v", tc.kind, tc.path, got, tc.want)
+		}
+	}
+}
