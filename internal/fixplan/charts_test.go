@@ -540,3 +540,29 @@ func TestDerivedChange(t *testing.T) {
 		}
 	}
 }
+
+// InfluxDB Enterprise's chart prints meta.resources and data.resources
+// (`toYaml .Values.data.resources`) and leaves both commented out in
+// values.yaml (`# resources: {}`): no trace ties a rendered line to them
+// and the values tree does not have them. The template that renders each
+// StatefulSet names them: the keys are added, and BF201 is fixed.
+func TestChartKeyCommentedOutInValues(t *testing.T) {
+	chart := copyChart(t, "influxdb-enterprise", "influxdb-enterprise")
+	p, err := Plan(chartOptions(chart, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, key := range map[string]string{
+		"release-name-influxdb-enterprise-meta": "meta.resources",
+		"release-name-influxdb-enterprise-data": "data.resources",
+	} {
+		if r := routeOf(p, name, "containers[influxdb-enterprise].resources"); r == nil || r.How != "map" || !slices.Equal(r.Keys, []string{key}) {
+			t.Errorf("%s: resources route %+v, want the map %s", name, r, key)
+		}
+	}
+	for _, l := range p.Left {
+		if l.Finding.Rule == "BF201" {
+			t.Errorf("left BF201 on %s: %s", l.Finding.Object, l.Reason)
+		}
+	}
+}

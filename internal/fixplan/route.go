@@ -178,6 +178,9 @@ type chartTrial struct {
 	unstable map[string]bool
 	values   map[string]any // .Values
 	layers   []helm.ValuesLayer
+	// refs holds the values keys each template names (by stream), for
+	// the candidates of a block (see mapCandidates).
+	refs map[string][]string
 	// renders counts the trial renders, for the evaluation.
 	renders int
 	// mirrored lists the blocks the last check let change alike, as
@@ -200,6 +203,8 @@ func newTrial(r *helm.Renderer, chartDir string) (*chartTrial, error) {
 		return nil, err
 	}
 	t.values, t.layers = vals, layers
+	// Without them only the trace and the values tree give candidates.
+	t.refs, _ = r.ValuesRefs(t.in)
 	if t.base, err = t.render(nil); err != nil {
 		return nil, err
 	}
@@ -733,7 +738,24 @@ func (b *blockPlan) mapCandidates() []string {
 			}
 		}
 	}
+	// The keys named like the block in the template that renders the
+	// object, those under a prefix the container's keys share first: the
+	// reference that prints the block, whether values.yaml sets the key
+	// or leaves it commented out, ranked before the values tree's maps of
+	// the same name (a top-level resources beside sixteen modules' ones).
 	name := b.name()
+	var inTemplate []string
+	for _, k := range b.trial.refs[b.key.stream] {
+		if k[strings.LastIndexByte(k, '.')+1:] == name {
+			inTemplate = append(inTemplate, k)
+		}
+	}
+	sort.SliceStable(inTemplate, func(i, j int) bool {
+		return sharedPrefix(inTemplate[i], prefixes) > sharedPrefix(inTemplate[j], prefixes)
+	})
+	for _, k := range inTemplate {
+		add(k)
+	}
 	// The values tree: maps named like the block, those under a prefix
 	// the container's keys share first.
 	var named []string
