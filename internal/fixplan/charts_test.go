@@ -423,3 +423,146 @@ func TestChartSwitchTurnedOn(t *testing.T) {
 		t.Errorf("routes %+v, unreached %v; want the switch on and failureThreshold 30", rt.routes, rt.unreached)
 	}
 }
+
+// k8s-pod-cpu-booster renders its webhook's Deployment in the template
+// that also calls genCA and genSignedCert for the webhook's certificate.
+// Trial renders once left such a file out, Deployment included: no
+// values key was ever tried on it. Made deterministic, they render it,
+// and the trace ties its fields to their keys.
+func TestChartWorkloadBesideGeneratedCertificate(t *testing.T) {
+	chart := copyChart(t, "k8s-pod-cpu-booster", "booster")
+	r, err := helm.New(helm.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := newTrial(r, chart)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.noise) > 0 || len(tr.unstable) > 0 {
+		t.Errorf("two trial renders differ: noise %v, unstable %v", tr.noise, tr.unstable)
+	}
+	o := options(chart)
+	o.Scan.Charts, o.Scan.KeepObjects = r, true
+	res, err := scan.Run(o.Scan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dep *object.Object
+	for _, obj := range res.Objects {
+		if obj.Kind == "Deployment" && obj.Name == "mutating-webhook" {
+			dep = obj
+		}
+	}
+	if dep == nil {
+		t.Fatal("no webhook Deployment rendered")
+	}
+	for _, tc := range []struct {
+		patch map[string]any
+		want  keySet
+	}{
+		{map[string]any{"replicas": 2.0}, keySet{"webhook.replicaCount": 2.0}},
+		{map[string]any{"template": map[string]any{"spec": map[string]any{
+			"containers": []any{map[string]any{"name": "mutating-webhook", "imagePullPolicy": "IfNotPresent"}}}}},
+			keySet{"webhook.imagePullPolicy": "IfNotPresent"}},
+	} {
+		rt, err := tr.routeObject(dep, fix.Change{Target: dep.Ref, Patch: map[string]any{"spec": tc.patch}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rt.routes) != 1 || !fix.Equal(rt.routes[0].keys, tc.want) {
+			t.Errorf("routes %+v, unreached %v; want %v", rt.routes, rt.unreached, tc.want)
+		}
+	}
+}
+
+// A chart kept at charts/<name> in its repository, as many are, is the
+// chart fix renders, not a subchart: its values.yaml is edited. Its
+// findings were left with "the fix changes nothing in the files it
+// edits", since any charts/ folder in the path was taken for a
+// subchart's.
+func TestChartInAChartsFolder(t *testing.T) {
+	chart := copyChart(t, "prometheus-alertmanager", filepath.Join("charts", "alertmanager"))
+	p, err := Plan(chartOptions(chart, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertFixed(t, p, "BF102", "BF201")
+	if len(p.Files) != 1 || p.Files[0].Path != filepath.Join(chart, "values.yaml") {
+		for _, f := range p.Files {
+			t.Errorf("writes %s; want only %s", f.Path, filepath.Join(chart, "values.yaml"))
+		}
+	}
+}
+
+// groundhog2k's RabbitMQ chart computes the server's memory setting
+// (total_memory_available_override_value in the rabbitmq.conf of its
+// ConfigMap) from resources.limits.memory, and rolls the StatefulSet on a
+// change of that file (checksum/rabbit-config). Setting resources changes
+// both, as the chart intends: the route is kept, and says so. Before, the
+// route was refused ("it also changes ...checksum/rabbit-config") and
+// BF201 was left as out of the values' reach.
+func TestChartDerivedChangesAccepted(t *testing.T) {
+	chart := copyChart(t, "groundhog2k-rabbitmq", "rabbitmq")
+	p := fixChart(t, chartOptions(chart, ""), "rabbitmq-in-place.diff")
+	assertFixed(t, p, "BF201")
+	r := routeOf(p, "release-name-rabbitmq", "containers[rabbitmq].resources")
+	if r == nil || r.How != "map" || !slices.Equal(r.Keys, []string{"resources"}) {
+		t.Fatalf("resources route %+v, want the map resources", r)
+	}
+	for _, w := range []string{"checksum/rabbit-config", "ConfigMap release-name-rabbitmq-config data[rabbitmq.conf]"} {
+		if !strings.Contains(r.Why, w) {
+			t.Errorf("route's reason %q does not say the chart computes %s", r.Why, w)
+		}
+	}
+}
+
+// A change outside the block is accepted only when the chart computes it
+// from the keys: a ConfigMap's or Secret's data, a digest annotation.
+func TestDerivedChange(t *testing.T) {
+	sum := func(c byte) string { return strings.Repeat(string(c), 64) }
+	for _, tc := range []struct {
+		kind, path string
+		old, new   any
+		want       bool
+	}{
+		{"ConfigMap", "data[rabbitmq.conf]", "a", "b", true},
+		{"Secret", "stringData.password", "a", "b", true},
+		{"StatefulSet", "spec.template.metadata.annotations[checksum/config]", sum('a'), sum('b'), true},
+		{"StatefulSet", "spec.template.metadata.annotations[owner]", "a", "b", false},
+		{"StatefulSet", "spec.template.metadata.annotations[checksum/config]", sum('a'), "b", false},
+		{"StatefulSet", "spec.replicas", 1.0, 2.0, false},
+		{"Deployment", "data.x", "a", "b", false},
+	} {
+		e := fieldEdit{path: load.SplitPath(tc.path), old: tc.old, new: tc.new, had: true, has: true}
+		if got := derivedChange(tc.kind, e); got != tc.want {
+			t.Errorf("derivedChange(%s %s) = %v, want %v", tc.kind, tc.path, got, tc.want)
+		}
+	}
+}
+
+// InfluxDB Enterprise's chart prints meta.resources and data.resources
+// (`toYaml .Values.data.resources`) and leaves both commented out in
+// values.yaml (`# resources: {}`): no trace ties a rendered line to them
+// and the values tree does not have them. The template that renders each
+// StatefulSet names them: the keys are added, and BF201 is fixed.
+func TestChartKeyCommentedOutInValues(t *testing.T) {
+	chart := copyChart(t, "influxdb-enterprise", "influxdb-enterprise")
+	p, err := Plan(chartOptions(chart, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, key := range map[string]string{
+		"release-name-influxdb-enterprise-meta": "meta.resources",
+		"release-name-influxdb-enterprise-data": "data.resources",
+	} {
+		if r := routeOf(p, name, "containers[influxdb-enterprise].resources"); r == nil || r.How != "map" || !slices.Equal(r.Keys, []string{key}) {
+			t.Errorf("%s: resources route %+v, want the map %s", name, r, key)
+		}
+	}
+	for _, l := range p.Left {
+		if l.Finding.Rule == "BF201" {
+			t.Errorf("left BF201 on %s: %s", l.Finding.Object, l.Reason)
+		}
+	}
+}

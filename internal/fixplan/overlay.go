@@ -82,15 +82,16 @@ func (p *overlayPlan) files(maxSize int64) ([]*File, error) {
 		for _, oc := range p.byDir[dir] {
 			name := patchFileName(oc.obj.Ref)
 			path := filepath.Join(dir, name)
+			src := sourceRef(kdata, oc.obj, maxSize)
 			doc := map[string]any{
 				"apiVersion": oc.obj.Ref.APIVersion,
 				"kind":       oc.obj.Ref.Kind,
-				"metadata":   metadataOf(oc.obj.Ref),
+				"metadata":   metadataOf(src),
 			}
 			for k, v := range oc.change.Patch {
 				doc[k] = v
 			}
-			if ep, pos, data, ok := existingPatch(dir, k.Patches, oc.obj.Ref, oc.change.Patch, maxSize); ok {
+			if ep, pos, data, ok := existingPatch(dir, k.Patches, src, oc.change.Patch, maxSize); ok {
 				// The overlay already patches these fields: that patch is
 				// edited, rather than overruled by a second one.
 				n, err := yamledit.EditPatch(data, pos, oc.change.Patch, oc.change.Placeholders)
@@ -139,6 +140,51 @@ func (p *overlayPlan) files(maxSize int64) ([]*File, error) {
 		out = append(out, &File{Path: kfile, Old: kdata, New: nk, Rules: slices.Compact(kRules)})
 	}
 	return out, nil
+}
+
+// sourceRef is the object as the overlay's patches name it: Kustomize
+// applies a kustomization's patches before its own namePrefix,
+// nameSuffix and namespace, so a patch names the object as its source
+// file does (kubebuilder's config/default sets namePrefix and namespace,
+// and its patches name the Deployment controller-manager in namespace
+// system, as config/manager/manager.yaml does). The built name less the
+// overlay's prefix and suffix is looked up in the file the object came
+// from for its namespace; an object not found there keeps its built
+// name and namespace.
+func sourceRef(kdata []byte, o *object.Object, maxSize int64) object.Ref {
+	var k struct {
+		NamePrefix string `yaml:"namePrefix"`
+		NameSuffix string `yaml:"nameSuffix"`
+		Namespace  string `yaml:"namespace"`
+	}
+	ref := o.Ref
+	if yaml.Unmarshal(kdata, &k) != nil || k.NamePrefix == "" && k.NameSuffix == "" && k.Namespace == "" {
+		return ref
+	}
+	name := strings.TrimSuffix(strings.TrimPrefix(ref.Name, k.NamePrefix), k.NameSuffix)
+	from := o.Doc.Origin.From
+	if from == "" {
+		return ref
+	}
+	data, err := source.ReadFile(from, maxSize)
+	if err != nil {
+		return ref
+	}
+	for _, d := range load.Parse(from, data).Documents {
+		var v struct {
+			Kind     string `json:"kind"`
+			Metadata struct {
+				Name      string `json:"name"`
+				Namespace string `json:"namespace"`
+			} `json:"metadata"`
+		}
+		if json.Unmarshal(d.JSON, &v) != nil || v.Kind != ref.Kind || v.Metadata.Name != name {
+			continue
+		}
+		ref.Name, ref.Namespace = name, v.Metadata.Namespace
+		return ref
+	}
+	return ref
 }
 
 func metadataOf(r object.Ref) map[string]any {

@@ -178,11 +178,17 @@ type chartTrial struct {
 	unstable map[string]bool
 	values   map[string]any // .Values
 	layers   []helm.ValuesLayer
+	// refs holds the values keys each template names (by stream), for
+	// the candidates of a block (see mapCandidates).
+	refs map[string][]string
 	// renders counts the trial renders, for the evaluation.
 	renders int
 	// mirrored lists the blocks the last check let change alike, as
 	// "Kind name path".
 	mirrored []string
+	// derived lists what the last check let change because the chart
+	// computes it from the keys (see derivedChange), as "Kind name path".
+	derived []string
 }
 
 type objKey struct {
@@ -197,6 +203,8 @@ func newTrial(r *helm.Renderer, chartDir string) (*chartTrial, error) {
 		return nil, err
 	}
 	t.values, t.layers = vals, layers
+	// Without them only the trace and the values tree give candidates.
+	t.refs, _ = r.ValuesRefs(t.in)
 	if t.base, err = t.render(nil); err != nil {
 		return nil, err
 	}
@@ -596,6 +604,9 @@ func (b *blockPlan) route() (*route, string) {
 		if len(b.trial.mirrored) > 0 {
 			why += "; the same keys set " + strings.Join(b.trial.mirrored, ", ") + " alike, which held the same"
 		}
+		if len(b.trial.derived) > 0 {
+			why += "; the chart computes " + strings.Join(b.trial.derived, ", ") + " from them, and they change with them"
+		}
 		return &route{block: block, how: how, keys: ks, why: why, fields: fields}
 	}
 	// 1. The keys that set the fields now.
@@ -727,9 +738,26 @@ func (b *blockPlan) mapCandidates() []string {
 			}
 		}
 	}
+	// The keys named like the block in the template that renders the
+	// object, those under a prefix the container's keys share first: the
+	// reference that prints the block, whether values.yaml sets the key
+	// or leaves it commented out, ranked before the values tree's maps of
+	// the same name (a top-level resources beside sixteen modules' ones).
+	name := b.name()
+	var inTemplate []string
+	for _, k := range b.trial.refs[b.key.stream] {
+		if k[strings.LastIndexByte(k, '.')+1:] == name {
+			inTemplate = append(inTemplate, k)
+		}
+	}
+	sort.SliceStable(inTemplate, func(i, j int) bool {
+		return sharedPrefix(inTemplate[i], prefixes) > sharedPrefix(inTemplate[j], prefixes)
+	})
+	for _, k := range inTemplate {
+		add(k)
+	}
 	// The values tree: maps named like the block, those under a prefix
 	// the container's keys share first.
-	name := b.name()
 	var named []string
 	walkValues(b.trial.values, "", 8, func(k string, v any) {
 		if k[strings.LastIndexByte(k, '.')+1:] != name {
@@ -972,10 +1000,21 @@ func (t *chartTrial) check(key objKey, before, want any, blocks [][]load.Segment
 		}
 		return false
 	}
+	t.derived = nil
+	derives := func(k objKey, e fieldEdit) bool {
+		if !derivedChange(k.ref.Kind, e) {
+			return false
+		}
+		d := k.ref.String() + " " + pathString(e.path)
+		if !containsString(t.derived, d) {
+			t.derived = append(t.derived, d)
+		}
+		return true
+	}
 	var edits []fieldEdit
 	diffValues(t.base[key], g, nil, &edits)
 	for _, e := range edits {
-		if t.noise[key][pathString(e.path)] || insideAny(e.path, blocks) || mirrors(key, e.path) {
+		if t.noise[key][pathString(e.path)] || insideAny(e.path, blocks) || mirrors(key, e.path) || derives(key, e) {
 			continue
 		}
 		return "it also changes " + pathString(e.path)
@@ -991,7 +1030,7 @@ func (t *chartTrial) check(key objKey, before, want any, blocks [][]load.Segment
 		var edits []fieldEdit
 		diffValues(v, gv, nil, &edits)
 		for _, e := range edits {
-			if !t.noise[k][pathString(e.path)] && !mirrors(k, e.path) {
+			if !t.noise[k][pathString(e.path)] && !mirrors(k, e.path) && !derives(k, e) {
 				return "it also changes " + k.ref.String() + " " + pathString(e.path)
 			}
 		}
@@ -1002,6 +1041,45 @@ func (t *chartTrial) check(key objKey, before, want any, blocks [][]load.Segment
 		}
 	}
 	return ""
+}
+
+// derivedChange says whether a change a values route makes outside the
+// block is one the chart computes from the keys, as it intends: the data
+// of a ConfigMap or a Secret (a server's memory setting computed from
+// resources.limits.memory), or an annotation that holds a digest (Helm's
+// "Automatically Roll Deployments": checksum/config is the sha256sum of
+// the rendered config, https://helm.sh/docs/howto/charts_tips_and_tricks/#automatically-roll-deployments),
+// which changes with it. Any other field of any object is unrelated.
+func derivedChange(kind string, e fieldEdit) bool {
+	if len(e.path) == 0 || e.path[0].IsIndex {
+		return false
+	}
+	if (kind == "ConfigMap" || kind == "Secret") && (e.path[0].Key == "data" || e.path[0].Key == "stringData" || e.path[0].Key == "binaryData") {
+		return true
+	}
+	for i := 0; i+2 < len(e.path); i++ {
+		if e.path[i].Key == "metadata" && e.path[i+1].Key == "annotations" && i+3 == len(e.path) {
+			old, _ := e.old.(string)
+			new, _ := e.new.(string)
+			return digest(old) && digest(new)
+		}
+	}
+	return false
+}
+
+// digest reports whether s is a hex digest (md5, sha1, sha256, sha512).
+func digest(s string) bool {
+	switch len(s) {
+	case 32, 40, 64, 128:
+	default:
+		return false
+	}
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // covers reports whether got holds every field of want with its value.

@@ -777,6 +777,23 @@ func comment(n *yaml.Node, path string, placeholders []string, comments map[stri
 	}
 }
 
+// inSubchart reports whether a values file is a subchart's: under a
+// charts/ folder of a chart fix renders. Only the part of the path below
+// that chart counts: a chart kept at charts/<name>, as many repositories
+// keep theirs, is not a subchart.
+func (v *valuesPlan) inSubchart(path string) bool {
+	for dir := range v.trials {
+		rel, err := filepath.Rel(dir, path)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			continue
+		}
+		if slices.Contains(strings.Split(filepath.ToSlash(filepath.Dir(rel)), "/"), "charts") {
+			return true
+		}
+	}
+	return false
+}
+
 // inPlace edits the values files that set the keys: the chart's
 // values.yaml, or a --values file, each in place.
 func (v *valuesPlan) inPlace(maxSize int64) ([]*File, error) {
@@ -792,7 +809,7 @@ func (v *valuesPlan) inPlace(maxSize int64) ([]*File, error) {
 	for _, path := range sortedKeys(byFile) {
 		// A subchart's values file holds its keys without the prefix the
 		// trace names them by: not written (the finding stays, reported).
-		if path == "" || slices.Contains(strings.Split(filepath.ToSlash(filepath.Dir(path)), "/"), "charts") {
+		if path == "" || v.inSubchart(path) {
 			continue
 		}
 		data, err := source.ReadFile(path, maxSize)

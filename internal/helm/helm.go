@@ -128,10 +128,12 @@ func New(opts Options) (*Renderer, error) {
 // values file passed last would be (after the --values files, before
 // --set). backfire fix renders a chart with the keys it means to write
 // this way before it writes them; a null in extra deletes the key, as a
-// null in a values file does. A trial render leaves out the templates that
-// generate keys or certificates: their Secrets differ at every render
-// anyway, and generating RSA keys is most of the time of a chart such as
-// Harbor's.
+// null in a values file does. A trial render is deterministic: the calls
+// that generate keys, certificates, passwords or times are rewritten to
+// fixed values (see stubRandomness), so that every object, the workload
+// beside its webhook's certificate too, renders the same twice; and
+// generating RSA keys, most of the time of a chart such as Harbor's, is
+// not done.
 func (r *Renderer) Trial(extra map[string]any) *Renderer {
 	l := &valuesLayer{name: "backfire fix (trial)", values: extra, keys: map[string]bool{}}
 	collectKeys(extra, "", l.keys)
@@ -183,7 +185,7 @@ func (r *Renderer) Render(in source.Input) (streams []source.Stream, errs []load
 		return fail(in.Path, 0, "cannot load Helm chart: %v", err)
 	}
 	if r.trial {
-		dropKeyGeneration(ch)
+		stubRandomness(ch) // the chart is this render's own copy
 	}
 	chartFile := r.name(in.Path, ch.Name()+"/Chart.yaml")
 	if strings.EqualFold(ch.Metadata.Type, "library") {
@@ -328,19 +330,6 @@ func bytesize(n int64) string {
 		return fmt.Sprintf("%d KiB", n>>10)
 	}
 	return fmt.Sprintf("%d bytes", n)
-}
-
-// dropKeyGeneration empties the templates of a chart and its subcharts
-// that generate keys and define nothing (see generatesKeys).
-func dropKeyGeneration(c *chart.Chart) {
-	for _, t := range c.Templates {
-		if t != nil && generatesKeys(t.Data) {
-			t.Data = nil
-		}
-	}
-	for _, d := range c.Dependencies() {
-		dropKeyGeneration(d)
-	}
 }
 
 // renderValues is what the templates see: the chart's values coalesced

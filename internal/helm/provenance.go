@@ -1,7 +1,6 @@
 package helm
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"path"
@@ -83,19 +82,6 @@ func (p *provenance) tracer(template string, starts []int) load.Tracer {
 	}
 }
 
-// keyGen matches the template functions that generate keys or
-// certificates, or hash a password with a random salt (sprig's crypto
-// functions, as Helm's engine provides them; bcrypt and htpasswd, called
-// in an action, cost a bcrypt hash each: most of a trial render of
-// Harbor's chart).
-var keyGen = regexp.MustCompile(`\b(genCA|genCAWithKey|genPrivateKey|genSelfSignedCert|genSelfSignedCertWithKey|genSignedCert|genSignedCertWithKey)\b|\{\{[^}]*\b(bcrypt|htpasswd)\s`)
-
-// generatesKeys says whether a template generates keys and defines nothing
-// another template could include.
-func generatesKeys(text []byte) bool {
-	return keyGen.Match(text) && !bytes.Contains(text, []byte("define"))
-}
-
 // traceTable maps rendered lines of one template to their values source.
 type traceTable struct {
 	lines map[int]valueSource
@@ -114,21 +100,22 @@ func (r *Renderer) traceTables(chartPath string, ch *chart.Chart, vals chartutil
 	var walk func(c *chart.Chart)
 	walk = func(c *chart.Chart) {
 		for _, t := range c.Templates {
-			if t == nil || strings.HasPrefix(path.Base(t.Name), "_") {
-				continue // partials hold defines, often piped through fromYaml
-			}
-			if generatesKeys(t.Data) {
-				// Its output differs from the first render's anyway (new
-				// keys each time), so it could not be traced; skipping it
-				// halves the render of a chart such as Harbor's, where
-				// genCA is most of the time (an RSA key each call).
-				orig := t.Data
-				t.Data = nil
-				restore = append(restore, func() { t.Data = orig })
+			if t == nil {
 				continue
 			}
-			data, n := markTemplate(string(t.Data), c.ChartFullPath(), &marks)
-			if n == 0 {
+			src := string(t.Data)
+			// The random calls made fixed (see stubRandomness): the lines
+			// they print differ from the first render's and are not
+			// traced, every other line of the file is; and no RSA key is
+			// generated, most of the render of a chart such as Harbor's.
+			if out, ok := stubTemplate(src); ok {
+				src = out
+			}
+			data, n := src, 0
+			if !strings.HasPrefix(path.Base(t.Name), "_") { // partials hold defines, often piped through fromYaml
+				data, n = markTemplate(src, c.ChartFullPath(), &marks)
+			}
+			if n == 0 && src == string(t.Data) {
 				continue
 			}
 			orig := t.Data
