@@ -1,6 +1,7 @@
 package fixplan
 
 import (
+	"backfire.dev/backfire/internal/exactjson"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -178,7 +179,7 @@ func sourceRef(kdata []byte, o *object.Object, maxSize int64) object.Ref {
 				Namespace string `json:"namespace"`
 			} `json:"metadata"`
 		}
-		if json.Unmarshal(d.JSON, &v) != nil || v.Kind != ref.Kind || v.Metadata.Name != name {
+		if exactjson.Unmarshal(d.JSON, &v) != nil || v.Kind != ref.Kind || v.Metadata.Name != name {
 			continue
 		}
 		ref.Name, ref.Namespace = name, v.Metadata.Namespace
