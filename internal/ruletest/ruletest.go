@@ -570,3 +570,43 @@ func walkProbes(v any, fn func(string, map[string]any)) {
 		}
 	}
 }
+
+// CorpusWant is one finding a corpus test expects: rule, severity, file
+// (relative to the scanned root), object name, words its message must
+// contain, and why it is right.
+type CorpusWant struct {
+	Rule, Severity, File, Object string
+	Says                         []string
+	Why                          string
+}
+
+// CheckExactly fails t unless findings are exactly wants, in any order;
+// rel turns a finding's file into the form wants use.
+func CheckExactly(t testing.TB, findings []finding.Finding, rel func(string) string, wants []CorpusWant) {
+	t.Helper()
+	var got []string
+	for _, f := range findings {
+		got = append(got, fmt.Sprintf("%s %s %s %s: %s", f.Rule, f.Severity, rel(f.File), f.Object.Name, f.Message))
+	}
+	matched := make([]bool, len(findings))
+	for _, w := range wants {
+		i := slices.IndexFunc(findings, func(f finding.Finding) bool {
+			return f.Rule == w.Rule && f.Severity.String() == w.Severity && rel(f.File) == w.File && f.Object.Name == w.Object
+		})
+		if i < 0 {
+			t.Errorf("missing %s %s on %s in %s (%s)\ngot:\n%s", w.Severity, w.Rule, w.Object, w.File, w.Why, strings.Join(got, "\n"))
+			continue
+		}
+		matched[i] = true
+		for _, s := range w.Says {
+			if !strings.Contains(findings[i].Message, s) {
+				t.Errorf("%s on %s: message lacks %q: %s", w.Rule, w.Object, s, findings[i].Message)
+			}
+		}
+	}
+	for i, ok := range matched {
+		if !ok {
+			t.Errorf("unexpected finding: %s", got[i])
+		}
+	}
+}

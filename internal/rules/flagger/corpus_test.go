@@ -1,26 +1,17 @@
 package flagger_test
 
 import (
-	"fmt"
+	"backfire.dev/backfire/internal/ruletest"
 	"path/filepath"
-	"slices"
-	"strings"
 	"testing"
 
 	"backfire.dev/backfire/internal/catalog"
-	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/kustomize"
 	"backfire.dev/backfire/internal/scan"
 	"backfire.dev/backfire/internal/testutil"
 )
 
-// want is one expected finding: rule, severity, file (relative to the
-// corpus directory), object name, words its message must contain, and why.
-type want struct {
-	rule, severity, file, object string
-	says                         []string
-	why                          string
-}
+type want = ruletest.CorpusWant
 
 // scanCorpus scans files of one corpus directory with the Flagger rules,
 // overlays built as backfire scan builds them, and checks that the
@@ -46,31 +37,7 @@ func scanCorpus(t *testing.T, dir string, files []string, wants []want) {
 		}
 		return filepath.ToSlash(r)
 	}
-	var got []string
-	for _, f := range res.Findings {
-		got = append(got, fmt.Sprintf("%s %s %s %s: %s", f.Rule, f.Severity, rel(f.File), f.Object.Name, f.Message))
-	}
-	matched := make([]bool, len(res.Findings))
-	for _, w := range wants {
-		i := slices.IndexFunc(res.Findings, func(f finding.Finding) bool {
-			return f.Rule == w.rule && f.Severity.String() == w.severity && rel(f.File) == w.file && f.Object.Name == w.object
-		})
-		if i < 0 {
-			t.Errorf("missing %s %s on %s in %s (%s)\ngot:\n%s", w.severity, w.rule, w.object, w.file, w.why, strings.Join(got, "\n"))
-			continue
-		}
-		matched[i] = true
-		for _, s := range w.says {
-			if !strings.Contains(res.Findings[i].Message, s) {
-				t.Errorf("%s on %s: message lacks %q: %s", w.rule, w.object, s, res.Findings[i].Message)
-			}
-		}
-	}
-	for i, ok := range matched {
-		if !ok {
-			t.Errorf("unexpected finding: %s", got[i])
-		}
-	}
+	ruletest.CheckExactly(t, res.Findings, rel, wants)
 }
 
 // brianlangbecker/flagger-dual-metrics: three Canaries named podinfo-canary
@@ -78,17 +45,17 @@ func scanCorpus(t *testing.T, dir string, files []string, wants []want) {
 // templates come in two versions.
 func TestCorpusFlaggerDualMetrics(t *testing.T) {
 	scanCorpus(t, "flagger-dual-metrics", []string{"canary-honeycomb.yaml", "prometheus-config.yaml"}, []want{{
-		rule: "BF411", severity: "error", file: "canary-honeycomb.yaml", object: "podinfo-canary",
-		says: []string{"metric prometheus-success-rate (MetricTemplate prometheus-success-rate)", "95% of traffic", "fails 5 checks", "360 s"},
-		why:  "envoy_cluster_upstream_rq_total summed over the whole mesh: no matcher names podinfo; interval 1m, threshold 5, stepWeight 5",
+		Rule: "BF411", Severity: "error", File: "canary-honeycomb.yaml", Object: "podinfo-canary",
+		Says: []string{"metric prometheus-success-rate (MetricTemplate prometheus-success-rate)", "95% of traffic", "fails 5 checks", "360 s"},
+		Why:  "envoy_cluster_upstream_rq_total summed over the whole mesh: no matcher names podinfo; interval 1m, threshold 5, stepWeight 5",
 	}})
 	// Constants (vector(100), vector(10)) judge neither side.
 	scanCorpus(t, "flagger-dual-metrics", []string{"simple-canary.yaml", "simple-metrics.yaml"}, nil)
 	scanCorpus(t, "flagger-dual-metrics", []string{"working-canary.yaml", "working-metrics.yaml"}, nil)
 	scanCorpus(t, "flagger-dual-metrics", []string{"cosmic-canary-honeycomb.yaml", "honeycomb-adapter/examples/metric-templates.yaml"}, []want{{
-		rule: "BF411", severity: "error", file: "cosmic-canary-honeycomb.yaml", object: "cosmic-canary",
-		says: []string{"metric success-rate (MetricTemplate honeycomb-success-rate)", "90% of traffic", "120 s"},
-		why:  `service="{{ target }}" is the service name both sides report`,
+		Rule: "BF411", Severity: "error", File: "cosmic-canary-honeycomb.yaml", Object: "cosmic-canary",
+		Says: []string{"metric success-rate (MetricTemplate honeycomb-success-rate)", "90% of traffic", "120 s"},
+		Why:  `service="{{ target }}" is the service name both sides report`,
 	}})
 	// {{ args.name }} is Argo Rollouts' syntax: Flagger's template has no
 	// args function, so the query does not render and every check fails on
@@ -109,9 +76,9 @@ func TestCorpusFlaggerV143Examples(t *testing.T) {
 		{"linkerd-canary-steps.yaml", "55%"},
 	} {
 		wants = append(wants, want{
-			rule: "BF413", severity: "warning", file: "artifacts/examples/" + ex.file, object: "podinfo",
-			says: []string{"Flagger v1.43.0 rolls back a failed promotion", ex.share, "fixed in v1.44.0"},
-			why:  "the kustomize base runs ghcr.io/fluxcd/flagger:1.43.0",
+			Rule: "BF413", Severity: "warning", File: "artifacts/examples/" + ex.file, Object: "podinfo",
+			Says: []string{"Flagger v1.43.0 rolls back a failed promotion", ex.share, "fixed in v1.44.0"},
+			Why:  "the kustomize base runs ghcr.io/fluxcd/flagger:1.43.0",
 		})
 	}
 	// Not reported:
@@ -134,9 +101,9 @@ func TestCorpusGitopsIstio(t *testing.T) {
 	scanCorpus(t, "gitops-istio", []string{"apps/backend", "apps/frontend", "istio/gateway"}, nil)
 	// Without the templates, each Canary says what it could not check.
 	unchecked := func(app string) want {
-		return want{rule: "BF411", severity: "info", file: "apps/" + app + "/canary.yaml", object: app,
-			says: []string{"template not in input: MetricTemplate istio-system/error-rate"},
-			why:  "istio/gateway/flagger-metrics.yaml is not scanned"}
+		return want{Rule: "BF411", Severity: "info", File: "apps/" + app + "/canary.yaml", Object: app,
+			Says: []string{"template not in input: MetricTemplate istio-system/error-rate"},
+			Why:  "istio/gateway/flagger-metrics.yaml is not scanned"}
 	}
 	scanCorpus(t, "gitops-istio", []string{"apps/backend", "apps/frontend"}, []want{unchecked("backend"), unchecked("frontend")})
 }

@@ -1,7 +1,6 @@
 package rollouts_test
 
 import (
-	"backfire.dev/backfire/internal/catalog"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -10,19 +9,15 @@ import (
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 
+	"backfire.dev/backfire/internal/catalog"
 	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/model/rollout"
+	"backfire.dev/backfire/internal/ruletest"
 	"backfire.dev/backfire/internal/scan"
 	"backfire.dev/backfire/internal/testutil"
 )
 
-// want is one expected finding: rule, severity, file (relative to the
-// scanned root), object name, and words its message must contain.
-type want struct {
-	rule, severity, file, object string
-	says                         []string
-	why                          string
-}
+type want = ruletest.CorpusWant
 
 func scanFamily(t *testing.T, root string, paths ...string) (*scan.Result, func(string) string) {
 	t.Helper()
@@ -43,31 +38,7 @@ func scanFamily(t *testing.T, root string, paths ...string) (*scan.Result, func(
 // checkExactly asserts that the findings are exactly wants, in any order.
 func checkExactly(t *testing.T, res *scan.Result, rel func(string) string, wants []want) {
 	t.Helper()
-	var got []string
-	for _, f := range res.Findings {
-		got = append(got, fmt.Sprintf("%s %s %s %s: %s", f.Rule, f.Severity, rel(f.File), f.Object.Name, f.Message))
-	}
-	matched := make([]bool, len(res.Findings))
-	for _, w := range wants {
-		i := slices.IndexFunc(res.Findings, func(f finding.Finding) bool {
-			return f.Rule == w.rule && f.Severity.String() == w.severity && rel(f.File) == w.file && f.Object.Name == w.object
-		})
-		if i < 0 {
-			t.Errorf("missing %s %s on %s in %s (%s)\ngot:\n%s", w.severity, w.rule, w.object, w.file, w.why, strings.Join(got, "\n"))
-			continue
-		}
-		matched[i] = true
-		for _, s := range w.says {
-			if !strings.Contains(res.Findings[i].Message, s) {
-				t.Errorf("%s on %s: message lacks %q: %s", w.rule, w.object, s, res.Findings[i].Message)
-			}
-		}
-	}
-	for i, ok := range matched {
-		if !ok {
-			t.Errorf("unexpected finding: %s", got[i])
-		}
-	}
+	ruletest.CheckExactly(t, res.Findings, rel, wants)
 }
 
 func errorFiles(res *scan.Result, rel func(string) string) []string {
@@ -118,14 +89,14 @@ func TestCorpusRolloutsDemoFiles(t *testing.T) {
 	}
 	res, rel := scanFamily(t, root, files...)
 	checkExactly(t, res, rel, []want{{
-		rule: "BF402", severity: "error", file: "examples/istio-subset/rollout.yaml", object: "istio-rollout",
-		says: []string{"a rollback aborts itself", "metric success-rate of AnalysisTemplate istio-success-rate", "90% of traffic", "60 s after it starts"},
-		why: "subset routing keeps one host for both versions and args.service is that host (istio-rollout), " +
+		Rule: "BF402", Severity: "error", File: "examples/istio-subset/rollout.yaml", Object: "istio-rollout",
+		Says: []string{"a rollback aborts itself", "metric success-rate of AnalysisTemplate istio-success-rate", "90% of traffic", "60 s after it starts"},
+		Why: "subset routing keeps one host for both versions and args.service is that host (istio-rollout), " +
 			"no rollbackWindow; startingStep 1 is setWeight 10, initialDelay 60s and failureLimit 0",
 	}, {
-		rule: "BF402", severity: "error", file: "examples/istio/rollout.yaml", object: "istio-rollout",
-		says: []string{"a rollback aborts itself", "90% of traffic"},
-		why: `args.service is "canary": the query reads destination_service=~"canary.<namespace>...", ` +
+		Rule: "BF402", Severity: "error", File: "examples/istio/rollout.yaml", Object: "istio-rollout",
+		Says: []string{"a rollback aborts itself", "90% of traffic"},
+		Why: `args.service is "canary": the query reads destination_service=~"canary.<namespace>...", ` +
 			"a name with a word in it, which is not the Rollout's canaryService (istio-rollout-canary) nor a Service of the input",
 	}})
 	for _, f := range res.Findings {
@@ -153,19 +124,19 @@ func TestExamplesSeed000(t *testing.T) {
 	root := testutil.RepoRoot(t)
 	res, rel := scanFamily(t, root, filepath.Join(root, "examples"))
 	checkExactly(t, res, rel, []want{{
-		rule: "BF401", severity: "error", file: "examples/order-front-api.yaml", object: "order-front-api",
-		says: []string{
+		Rule: "BF401", Severity: "error", File: "examples/order-front-api.yaml", Object: "order-front-api",
+		Says: []string{
 			// status.replicas 20: the count KEDA ran during the incident.
 			"sends 100% of traffic to 2 pods sized for 20 (10x short) at the 20 replicas running now (status.replicas)",
 			"100% of traffic to 2 pods sized for 8 to 200 replicas (up to 100x short)",
 			"4 sized for 301 to 360",
 			"KEDA ScaledObject order/order-front-api scales the Rollout from 8 to 360",
 		},
-		why: "the walk back takes setWeight 100 while the canary has its 2 step-0 pods",
+		Why: "the walk back takes setWeight 100 while the canary has its 2 step-0 pods",
 	}, {
-		rule: "BF402", severity: "warning", file: "examples/order-front-api.yaml", object: "order-front-api",
-		says: []string{"further back than rollbackWindow.revisions 3", "99% of traffic", "40 s after it starts"},
-		why:  "rollbackWindow skips the analysis only within the window: warning",
+		Rule: "BF402", Severity: "warning", File: "examples/order-front-api.yaml", Object: "order-front-api",
+		Says: []string{"further back than rollbackWindow.revisions 3", "99% of traffic", "40 s after it starts"},
+		Why:  "rollbackWindow skips the analysis only within the window: warning",
 	}})
 
 	var bf401 finding.Finding
@@ -202,9 +173,9 @@ func TestCorpusDynamicStableScaleE2E(t *testing.T) {
 	root := testutil.Corpus(t, "argo-rollouts-e2e")
 	res, rel := scanFamily(t, root, root)
 	checkExactly(t, res, rel, []want{{
-		rule: "BF404", severity: "error", file: "canary-dynamic-stable-scale-abort-delay.yaml", object: "dynamic-stable-scale-abort",
-		says: []string{"an abort at setWeight 75 never finishes", "abortScaleDownDelaySeconds 10 keeps the canary's 3 pods", "the weight stops at 25", "#4898"},
-		why:  "aborted at 75 the canary keeps ceil(75% x 4) = 3 pods; setWeight 25 asks for 1, fewer, so the walk stops there",
+		Rule: "BF404", Severity: "error", File: "canary-dynamic-stable-scale-abort-delay.yaml", Object: "dynamic-stable-scale-abort",
+		Says: []string{"an abort at setWeight 75 never finishes", "abortScaleDownDelaySeconds 10 keeps the canary's 3 pods", "the weight stops at 25", "#4898"},
+		Why:  "aborted at 75 the canary keeps ceil(75% x 4) = 3 pods; setWeight 25 asks for 1, fewer, so the walk stops there",
 	}})
 	// Not reported, and why:
 	// - canary-dynamic-stable-scale.yaml: no minPodsPerReplicaSet, no
