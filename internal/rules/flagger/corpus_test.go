@@ -1,16 +1,18 @@
 package flagger_test
 
 import (
-	"backfire.dev/backfire/internal/ruletest"
 	"path/filepath"
 	"testing"
 
 	"backfire.dev/backfire/internal/catalog"
 	"backfire.dev/backfire/internal/kustomize"
+	"backfire.dev/backfire/internal/ruletest"
 	"backfire.dev/backfire/internal/scan"
 	"backfire.dev/backfire/internal/testutil"
 )
 
+// want is one expected finding, with the file relative to the corpus
+// directory.
 type want = ruletest.CorpusWant
 
 // scanCorpus scans files of one corpus directory with the Flagger rules,
