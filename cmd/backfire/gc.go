@@ -10,19 +10,20 @@ import (
 )
 
 // tuneGC lets the heap grow to three times what is live (GOGC=200) while
-// that stays under gcRoom, and to 1.75 times above it: at 300k objects,
-// where some 250 MB are live, twice (the default) peaked at 540 MiB of
-// RSS, above the parse floor's 521 MiB, and 1.75 times at 450 MiB, for
-// collections a seventh more often (docs/benchmarks.md). A scan
-// allocates far more than it keeps: the collector's marking was a seventh
-// of its CPU at 100k objects, and halving how often it runs takes a tenth
-// off the whole. Above the room, the soft memory limit keeps the heap
-// below the default's (it is raised after every collection to 1.75 times
-// the live heap, so a large input never makes the collector run without
-// pause: runtime/debug.SetMemoryLimit says a limit under what the runtime
-// uses "may cause the garbage collector to run nearly continuously", held
-// to about half the CPU by the GC CPU limiter, runtime/mgclimit.go). Set
-// GOGC or GOMEMLIMIT to run with your own settings.
+// that stays under gcCeiling, and to 1.75 times the live heap above it. A
+// scan allocates far more than it keeps, and what the collector costs is
+// the live heap it marks per byte allocated: at three times, a collection
+// every two live heaps allocated, at 1.75 times one every 0.75, 2.7 times
+// the marking. Before, the heap grew to 1.75 times as soon as it passed
+// 192 MiB, so a scan of 300k objects (some 200 MB live) cost 1.34 times
+// the CPU per object of one of 10k (docs/benchmarks.md). Under the
+// ceiling the soft memory limit follows three times the live heap (it is
+// raised after every collection); above it, 1.75 times, so a large input
+// never makes the collector run without pause: runtime/debug.SetMemoryLimit
+// says a limit under what the runtime uses "may cause the garbage
+// collector to run nearly continuously", held to about half the CPU by the
+// GC CPU limiter, runtime/mgclimit.go. Set GOGC or GOMEMLIMIT to run with
+// your own settings.
 func tuneGC() {
 	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
 		return
@@ -37,9 +38,13 @@ func tuneGC() {
 // it off again).
 var gcTuned atomic.Bool
 
-// gcRoom is the memory below which the heap may grow to three times what
-// is live.
+// gcRoom is the memory limit while little is live.
 const gcRoom = 192 << 20
+
+// gcCeiling is the memory below which the heap may grow to three times
+// what is live: the parse floor peaks at 1.1 GiB at 300k objects, where a
+// scan keeps some 200 MB live.
+const gcCeiling = 768 << 20
 
 // gcCycle is garbage once it is made: its finalizer runs after each
 // collection and sets the next one up.
@@ -53,9 +58,13 @@ func afterGC(*gcCycle) {
 	}
 	metrics.Read(liveHeap)
 	if liveHeap[0].Value.Kind() == metrics.KindUint64 {
-		live := liveHeap[0].Value.Uint64()
-		limit := max(int64(gcRoom), int64(min(live, math.MaxInt64/8))*7/4)
-		debug.SetMemoryLimit(limit)
+		debug.SetMemoryLimit(limitFor(liveHeap[0].Value.Uint64()))
 	}
 	runtime.SetFinalizer(&gcCycle{}, afterGC)
+}
+
+// limitFor is the memory limit for a live heap of live bytes.
+func limitFor(live uint64) int64 {
+	l := int64(min(live, math.MaxInt64/8))
+	return max(gcRoom, min(3*l, gcCeiling), l*7/4)
 }

@@ -50,3 +50,23 @@ func TestAfterGCRaisesTheLimitWithTheLiveHeap(t *testing.T) {
 	}
 	runtime.KeepAlive(keep)
 }
+
+// The limit is three times the live heap between the room and the
+// ceiling, and 1.75 times it above: the collector marks the live heap
+// once per two live heaps allocated wherever memory allows it.
+func TestLimitForFollowsThreeTimesTheLiveHeapUpToTheCeiling(t *testing.T) {
+	const mib = 1 << 20
+	for _, c := range []struct{ live, want int64 }{
+		{0, gcRoom},
+		{10 * mib, gcRoom},
+		{100 * mib, 300 * mib},
+		{200 * mib, 600 * mib},
+		{300 * mib, gcCeiling},
+		{600 * mib, 1050 * mib},
+		{math.MaxInt64, math.MaxInt64 / 8 * 7 / 4},
+	} {
+		if got := limitFor(uint64(c.live)); got != c.want {
+			t.Errorf("limitFor(%d MiB) = %d MiB, want %d MiB", c.live/mib, got/mib, c.want/mib)
+		}
+	}
+}

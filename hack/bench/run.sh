@@ -2,7 +2,7 @@
 # Whole-process benchmark: backfire beside the parse floor (hack/bench/floor),
 # backfire's own parse alone (hack/bench/parse) and, when their binaries are given, kube-linter and kube-score, on the
 # shared corpus at 10k objects, 100k (10 copies in subdirectories), 300k
-# (30 copies) and one 100 MB file (the 10k files concatenated 7 times), and
+# (30 copies), a million (100 copies) and one 100 MB file (the 10k files concatenated 7 times), and
 # on a richer corpus
 # of our own (hack/bench/rich: Rollouts, analysis templates, autoscalers,
 # Helm charts and Kustomize overlays).
@@ -18,7 +18,10 @@
 #   RUNS, WARMUP             hyperfine runs and warm-ups (default 5 and 1)
 #   INPUTS                   the inputs to run (default "10k 100k 100mb rich";
 #                            add 300k for the scale figures: it takes a
-#                            minute of CPU per run and 430 MB of disk)
+#                            minute of CPU per run and 430 MB of disk; and
+#                            1m for a million objects: four minutes of CPU
+#                            per run and 1.5 GB of disk; RUNS=1 WARMUP=0
+#                            keep it to one run)
 #   PEERS_AT                 inputs the peers run on (default "10k"; they take
 #                            minutes at 100k)
 #
@@ -80,6 +83,7 @@ copies() { # copies NAME N: N copies of the 10k corpus in subdirectories
 }
 copies 100k 10
 copies 300k 30
+copies 1m 100
 if [ ! -d "$out/rich" ]; then
 	# Rollouts with their templates, autoscalers and Services, and copies of
 	# the test corpus's Helm chart and Kustomize overlays (rendered and

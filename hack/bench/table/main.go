@@ -26,6 +26,7 @@ var inputs = []struct{ key, name string }{
 	{"10k", "10k objects (100 files)"},
 	{"100k", "100k objects (1,000 files)"},
 	{"300k", "300k objects (3,000 files)"},
+	{"1m", "1M objects (10,000 files)"},
 	{"100mb", "one 100 MB file"},
 	{"rich", "rich: 5k Rollout objects, 10 charts, 90 overlays"},
 }
