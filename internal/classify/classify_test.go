@@ -367,12 +367,16 @@ func TestFailsDuringRecovery(t *testing.T) {
 	postgres := corev1.Container{Image: "postgres:16", Ports: ports(5432)}
 	liveness := File{From: "ConfigMap redis-health, key ping_liveness_local.sh", Text: "#!/bin/bash\nresponse=$(\n  timeout -s 15 $1 \\\n  redis-cli -h localhost -p $REDIS_PORT ping\n)\nresponseFirstWord=$(echo $response | head -n1 | awk '{print $1;}')\nif [ \"$response\" != \"PONG\" ] && [ \"$responseFirstWord\" != \"LOADING\" ]; then\n  exit 1\nfi\n"}
 	readiness := File{From: "ConfigMap redis-health, key ping_readiness_local.sh", Text: "#!/bin/bash\nresponse=$(\n  timeout -s 15 $1 \\\n  redis-cli -h localhost -p $REDIS_PORT ping\n)\nif [ \"$response\" != \"PONG\" ]; then\n  exit 1\nfi\n"}
+	// bitnami/charts mongodb templates/common-scripts-cm.yaml (testdata/corpus/bitnami-mongodb), rendered.
+	mongoPing := File{From: "ConfigMap mongodb-common-scripts, key ping-mongodb.sh", Text: "#!/bin/bash\nexec mongosh  $TLS_OPTIONS --port $MONGODB_PORT_NUMBER --eval \"db.adminCommand('ping')\"\n"}
 	files := func(p string) (File, bool) {
 		switch p {
 		case "/health/ping_liveness_local.sh", "/opt/probes/alive":
 			return liveness, true
 		case "/health/ping_readiness_local.sh":
 			return readiness, true
+		case "/bitnami/scripts/ping-mongodb.sh":
+			return mongoPing, true
 		}
 		return File{}, false
 	}
@@ -409,6 +413,13 @@ func TestFailsDuringRecovery(t *testing.T) {
 		{"a file test on MySQL", &mysql, execProbe("test", "-f", "/var/lib/mysql/ibdata1"), false, false, "no login or query"},
 		{"tcpSocket on MongoDB by name", &mongo, &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromString("mongodb")}}}, true, false, "MongoDB"},
 		{"httpGet on MongoDB's exporter port", &mongo, httpProbe(intstr.FromInt(9216), "/metrics"), false, false, "not a known query API"},
+		// A ping needs a connection, which mongod accepts only after
+		// storage and oplog recovery.
+		{"mongosh ping", &mongo, execProbe("mongosh", "--eval", `db.adminCommand("ping")`), true, false, "exec runs mongosh, which connects and runs a command"},
+		{"mongo ping", &mongo, execProbe("mongo", "--eval", `db.adminCommand("ping")`), true, false, "exec runs mongo, which connects and runs a command"},
+		{"mongosh runCommand ping in a shell", &mongo, execProbe("sh", "-c", `mongosh --quiet --eval "db.runCommand({ping:1}).ok" | grep -q 1`), true, false, "exec runs mongosh"},
+		{"bitnami ping-mongodb.sh read from its ConfigMap", &mongo, execProbe("/bitnami/scripts/ping-mongodb.sh"), true, false,
+			"exec runs /bitnami/scripts/ping-mongodb.sh (ConfigMap mongodb-common-scripts, key ping-mongodb.sh), which runs mongosh, which connects and runs a command"},
 		{"tcpSocket on Cassandra's CQL port", &cassandra, tcpProbe(9042), true, false, "Cassandra"},
 		{"tcpSocket on Cassandra's storage port is assumed", &cassandra, tcpProbe(7000), true, true, "tcpSocket :7000"},
 		{"nodetool status may answer over JMX", &cassandra, execProbe("nodetool", "status"), true, true, "asks the node over JMX"},

@@ -364,24 +364,7 @@ func (ix *Index) Names(kind, namespace string) []string {
 // Named returns the retained objects of kind named name in any namespace,
 // in input order (AnalysisTemplates).
 func (ix *Index) Named(kind, name string) []*object.Object {
-	ix.mu.RLock()
-	var found []entry
-	var h hash
-	for _, e := range ix.byKind[kind] {
-		if e.name == name && ix.sees(ix.scope, e.scope) {
-			found = append(found, e.entry)
-			h.add(e.ord)
-		}
-	}
-	ix.mu.RUnlock()
-	ix.note(query{op: opNamed, key: key{kind, "", name}}, true, Ordinal(h))
-	var out []*object.Object
-	for _, e := range found {
-		if o := ix.contents(e); o != nil {
-			out = append(out, o)
-		}
-	}
-	return out
+	return ix.named(kind, name, opNamed)
 }
 
 // NamedAnywhere returns the objects of a listed kind named name in the
@@ -389,17 +372,22 @@ func (ix *Index) Named(kind, name string) []*object.Object {
 // controller (Flagger) runs the objects of every tree and every render,
 // wherever its own manifest is kept.
 func (ix *Index) NamedAnywhere(kind, name string) []*object.Object {
+	return ix.named(kind, name, opNamedAnywhere)
+}
+
+// named answers Named and, with opNamedAnywhere, NamedAnywhere.
+func (ix *Index) named(kind, name string, asked op) []*object.Object {
 	ix.mu.RLock()
 	var found []entry
 	var h hash
 	for _, e := range ix.byKind[kind] {
-		if e.name == name {
+		if e.name == name && (asked == opNamedAnywhere || ix.sees(ix.scope, e.scope)) {
 			found = append(found, e.entry)
 			h.add(e.ord)
 		}
 	}
 	ix.mu.RUnlock()
-	ix.note(query{op: opNamedAnywhere, key: key{kind, "", name}}, true, Ordinal(h))
+	ix.note(query{op: asked, key: key{kind, "", name}}, true, Ordinal(h))
 	var out []*object.Object
 	for _, e := range found {
 		if o := ix.contents(e); o != nil {

@@ -2,26 +2,11 @@ package index
 
 import (
 	"testing"
-
-	"backfire.dev/backfire/internal/load"
-	"backfire.dev/backfire/internal/object"
 )
 
 func build(t *testing.T, src string) *Index {
 	t.Helper()
-	f := load.Parse("i.yaml", []byte(src))
-	if len(f.Errors) > 0 {
-		t.Fatal(f.Errors)
-	}
-	var objs []*object.Object
-	for _, d := range f.Documents {
-		o, err := object.Decode(d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		objs = append(objs, o)
-	}
-	return Build(objs)
+	return Build(decodeAll(t, src))
 }
 
 const workloadRef = `apiVersion: argoproj.io/v1alpha1

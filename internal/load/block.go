@@ -246,6 +246,7 @@ func (p *blockParser) mapping(indent, off int) bool {
 		p.mark(off)
 		p.c.buf = appendString(p.c.buf, key)
 		p.c.buf = append(p.c.buf, ':')
+		valueAt := len(p.c.buf)
 		v := next
 		for v < len(p.data) && p.data[v] == ' ' {
 			v++
@@ -285,17 +286,21 @@ func (p *blockParser) mapping(indent, off int) bool {
 			}
 		}
 		if top {
-			// What Document.APIVersion and Kind are (see scalarField):
-			// a scalar's value, whatever its tag.
-			switch key {
-			case "apiVersion":
-				if scalar {
+			// What Document.APIVersion and Kind are (see typeOf): a
+			// string's value; a key that differs from theirs only in case
+			// is refused by the yaml.v3 path.
+			isString := scalar && p.c.buf[valueAt] == '"'
+			switch {
+			case key == "apiVersion":
+				if isString {
 					p.apiVersion = strings.Clone(value)
 				}
-			case "kind":
-				if scalar {
+			case key == "kind":
+				if isString {
 					p.kind = strings.Clone(value)
 				}
+			case strings.EqualFold(key, "apiVersion") || strings.EqualFold(key, "kind"):
+				return false
 			}
 		}
 		in, ok := p.content()

@@ -30,8 +30,11 @@ func viaYAMLv3(data []byte, first int) (blockDocument, bool) {
 	if c.value(top) != nil {
 		return blockDocument{}, false
 	}
-	return blockDocument{json: c.buf, marks: c.marks, line: top.Line,
-		apiVersion: scalarField(top, "apiVersion"), kind: scalarField(top, "kind")}, true
+	apiVersion, kind, terr := typeOf(top)
+	if terr != nil {
+		return blockDocument{}, false
+	}
+	return blockDocument{json: c.buf, marks: c.marks, line: top.Line, apiVersion: apiVersion, kind: kind}, true
 }
 
 // agree checks the block parser against yaml.v3 on one document: where

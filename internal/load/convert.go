@@ -6,9 +6,10 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"backfire.dev/backfire/internal/jsonenc"
 )
 
 // converter turns one YAML node tree into compact JSON, recording where in the
@@ -328,40 +329,6 @@ func (c *converter) scalar(n *yaml.Node) error {
 	return nil
 }
 
-const hexDigits = "0123456789abcdef"
-
-// appendString writes s as a JSON string. Invalid UTF-8 never reaches here:
-// the loader rejects it with the line where it occurs.
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		ch := s[i]
-		if ch < utf8.RuneSelf {
-			if ch >= 0x20 && ch != '"' && ch != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch ch {
-			case '"', '\\':
-				b = append(b, '\\', ch)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[ch>>4], hexDigits[ch&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		_, size := utf8.DecodeRuneInString(s[i:])
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
+// appendString writes s as a JSON string, as the report writes its strings
+// (invalid UTF-8 never reaches here: the loader refuses it at its line).
+func appendString(b []byte, s string) []byte { return jsonenc.AppendString(b, s, false) }

@@ -8,10 +8,14 @@ import (
 	"testing"
 
 	yaml "go.yaml.in/yaml/v3"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	kjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
 )
 
-// FuzzParse: any byte stream yields documents whose JSON is valid and whose
-// positions resolve, or errors that name the file; never a panic.
+// FuzzParse: any byte stream yields documents whose JSON is valid, whose
+// positions resolve and whose type is the one kubectl and the API server
+// read, or errors that name the file; never a panic.
 //
 //	go test ./internal/load -run '^$' -fuzz FuzzParse -fuzztime 5m
 func FuzzParse(f *testing.F) {
@@ -24,6 +28,12 @@ func FuzzParse(f *testing.F) {
 		"apiVersion: v1\nkind: X\n? [complex]\n: key\n",
 		"{\"apiVersion\": \"v1\", \"kind\": \"Pod\"}",
 		"apiVersion: v1\nkind: X\nv: 0o777\nw: 1_000\nx: -.inf\n",
+		"apiVersion: apps/v1\nkind: Deployment\nKind: StatefulSet\n",
+		"apiVersion: apps/v1\napiversion: v1\nkind: Deployment\n",
+		"apiVersion: v1\n\u212aind: Pod\n",
+		"{\"apiVersion\": \"v1\", \"KIND\": \"Pod\"}",
+		"apiVersion: v1\nkind: 1\n",
+		"apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, Kind: Pod}\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -52,8 +62,30 @@ func FuzzParse(f *testing.F) {
 				}
 			}
 			d.PositionAt(int64(len(d.JSON) / 2))
+			typeAsKubernetesReadsIt(t, d)
 		}
 	})
+}
+
+// typeAsKubernetesReadsIt fails when a document's type is not the one
+// kubectl (an Unstructured's GetAPIVersion and GetKind) and the API server
+// (SimpleMetaFactory.Interpret) read from its JSON.
+func typeAsKubernetesReadsIt(t *testing.T, d *Document) {
+	t.Helper()
+	var u unstructured.Unstructured
+	if _, _, err := unstructured.UnstructuredJSONScheme.Decode(d.JSON, nil, &u); err != nil {
+		t.Fatalf("%s %s: kubectl cannot decode it: %v", d.APIVersion, d.Kind, err)
+	}
+	if u.GetAPIVersion() != d.APIVersion || u.GetKind() != d.Kind {
+		t.Fatalf("read as %s %s, kubectl reads %s %s", d.APIVersion, d.Kind, u.GetAPIVersion(), u.GetKind())
+	}
+	gvk, err := kjson.DefaultMetaFactory.Interpret(d.JSON)
+	if err != nil {
+		return // an apiVersion the API server cannot parse: it refuses the object
+	}
+	if gvk.Kind != d.Kind || gvk.GroupVersion() != schema.FromAPIVersionAndKind(d.APIVersion, d.Kind).GroupVersion() {
+		t.Fatalf("read as %s %s, the API server reads %v", d.APIVersion, d.Kind, gvk)
+	}
 }
 
 // FuzzListSplit: a document read item by item (a List) or value by value
@@ -150,4 +182,17 @@ func repeatsKey(n *yaml.Node, deep bool) bool {
 		}
 	}
 	return false
+}
+
+// scalarField is a mapping's value at key, when it is a scalar.
+func scalarField(m *yaml.Node, key string) string {
+	v := field(m, key)
+	if v == nil {
+		return ""
+	}
+	v = deref(v)
+	if v.Kind != yaml.ScalarNode {
+		return ""
+	}
+	return v.Value
 }

@@ -5,6 +5,7 @@ package load
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +18,8 @@ import (
 	"unicode/utf8"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"backfire.dev/backfire/internal/exactjson"
 )
 
 // Error is an input problem at a place in a file. It never stops a scan: the
@@ -236,7 +239,11 @@ func (f *File) addDocument(root *yaml.Node, index, skip int) {
 	if top.Kind == yaml.DocumentNode {
 		top = top.Content[0]
 	}
-	apiVersion, kind := scalarField(top, "apiVersion"), scalarField(top, "kind")
+	apiVersion, kind, terr := typeOf(top)
+	if terr != nil {
+		f.Errors = append(f.Errors, Error{File: f.Name, Line: terr.line, Column: terr.col, Message: terr.msg})
+		return
+	}
 	if apiVersion == "" || kind == "" {
 		f.Skipped++
 		return
@@ -262,7 +269,11 @@ func (f *File) addDocument(root *yaml.Node, index, skip int) {
 // addItem converts one item of a List; an item that is not an object is
 // skipped.
 func (f *File) addItem(item *yaml.Node, index int, budget *int) {
-	iv, ik := scalarField(item, "apiVersion"), scalarField(item, "kind")
+	iv, ik, terr := typeOf(item)
+	if terr != nil {
+		f.Errors = append(f.Errors, Error{File: f.Name, Line: terr.line, Column: terr.col, Message: terr.msg})
+		return
+	}
 	if iv == "" || ik == "" {
 		f.Skipped++
 		return
@@ -287,13 +298,14 @@ func (f *File) parseList(ch chunk, index int) bool {
 		return false
 	}
 	top := skel.Content[0]
-	kind := scalarField(top, "kind")
-	if scalarField(top, "apiVersion") == "" || !strings.HasSuffix(kind, "List") {
+	apiVersion, kind, terr := typeOf(top)
+	if terr == nil && (apiVersion == "" || !strings.HasSuffix(kind, "List")) {
 		return false
 	}
-	if checkKeys(top, nil) != nil {
-		// A key given twice: the whole parse says where, in the lines
-		// of the stream (the skeleton's lines after the items are not).
+	if terr != nil || checkKeys(top, nil) != nil {
+		// A key given twice, or a type key in another case: the whole
+		// parse says where, in the lines of the stream (the skeleton's
+		// lines after the items are not).
 		f.Empty = false
 		f.parseWhole(ch, index, 0)
 		return true
@@ -430,14 +442,61 @@ func field(m *yaml.Node, key string) *yaml.Node {
 	return nil
 }
 
-func scalarField(m *yaml.Node, key string) string {
-	v := field(m, key)
-	if v == nil {
-		return ""
+// typeOf reads a document's apiVersion and kind as the clients that apply
+// it do: the keys "apiVersion" and "kind" exactly, and only string values
+// (kubectl decodes a manifest into an Unstructured, whose GetKind and
+// GetAPIVersion read those map keys and return "" for another type).
+// The API server reads the type of a built-in object case-insensitively
+// instead (SimpleMetaFactory.Interpret unmarshals with encoding/json, the
+// last matching key winning): a document that has a key differing from
+// either only in case, and both in some case, is one they may read as two
+// different types, and it is refused at that key (docs/inputs.md).
+func typeOf(m *yaml.Node) (apiVersion, kind string, err *convertError) {
+	if m.Kind != yaml.MappingNode {
+		return "", "", nil
 	}
+	var variant *yaml.Node
+	var foldedVersion, foldedKind bool
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k := m.Content[i]
+		if k.Kind != yaml.ScalarNode {
+			continue
+		}
+		switch {
+		case k.Value == "apiVersion":
+			apiVersion, foldedVersion = typeValue(m.Content[i+1]), true
+		case k.Value == "kind":
+			kind, foldedKind = typeValue(m.Content[i+1]), true
+		case strings.EqualFold(k.Value, "apiVersion"):
+			foldedVersion = true
+			variant = cmp.Or(variant, k)
+		case strings.EqualFold(k.Value, "kind"):
+			foldedKind = true
+			variant = cmp.Or(variant, k)
+		}
+	}
+	if variant != nil && foldedVersion && foldedKind {
+		name := "kind"
+		if strings.EqualFold(variant.Value, "apiVersion") {
+			name = "apiVersion"
+		}
+		return "", "", errAt(variant, "key %q differs from %q only in case: kubectl reads an object's type from %q, the API server from any case of it; the document is not scanned", variant.Value, name, name)
+	}
+	return apiVersion, kind, nil
+}
+
+// typeValue is a type key's value as it is in the document's JSON, when
+// that is a string.
+func typeValue(v *yaml.Node) string {
 	v = deref(v)
 	if v.Kind != yaml.ScalarNode {
 		return ""
+	}
+	switch v.ShortTag() {
+	case "!!null", "!!bool", "!!int", "!!float":
+		return ""
+	case "!!binary":
+		return strings.Join(strings.Fields(v.Value), "")
 	}
 	return v.Value
 }
@@ -573,10 +632,10 @@ func ParseJSON(name string, data []byte) File {
 		APIVersion any `json:"apiVersion"`
 		Kind       any `json:"kind"`
 	}
-	// exactjson:insensitive: the API server reads apiVersion and kind with
-	// encoding/json too (k8s.io/apimachinery pkg/runtime/serializer/json
-	// meta.go, SimpleMetaFactory.Interpret).
-	if json.Unmarshal(buf.Bytes(), &head) != nil {
+	// Exact keys, as typeOf reads them: the API server has decoded the
+	// object already, into a type (whose JSON has no key in another case)
+	// or into an Unstructured (a custom resource, typed by its exact keys).
+	if exactjson.Unmarshal(buf.Bytes(), &head) != nil {
 		f.Skipped++ // not an object
 		return f
 	}

@@ -2,6 +2,7 @@ package load
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -295,5 +296,58 @@ func TestStreamEqualsParse(t *testing.T) {
 	if reads[0] != strings.Index(src, "---\n# only") || reads[1] != strings.Index(src, "- {apiVersion: v1, kind: Service, metadata: {name: c}}") ||
 		reads[2] != strings.Index(src, "...") || reads[3] != len(src) {
 		t.Errorf("read offsets %v (stream of %d bytes)", reads, len(src))
+	}
+}
+
+// An object's type is read from the keys "apiVersion" and "kind" exactly,
+// as kubectl reads it; a key that differs from one of them only in case,
+// which the API server reads as the type (case-insensitively), is an error
+// at that key and the document is not scanned. The rest of the file is.
+func TestTypeKeyInAnotherCase(t *testing.T) {
+	for _, c := range []struct {
+		name, in   string
+		line, col  int
+		wantSkip   int
+		wantObject string // the kind of the one document read, if any
+	}{
+		{"Kind beside kind", "apiVersion: apps/v1\nkind: Deployment\nKind: StatefulSet\nmetadata: {name: db}\n", 3, 1, 0, ""},
+		{"KIND alone", "apiVersion: apps/v1\nKIND: StatefulSet\n", 2, 1, 0, ""},
+		{"apiversion beside apiVersion", "apiVersion: apps/v1\napiversion: v1\nkind: Deployment\n", 2, 1, 0, ""},
+		{"Kelvin sign", "apiVersion: v1\n\u212aind: Pod\n", 2, 1, 0, ""},
+		{"JSON", `{"apiVersion": "v1", "kind": "Pod", "Kind": "Service"}`, 1, 37, 0, ""},
+		{"List item", "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  Kind: Pod\n- apiVersion: v1\n  kind: Service\n", 5, 3, 0, "Service"},
+		{"JSON List", `{"apiVersion": "v1", "Kind": "List", "kind": "List", "items": [{"apiVersion": "v1", "kind": "Pod"}]}`, 1, 22, 0, ""},
+		// Not an object for any reader: no apiVersion in any case.
+		{"values file", "Kind: web\nreplicas: 2\n", 0, 0, 1, ""},
+		// kubectl's GetKind reads only a string.
+		{"kind not a string", "apiVersion: v1\nkind: 1\n", 0, 0, 1, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := Parse("a.yaml", []byte(c.in))
+			if c.line == 0 {
+				if len(f.Errors) != 0 {
+					t.Fatalf("errors %v", f.Errors)
+				}
+			} else if len(f.Errors) != 1 || f.Errors[0].Line != c.line || f.Errors[0].Column != c.col || !strings.Contains(f.Errors[0].Message, "only in case") {
+				t.Fatalf("errors %+v, want one at %d:%d", f.Errors, c.line, c.col)
+			}
+			var kinds []string
+			for _, d := range f.Documents {
+				kinds = append(kinds, d.Kind)
+			}
+			if want := strings.Fields(c.wantObject); !slices.Equal(kinds, want) || f.Skipped != c.wantSkip {
+				t.Fatalf("documents %v skipped %d, want %v and %d", kinds, f.Skipped, want, c.wantSkip)
+			}
+		})
+	}
+}
+
+// The object of an admission request is typed by its exact keys too: the
+// API server has decoded it already, into a type (whose JSON has no other
+// case) or, for a custom resource, into an Unstructured (exact keys).
+func TestParseJSONReadsTypeKeysExactly(t *testing.T) {
+	f := ParseJSON("req", []byte(`{"apiVersion": "v1", "kind": "Pod", "Kind": "Service"}`))
+	if len(f.Documents) != 1 || f.Documents[0].Kind != "Pod" {
+		t.Fatalf("documents %+v", f.Documents)
 	}
 }

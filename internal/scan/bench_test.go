@@ -68,29 +68,15 @@ func BenchmarkParseFloor10k(b *testing.B) {
 	b.ReportAllocs()
 	defer reportCPU(b)()
 	for b.Loop() {
-		var wg sync.WaitGroup
-		work := make(chan string)
-		for range runtime.GOMAXPROCS(0) {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for p := range work {
-					data, _ := os.ReadFile(p)
-					dec := yaml.NewDecoder(bytes.NewReader(data))
-					for {
-						var node yaml.Node
-						if dec.Decode(&node) != nil {
-							break
-						}
-					}
+		eachFile(files, func(path string, data []byte) {
+			dec := yaml.NewDecoder(bytes.NewReader(data))
+			for {
+				var node yaml.Node
+				if dec.Decode(&node) != nil {
+					break
 				}
-			}()
-		}
-		for _, f := range files {
-			work <- f
-		}
-		close(work)
-		wg.Wait()
+			}
+		})
 	}
 }
 
@@ -105,22 +91,30 @@ func BenchmarkParseOwn10k(b *testing.B) {
 	b.ReportAllocs()
 	defer reportCPU(b)()
 	for b.Loop() {
-		var wg sync.WaitGroup
-		work := make(chan string)
-		for range runtime.GOMAXPROCS(0) {
-			wg.Go(func() {
-				for p := range work {
-					data, _ := os.ReadFile(p)
-					load.Stream(p, data, func(*load.Document, int) {})
-				}
-			})
-		}
-		for _, f := range files {
-			work <- f
-		}
-		close(work)
-		wg.Wait()
+		eachFile(files, func(path string, data []byte) {
+			load.Stream(path, data, func(*load.Document, int) {})
+		})
 	}
+}
+
+// eachFile reads the files and hands each to parse, on as many goroutines
+// as the scan runs.
+func eachFile(files []string, parse func(path string, data []byte)) {
+	var wg sync.WaitGroup
+	work := make(chan string)
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for p := range work {
+				data, _ := os.ReadFile(p)
+				parse(p, data)
+			}
+		})
+	}
+	for _, f := range files {
+		work <- f
+	}
+	close(work)
+	wg.Wait()
 }
 
 // reportCPU adds the process's CPU time per operation (user + system, all
