@@ -275,4 +275,3 @@ func SecondsLabel(v float64) string {
 		return fmt.Sprintf("%dh%02dm", h, m)
 	}
 }
-

@@ -166,6 +166,6 @@ func CompareHTML(c *Comparison) ([]byte, error) {
 	}
 	b2 := c.Result.Base
 	return svgplot.Page{Title: "backfire simulate rollout --compare: " + c.Rollout, Subtitle: "Argo Rollouts " + c.Version,
-		Tiles: []svgplot.Tile{{Value: fmt.Sprint(len(c.Result.Remedies)), Label: "remedies tried"}, {Value: b2.Least, Label: "loses least at these inputs"}},
+		Tiles:   []svgplot.Tile{{Value: fmt.Sprint(len(c.Result.Remedies)), Label: "remedies tried"}, {Value: b2.Least, Label: "loses least at these inputs"}},
 		Results: template.HTML(b.String()), Charts: [][]byte{svg}}.HTML() // built by html/template above
 }
