@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"strconv"
 	"time"
 
 	stdfont "golang.org/x/image/font"
@@ -128,6 +129,7 @@ func panelPlot(p Panel, xlabel string, legend bool) (*plot.Plot, []Key, error) {
 	pl.Title.Text = p.Title
 	pl.X.Label.Text = xlabel
 	pl.Y.Label.Text = p.YLabel
+	pl.Y.Tick.Marker = plainTicks{}
 	if p.Seconds {
 		pl.X.Tick.Marker = secondsTicks{}
 	}
@@ -227,6 +229,20 @@ func drawLegendRight(pl *plot.Plot, c draw.Canvas, w vg.Length) {
 	}
 	leg.Draw(area)
 	pl.Legend = leg
+}
+
+// plainTicks are gonum's default ticks with their labels written without
+// trailing zeros: 250, not 250.00.
+type plainTicks struct{}
+
+func (plainTicks) Ticks(lo, hi float64) []plot.Tick {
+	ticks := plot.DefaultTicks{}.Ticks(lo, hi)
+	for i, t := range ticks {
+		if t.Label != "" {
+			ticks[i].Label = strconv.FormatFloat(t.Value, 'g', 10, 64)
+		}
+	}
+	return ticks
 }
 
 // secondsTicks labels an axis of seconds in seconds, minutes and hours at a

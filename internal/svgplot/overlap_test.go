@@ -74,3 +74,22 @@ func TestBandsFillEachState(t *testing.T) {
 		t.Errorf("keys %+v", figs[0].Keys)
 	}
 }
+
+// Tick labels carry no trailing zeros (gonum's default wrote "250.00" for
+// a count of restarts).
+func TestPlainTickLabels(t *testing.T) {
+	var labels []string
+	for _, tk := range (plainTicks{}).Ticks(0, 264) {
+		if tk.Label != "" {
+			labels = append(labels, tk.Label)
+		}
+	}
+	if got := strings.Join(labels, " "); strings.Contains(got, ".") || !strings.Contains(got, "0") {
+		t.Errorf("labels %q", got)
+	}
+	for _, tk := range (plainTicks{}).Ticks(0, 1.1) {
+		if len(tk.Label) > 4 {
+			t.Errorf("label %q", tk.Label)
+		}
+	}
+}
