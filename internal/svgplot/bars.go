@@ -46,6 +46,7 @@ func StackedBarsSVG(title, ylabel string, width, height vg.Length, categories []
 		return nil, fmt.Errorf("chart: no categories or stacks")
 	}
 	pl := plot.New()
+	sans(pl, vg.Points(10))
 	pl.Title.Text = title
 	pl.Y.Label.Text = ylabel
 	pl.Add(plotter.NewGrid())
@@ -71,11 +72,7 @@ func StackedBarsSVG(title, ylabel string, width, height vg.Length, categories []
 	pl.NominalX(categories...)
 	canvas := vgsvg.New(width, height)
 	drawLegendRight(pl, draw.New(canvas), 0)
-	var buf bytes.Buffer
-	if _, err := canvas.WriteTo(&buf); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return writeSVG(canvas)
 }
 
 // HorizontalStackedBarsSVG draws one horizontal bar per category, the

@@ -6,12 +6,14 @@ package svgplot
 import (
 	"bytes"
 	"fmt"
-	"html/template"
 	"image/color"
 	"math"
+	"strconv"
 	"time"
 
+	stdfont "golang.org/x/image/font"
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -22,8 +24,8 @@ import (
 type Series struct {
 	Name string
 	X, Y []float64
-	// Step draws the line as steps (a value holds until the next point),
-	// which is how weights and pod counts change.
+	// Step draws the line as steps (Y[i] holds from X[i] until the next
+	// point), which is how weights and pod counts change.
 	Step bool
 	// Colour picks palette[Colour-1]; 0 picks by the series' position.
 	Colour int
@@ -34,10 +36,15 @@ type Series struct {
 }
 
 // Panel is one chart with its own y axis; panels share the x axis label.
+// It draws either lines (Series) or state bands (Bands, coloured by
+// States).
 type Panel struct {
 	Title  string
 	YLabel string
 	Series []Series
+	// Bands draw one row each, the first on top, coloured by state.
+	Bands  []Band
+	States []State
 	// Seconds marks x values as seconds: the ticks then read 30s, 1m, 1h30m.
 	Seconds bool
 }
@@ -66,7 +73,7 @@ const (
 )
 
 // SVG stacks the panels vertically, each height tall, and returns the SVG
-// document.
+// document: each panel with its title and its legend on its right.
 func SVG(xlabel string, width, height vg.Length, panels []Panel) ([]byte, error) {
 	if len(panels) == 0 {
 		return nil, fmt.Errorf("chart: no panels")
@@ -78,7 +85,7 @@ func SVG(xlabel string, width, height vg.Length, panels []Panel) ([]byte, error)
 	plots := make([]*plot.Plot, len(panels))
 	var legend vg.Length
 	for i, p := range panels {
-		pl, err := panelPlot(p, xlabel)
+		pl, _, err := panelPlot(p, xlabel, true)
 		if err != nil {
 			return nil, err
 		}
@@ -89,25 +96,66 @@ func SVG(xlabel string, width, height vg.Length, panels []Panel) ([]byte, error)
 	for i, pl := range plots {
 		drawLegendRight(pl, tiles.At(dc, 0, i), legend)
 	}
+	return writeSVG(canvas)
+}
+
+// writeSVG returns the canvas as an SVG document whose text falls back from
+// Liberation Sans, which it was measured with, to faces of the same widths
+// (Arial's metrics are Liberation Sans's).
+func writeSVG(canvas *vgsvg.Canvas) ([]byte, error) {
 	var buf bytes.Buffer
 	if _, err := canvas.WriteTo(&buf); err != nil {
 		return nil, err
 	}
-	return buf.Bytes(), nil
+	return bytes.ReplaceAll(buf.Bytes(), []byte("font-family:Liberation Sans;"), []byte("font-family:Liberation Sans,Arial,Helvetica,sans-serif;")), nil
 }
 
-func panelPlot(p Panel, xlabel string) (*plot.Plot, error) {
+// sans sets every text of the plot in the sans-serif face (gonum's default
+// is a serif), size points tall, the title bold.
+func sans(pl *plot.Plot, size vg.Length) {
+	for _, f := range []*font.Font{&pl.Title.TextStyle.Font, &pl.X.Label.TextStyle.Font, &pl.Y.Label.TextStyle.Font,
+		&pl.X.Tick.Label.Font, &pl.Y.Tick.Label.Font, &pl.Legend.TextStyle.Font} {
+		f.Variant = "Sans"
+		f.Size = size
+	}
+	pl.Title.TextStyle.Font.Weight = stdfont.WeightBold
+}
+
+// panelPlot builds a panel's plot; with legend, the legend entries are
+// added to it (a page draws its own). It returns the panel's legend keys.
+func panelPlot(p Panel, xlabel string, legend bool) (*plot.Plot, []Key, error) {
 	pl := plot.New()
+	sans(pl, vg.Points(10))
 	pl.Title.Text = p.Title
 	pl.X.Label.Text = xlabel
 	pl.Y.Label.Text = p.YLabel
+	pl.Y.Tick.Marker = plainTicks{}
 	if p.Seconds {
 		pl.X.Tick.Marker = secondsTicks{}
 	}
 	pl.Add(plotter.NewGrid())
+	var keys []Key
+	if len(p.Bands) > 0 {
+		b := newBands(p.Bands, p.States)
+		pl.Add(b)
+		names := make([]string, len(p.Bands))
+		for i, row := range p.Bands {
+			names[len(p.Bands)-1-i] = row.Name
+		}
+		pl.NominalY(names...)
+		for i, st := range p.States {
+			keys = append(keys, Key{Name: st.Name, Colour: b.colours[i], Fill: true})
+			if legend {
+				pl.Legend.Add(st.Name, swatch{b.colours[i]})
+			}
+		}
+		return pl, keys, nil
+	}
+	depth := coverDepths(p.Series)
+	covered := false
 	for i, s := range p.Series {
 		if len(s.X) != len(s.Y) {
-			return nil, fmt.Errorf("chart: series %q has %d x and %d y values", s.Name, len(s.X), len(s.Y))
+			return nil, nil, fmt.Errorf("chart: series %q has %d x and %d y values", s.Name, len(s.X), len(s.Y))
 		}
 		xy := make(plotter.XYs, len(s.X))
 		for j := range s.X {
@@ -115,21 +163,30 @@ func panelPlot(p Panel, xlabel string) (*plot.Plot, error) {
 		}
 		line, err := plotter.NewLine(xy)
 		if err != nil {
-			return nil, fmt.Errorf("chart: series %q: %w", s.Name, err)
+			return nil, nil, fmt.Errorf("chart: series %q: %w", s.Name, err)
 		}
 		if s.Step {
-			line.StepStyle = plotter.PreStep
+			// The value holds from its point to the next: the line goes
+			// across, then up or down.
+			line.StepStyle = plotter.PostStep
 		}
-		line.Color = palette[i%len(palette)]
-		if s.Colour > 0 {
-			line.Color = palette[(s.Colour-1)%len(palette)]
-		}
+		line.Color = palette[colourIndex(i, s)]
 		line.Dashes = dashes[s.Dash%len(dashes)]
-		line.Width = vg.Points(1.5)
+		line.Width = lineWidth + coverStep*vg.Length(depth[i])
+		if depth[i] > 0 {
+			line.Color = pale(line.Color)
+			covered = true
+		}
 		pl.Add(line)
-		pl.Legend.Add(s.Name, line)
+		keys = append(keys, Key{Name: s.Name, Colour: line.Color, Dash: line.Dashes, Width: line.Width})
+		if legend {
+			pl.Legend.Add(s.Name, line)
+		}
 	}
-	return pl, nil
+	if covered && legend {
+		pl.Legend.Add("wide, pale: under a later line where equal")
+	}
+	return pl, keys, nil
 }
 
 // legendGap separates the plotted area from the legend on its right.
@@ -139,6 +196,7 @@ const legendGap = 4 * vg.Millimeter
 // to show a dash pattern, entries from the top left of their area.
 func styleLegend(l *plot.Legend) {
 	l.TextStyle.Font.Size = vg.Points(9)
+	l.TextStyle.Font.Variant = "Sans"
 	l.ThumbnailWidth = vg.Points(26)
 	l.Top, l.Left = true, true
 }
@@ -171,6 +229,20 @@ func drawLegendRight(pl *plot.Plot, c draw.Canvas, w vg.Length) {
 	}
 	leg.Draw(area)
 	pl.Legend = leg
+}
+
+// plainTicks are gonum's default ticks with their labels written without
+// trailing zeros: 250, not 250.00.
+type plainTicks struct{}
+
+func (plainTicks) Ticks(lo, hi float64) []plot.Tick {
+	ticks := plot.DefaultTicks{}.Ticks(lo, hi)
+	for i, t := range ticks {
+		if t.Label != "" {
+			ticks[i].Label = strconv.FormatFloat(t.Value, 'g', 10, 64)
+		}
+	}
+	return ticks
 }
 
 // secondsTicks labels an axis of seconds in seconds, minutes and hours at a
@@ -218,40 +290,4 @@ func SecondsLabel(v float64) string {
 		}
 		return fmt.Sprintf("%dh%02dm", h, m)
 	}
-}
-
-var page = template.Must(template.New("page").Parse(`<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>{{.Title}}</title>
-<style>body{font-family:system-ui,sans-serif;margin:2em;max-width:70em;color:#222}
-table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.25em .6em;text-align:right}
-th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}
-figure{margin:1em 0}pre{background:#f7f7f7;padding:.8em;overflow-x:auto}</style></head>
-<body><h1>{{.Title}}</h1>{{.Body}}{{range .Charts}}<figure class="chart">{{.}}</figure>{{end}}</body></html>
-`))
-
-// HTML returns one self-contained page: a title, a body the caller built
-// (already escaped: use html/template to build it), and the charts inline.
-func HTML(title string, body template.HTML, svgs ...[]byte) ([]byte, error) {
-	charts := make([]template.HTML, len(svgs))
-	for i, s := range svgs {
-		charts[i] = template.HTML(stripXMLHeader(s)) // our own SVG, inlined
-	}
-	var buf bytes.Buffer
-	err := page.Execute(&buf, struct {
-		Title  string
-		Body   template.HTML
-		Charts []template.HTML
-	}{title, body, charts})
-	return buf.Bytes(), err
-}
-
-// stripXMLHeader drops the <?xml ...?> line, which is not allowed inside
-// HTML.
-func stripXMLHeader(svg []byte) []byte {
-	if bytes.HasPrefix(svg, []byte("<?xml")) {
-		if i := bytes.Index(svg, []byte("?>")); i >= 0 {
-			return bytes.TrimLeft(svg[i+2:], "\r\n")
-		}
-	}
-	return svg
 }

@@ -3,12 +3,14 @@ package probeview
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"backfire.dev/backfire/internal/simulate/probesim"
+	"backfire.dev/backfire/internal/svgplot"
 	"backfire.dev/backfire/internal/testutil"
 	"backfire.dev/backfire/internal/testutil/browser"
 )
@@ -92,8 +94,10 @@ func TestSeed003EndlessLoopAndTheFix(t *testing.T) {
 	}
 }
 
-// The HTML page as a person sees it: the summary table with both runs, and
-// the chart drawn (not a blank page).
+// The HTML page as a person sees it, at a laptop's and a phone's width:
+// the summary table with both runs, a figure per chart with its legend
+// readable, the server's state as a band of more than one colour, the fix
+// after the results, and nothing wider than the screen.
 func TestHTMLInTheBrowser(t *testing.T) {
 	rep := seed003(t)
 	page, err := rep.HTML()
@@ -105,19 +109,45 @@ func TestHTMLInTheBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := browser.Open(t, file)
-	if n := p.Count("figure.chart svg"); n != 1 {
-		t.Errorf("%d charts, want 1", n)
+	if n := p.Count("figure.chart .plot svg"); n != 3 {
+		t.Errorf("%d charts, want 3 (restarts, state, latency)", n)
 	}
 	if n := p.Count("table#summary tr"); n != 7 {
 		t.Errorf("%d summary rows, want 7", n)
 	}
 	text := p.Text()
-	for _, want := range []string{"as written", "with the BF101 fix", "restarts per day", "never: 0 of", "Restarts (cumulative)", "Liveness probe answers, as written"} {
-		if !strings.Contains(text, want) && !strings.Contains(string(page), want) {
+	for _, want := range []string{"as written", "with the BF101 fix", "restarts per day", "never: 0 of", "Restarts (cumulative)", "Liveness probe answers, as written", "recovering"} {
+		if !strings.Contains(text, want) {
 			t.Errorf("page lacks %q", want)
 		}
 	}
-	browser.NotBlank(t, p.Screenshot())
+	// The fix's line at 0 lies on the run as written until its first kill:
+	// the one under is drawn wide, and the legend says so.
+	if !strings.Contains(text, svgplot.CoveredNote) {
+		t.Error("the restarts chart does not say a line runs under another")
+	}
+	// The band: serving, recovering and stopped are filled in their own
+	// colours (a line between levels would fill nothing).
+	fills := p.Eval(`(function(){var f=Array.prototype.find.call(document.querySelectorAll("figure.chart"),function(f){return f.querySelector("figcaption").textContent==="Server state"});
+if(!f)return "";var s={};f.querySelectorAll(".plot path").forEach(function(e){var c=e.style.fill;if(c&&c!=="none"&&c!=="rgb(255, 255, 255)")s[c]=1});return Object.keys(s).sort().join(" ")})()`)
+	if n := len(strings.Fields(strings.ReplaceAll(fills, ", ", ","))); n < 3 {
+		t.Errorf("the state band has %d fills (%q), want serving, recovering and stopped", n, fills)
+	}
+	results, fix := p.Rects("#results"), p.Rects("#fix")
+	if len(results) != 1 || len(fix) != 1 || fix[0].Top < results[0].Bottom {
+		t.Errorf("the fix is not after the results: results %+v, fix %+v", results, fix)
+	}
+	for _, w := range browser.Widths {
+		p.Viewport(w, 900)
+		browser.CheckLegible(t, p, "ul.legend li", w)
+		png := p.Screenshot()
+		browser.NotBlank(t, png)
+		if dir := os.Getenv("BACKFIRE_SCREENSHOTS"); dir != "" {
+			if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("simulate-probe-%d.png", w)), png, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 }
 
 func TestSVGHasTheRunsAndTheTimeout(t *testing.T) {

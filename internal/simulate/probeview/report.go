@@ -178,22 +178,29 @@ func (r *Report) JSON(w io.Writer) error {
 
 func round(x float64) float64 { return math.Round(x*1000) / 1000 }
 
-// SVG draws the runs: cumulative restarts, the server's state, and the
-// liveness probe's latency against its timeout, over hours.
-func (r *Report) SVG() ([]byte, error) {
-	var restarts, states []svgplot.Series
+// panels are the charts of the runs: cumulative restarts, the server's
+// state, and the liveness probe's latency against its timeout, over hours.
+func (r *Report) panels() []svgplot.Panel {
+	var restarts []svgplot.Series
+	var states []svgplot.Band
 	for _, run := range r.runs() {
 		restarts = append(restarts, restartSeries(run))
-		states = append(states, stateSeries(run))
+		states = append(states, stateBand(run))
 	}
 	panels := []svgplot.Panel{
 		{Title: "Restarts (cumulative)", YLabel: "restarts", Series: restarts},
-		{Title: "Server: 2 serving, 1 recovering, 0 stopped", YLabel: "state", Series: states},
+		{Title: "Server state", Bands: states, States: stateKeys},
 	}
 	if lat := latencySeries(&r.AsWritten); lat != nil {
 		panels = append(panels, svgplot.Panel{Title: "Liveness probe answers, as written", YLabel: "seconds", Series: lat})
 	}
-	return svgplot.SVG("hours", 9*vg.Inch, 2.6*vg.Inch, panels)
+	return panels
+}
+
+// SVG draws the runs: cumulative restarts, the server's state, and the
+// liveness probe's latency against its timeout, over hours.
+func (r *Report) SVG() ([]byte, error) {
+	return svgplot.SVG("hours", 9*vg.Inch, 2.6*vg.Inch, r.panels())
 }
 
 func restartSeries(run *Run) svgplot.Series {
@@ -205,17 +212,25 @@ func restartSeries(run *Run) svgplot.Series {
 	return s
 }
 
-var stateLevel = map[probesim.State]float64{probesim.Serving: 2, probesim.Recovering: 1, probesim.Stopped: 0}
+// stateKeys are the states of the server's band, in the order of
+// stateIndex: green serving, orange recovering, grey stopped.
+var stateKeys = []svgplot.State{
+	{Name: "serving", Colour: svgplot.Green},
+	{Name: "recovering", Colour: svgplot.Orange},
+	{Name: "stopped (killed, shutting down, back-off)", Colour: svgplot.Grey},
+}
 
-func stateSeries(run *Run) svgplot.Series {
-	s := svgplot.Series{Name: run.Label, Step: true}
+var stateIndex = map[probesim.State]int{probesim.Serving: 0, probesim.Recovering: 1, probesim.Stopped: 2}
+
+func stateBand(run *Run) svgplot.Band {
+	b := svgplot.Band{Name: run.Label}
 	for _, sp := range run.Result.Spans {
-		s.X, s.Y = append(s.X, sp.From/3600, sp.To/3600), append(s.Y, stateLevel[sp.State], stateLevel[sp.State])
+		b.Spans = append(b.Spans, svgplot.Span{From: sp.From / 3600, To: sp.To / 3600, State: stateIndex[sp.State]})
 	}
-	if len(s.X) == 0 {
-		s.X, s.Y = []float64{0, run.Result.Duration / 3600}, []float64{2, 2}
+	if len(b.Spans) == 0 {
+		b.Spans = []svgplot.Span{{From: 0, To: run.Result.Duration / 3600, State: 0}}
 	}
-	return s
+	return b
 }
 
 func latencySeries(run *Run) []svgplot.Series {
@@ -236,17 +251,22 @@ func latencySeries(run *Run) []svgplot.Series {
 	return []svgplot.Series{lat, limit}
 }
 
-var body = template.Must(template.New("body").Parse(`<p>{{.Object}}, container <code>{{.Container}}</code>{{if .Server}} ({{.Server}}){{end}}, from <code>{{.File}}</code>.
+var results = template.Must(template.New("results").Parse(`<p>{{.Object}}, container <code>{{.Container}}</code>{{if .Server}} ({{.Server}}){{end}}, from <code>{{.File}}</code>.
 Latency {{.Latency}}; recovery after a kill {{.Recovery}}; {{.Hours}} simulated.</p>
-<table id="summary"><tr><th></th>{{range .Runs}}<th>{{.Label}}</th>{{end}}</tr>
+<div class="scroll"><table id="summary"><tr><th></th>{{range .Runs}}<th>{{.Label}}</th>{{end}}</tr>
 {{range .Rows}}<tr><td>{{.Name}}</td>{{range .Cells}}<td>{{.}}</td>{{end}}</tr>
-{{end}}</table>
-{{if .Fix}}<p>Fix ({{.Fix.Rule}}): {{.Fix.Fix.Description}}</p><pre>{{printf "%s" .Fix.Fix.Patch}}</pre>{{end}}
-<ul>{{range .Assumptions}}<li>assumed: {{.}}</li>{{end}}</ul>`))
+{{end}}</table></div>`))
 
-// HTML writes one self-contained page: the summary table and the chart.
+var fixSection = template.Must(template.New("fix").Parse(`{{if .}}<p class="fix"><b>{{.Rule}}</b>: {{.Fix.Description}}</p>
+<p>The strategic merge patch it applies, which the run "with the {{.Rule}} fix" plays:</p><pre class="patch">{{printf "%s" .Fix.Patch}}</pre>
+{{- else}}<p>No rule proposes a fix for this container: nothing to compare.</p>{{end}}`))
+
+var assumptionsSection = template.Must(template.New("assumptions").Parse(`<ul>{{range .}}<li>{{.}}</li>{{end}}</ul>`))
+
+// HTML writes one self-contained page in the scan report's look: tiles,
+// the summary table and the charts, then the fix and the assumptions.
 func (r *Report) HTML() ([]byte, error) {
-	svg, err := r.SVG()
+	figs, err := svgplot.Figures("hours", 16*vg.Centimeter, 6*vg.Centimeter, r.panels())
 	if err != nil {
 		return nil, err
 	}
@@ -270,12 +290,43 @@ func (r *Report) HTML() ([]byte, error) {
 	add("restarts per day", func(run *Run) string { return fmt.Sprintf("%.1f", run.Result.RestartsPerDay) })
 	add("time in recovery", func(run *Run) string { return dur(run.Result.RecoverySeconds) })
 	add("the loop ends", func(run *Run) string { return run.Verdict() })
-	var b bytes.Buffer
-	if err := body.Execute(&b, map[string]any{"Object": r.Object.String(), "Container": r.Container, "Server": r.Server, "File": r.File,
-		"Latency": r.Latency, "Recovery": dur(r.Recovery), "Hours": dur(r.Hours * 3600), "Runs": r.runs(), "Rows": rows, "Fix": r.Fix, "Assumptions": r.Assumptions}); err != nil {
+	var res, fix, assumed bytes.Buffer
+	if err := results.Execute(&res, map[string]any{"Object": r.Object.String(), "Container": r.Container, "Server": r.Server, "File": r.File,
+		"Latency": r.Latency, "Recovery": dur(r.Recovery), "Hours": dur(r.Hours * 3600), "Runs": r.runs(), "Rows": rows}); err != nil {
 		return nil, err
 	}
-	return svgplot.HTML("simulate probe: "+r.Object.String()+" "+r.Container, template.HTML(b.String()), svg) // built by html/template above
+	if err := fixSection.Execute(&fix, r.Fix); err != nil {
+		return nil, err
+	}
+	if err := assumptionsSection.Execute(&assumed, r.Assumptions); err != nil {
+		return nil, err
+	}
+	title := "backfire simulate probe: " + r.Object.String() + ", container " + r.Container
+	sub := fmt.Sprintf("%s simulated; latency %s; recovery after a kill %s", dur(r.Hours*3600), r.Latency, dur(r.Recovery))
+	return svgplot.Page{Title: title, Subtitle: sub, Tiles: r.tiles(), Results: template.HTML(res.String()), Figures: figs, // built by html/template above
+		Sections: []svgplot.Section{
+			{ID: "fix", Title: "The fix", Body: template.HTML(fix.String())},
+			{ID: "assumptions", Title: "Assumptions", Body: template.HTML(assumed.String())},
+		}}.HTML()
+}
+
+// tiles are the page's headline numbers: restarts in each run and how
+// much of the time the server spent recovering.
+func (r *Report) tiles() []svgplot.Tile {
+	var out []svgplot.Tile
+	for _, run := range r.runs() {
+		tone := "good"
+		if run.Result.Restarts > 0 {
+			tone = "bad"
+		}
+		out = append(out, svgplot.Tile{Value: fmt.Sprint(run.Result.Restarts), Label: "restarts " + run.Label, Tone: tone})
+	}
+	as := r.AsWritten.Result
+	out = append(out, svgplot.Tile{Value: fmt.Sprintf("%d of %d", as.RecoveriesCompleted, as.RecoveriesStarted), Label: "recoveries completed, as written"})
+	if as.Duration > 0 {
+		out = append(out, svgplot.Tile{Value: fmt.Sprintf("%.0f%%", 100*as.RecoverySeconds/as.Duration), Label: "of the time in recovery, as written"})
+	}
+	return out
 }
 
 // dur prints seconds as "5.5 min", "22.9 h", "45 s".

@@ -164,5 +164,8 @@ func CompareHTML(c *Comparison) ([]byte, error) {
 	}{c, text.String()}); err != nil {
 		return nil, err
 	}
-	return svgplot.HTML("backfire simulate rollout --compare: "+c.Rollout, template.HTML(b.String()), svg)
+	b2 := c.Result.Base
+	return svgplot.Page{Title: "backfire simulate rollout --compare: " + c.Rollout, Subtitle: "Argo Rollouts " + c.Version,
+		Tiles:   []svgplot.Tile{{Value: fmt.Sprint(len(c.Result.Remedies)), Label: "remedies tried"}, {Value: b2.Least, Label: "loses least at these inputs"}},
+		Results: template.HTML(b.String()), Charts: [][]byte{svg}}.HTML() // built by html/template above
 }

@@ -259,10 +259,10 @@ func series(r *rolloutsim.Timeline, dash int, suffix string) runSeries {
 	}
 }
 
-// SVG draws three panels over time: the canary's traffic weight, its pods
+// panels are three panels over time: the canary's traffic weight, its pods
 // (asked for and Ready), and failed requests by cause. With the fix, its
 // run is drawn dashed in the same colours.
-func SVG(rep *Report) ([]byte, error) {
+func panels(rep *Report) []svgplot.Panel {
 	p := series(rep.Run, 0, "")
 	weights := []svgplot.Series{p.weight, p.share}
 	pods := []svgplot.Series{p.desired, p.ready}
@@ -284,11 +284,18 @@ func SVG(rep *Report) ([]byte, error) {
 	if rep.Fixed != nil {
 		title += ": solid as written, dashed with the fix"
 	}
-	return svgplot.SVG("time since the "+rep.Run.Scenario+" started", 24*vg.Centimeter, 7*vg.Centimeter, []svgplot.Panel{
+	return []svgplot.Panel{
 		{Title: title, YLabel: "weight, %", Series: weights, Seconds: true},
 		{Title: "Canary pods", YLabel: "pods", Series: pods, Seconds: true},
 		{Title: "Failed requests per second, by cause", YLabel: "rps", Series: failed, Seconds: true},
-	})
+	}
+}
+
+func xlabel(rep *Report) string { return "time since the " + rep.Run.Scenario + " started" }
+
+// SVG draws the panels stacked, each with its legend.
+func SVG(rep *Report) ([]byte, error) {
+	return svgplot.SVG(xlabel(rep), 24*vg.Centimeter, 7*vg.Centimeter, panels(rep))
 }
 
 func nonZero(all ...svgplot.Series) []svgplot.Series {
@@ -301,17 +308,21 @@ func nonZero(all ...svgplot.Series) []svgplot.Series {
 	return out
 }
 
-var body = template.Must(template.New("body").Parse(`<p>Rollout <b>{{.Rollout}}</b>, scenario <b>{{.Run.Scenario}}</b>,
+var results = template.Must(template.New("results").Parse(`<p>Rollout <b>{{.Rollout}}</b>, scenario <b>{{.Run.Scenario}}</b>,
 Argo Rollouts {{.Run.Version}}: from revision {{.Run.Stable}} to {{.Run.Canary}}.</p>
-{{if .Run.Notes}}<ul>{{range .Run.Notes}}<li>{{.}}</li>{{end}}</ul>{{end}}
-{{if .Fix}}<p>With the fix: {{range $i, $f := .Fix}}{{if $i}}; {{end}}{{$f}}{{end}}</p>{{end}}
-<table class="totals"><tr><th></th><th>as written</th>{{if .Fixed}}<th>with the fix</th>{{end}}</tr>
-{{range .Lines}}<tr><td>{{.Name}}</td>{{range .Values}}<td>{{.}}</td>{{end}}</tr>{{end}}</table>
+<div class="scroll"><table class="totals"><tr><th></th><th>as written</th>{{if .Fixed}}<th>with the fix</th>{{end}}</tr>
+{{range .Lines}}<tr><td>{{.Name}}</td>{{range .Values}}<td>{{.}}</td>{{end}}</tr>{{end}}</table></div>
 {{if .Trade}}<p>{{.Trade}}</p>{{end}}`))
 
-// HTML writes one self-contained page: the summary and the chart.
+var fixSection = template.Must(template.New("fix").Parse(`<p>The run "with the fix" applies the rules' fixes for this Rollout:</p>
+<ul class="fix">{{range .}}<li>{{.}}</li>{{end}}</ul>`))
+
+var inputsSection = template.Must(template.New("inputs").Parse(`<ul>{{range .}}<li>{{.}}</li>{{end}}</ul>`))
+
+// HTML writes one self-contained page in the scan report's look: tiles,
+// the totals and the charts, then the fix and the inputs.
 func HTML(rep *Report) ([]byte, error) {
-	svg, err := SVG(rep)
+	figs, err := svgplot.Figures(xlabel(rep), 16*vg.Centimeter, 6*vg.Centimeter, panels(rep))
 	if err != nil {
 		return nil, err
 	}
@@ -327,19 +338,55 @@ func HTML(rep *Report) ([]byte, error) {
 		}
 		lines = append(lines, line{strings.TrimSpace(l.name), v})
 	}
-	var b bytes.Buffer
+	var res, fix, inputs bytes.Buffer
 	trade := ""
 	if rep.Fixed != nil {
 		trade = Trade(rep.Run, rep.Fixed)
 	}
-	if err := body.Execute(&b, struct {
+	if err := results.Execute(&res, struct {
 		*Report
 		Lines []line
 		Trade string
 	}{rep, lines, trade}); err != nil {
 		return nil, err
 	}
-	return svgplot.HTML("backfire simulate rollout: "+rep.Rollout+" ("+rep.Run.Scenario+")", template.HTML(b.String()), svg)
+	var sections []svgplot.Section
+	if rep.Fixed != nil {
+		if err := fixSection.Execute(&fix, rep.Fix); err != nil {
+			return nil, err
+		}
+		sections = append(sections, svgplot.Section{ID: "fix", Title: "The fix", Body: template.HTML(fix.String())}) // built by html/template
+	}
+	if len(rep.Run.Notes) > 0 {
+		if err := inputsSection.Execute(&inputs, rep.Run.Notes); err != nil {
+			return nil, err
+		}
+		sections = append(sections, svgplot.Section{ID: "inputs", Title: "Inputs", Body: template.HTML(inputs.String())})
+	}
+	sub := fmt.Sprintf("Argo Rollouts %s, %s from revision %s to %s", rep.Run.Version, rep.Run.Scenario, rep.Run.Stable, rep.Run.Canary)
+	return svgplot.Page{Title: "backfire simulate rollout: " + rep.Rollout + " (" + rep.Run.Scenario + ")", Subtitle: sub,
+		Tiles: tiles(rep), Results: template.HTML(res.String()), Figures: figs, Sections: sections}.HTML()
+}
+
+// tiles are the page's headline numbers: the requests each run failed, and
+// the seconds the canary had weight and no Ready endpoint.
+func tiles(rep *Report) []svgplot.Tile {
+	a := rep.Run.Totals
+	out := []svgplot.Tile{{Value: fmt.Sprintf("%.0f", a.FailedRequests), Label: fmt.Sprintf("failed requests as written (%.1f%%)", 100*a.FailedShare), Tone: "bad"}}
+	if rep.Fixed != nil {
+		f := rep.Fixed.Totals
+		tone := "good"
+		if f.FailedRequests > a.FailedRequests {
+			tone = "bad"
+		}
+		out = append(out, svgplot.Tile{Value: fmt.Sprintf("%.0f", f.FailedRequests), Label: fmt.Sprintf("failed requests with the fix (%.1f%%)", 100*f.FailedShare), Tone: tone})
+	}
+	if a.FailedRequests == 0 {
+		out[0].Tone = "good"
+	}
+	out = append(out, svgplot.Tile{Value: fmt.Sprintf("%.0f s", a.ZeroEndpointSeconds), Label: "at 0 Ready canary endpoints with weight, as written"},
+		svgplot.Tile{Value: a.Outcome, Label: "outcome, as written"})
+	return out
 }
 
 // firstSentence shortens a fix's description for the text report (the

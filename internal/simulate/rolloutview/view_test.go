@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"backfire.dev/backfire/internal/simulate/rolloutsim"
+	"backfire.dev/backfire/internal/svgplot"
 	"backfire.dev/backfire/internal/testutil/browser"
 )
 
@@ -195,8 +197,10 @@ func TestSVGIsWellFormedWithItsPanels(t *testing.T) {
 	}
 }
 
-// TestHTMLInBrowser opens the page in headless Chromium: the summary and
-// the chart are there, and the screenshot is not blank.
+// TestHTMLInBrowser opens the page in headless Chromium at a laptop's and
+// a phone's width: the totals and a figure per panel, legends readable, the
+// line under another (the weight under the share it sends) said so, the fix
+// after the results, nothing wider than the screen.
 func TestHTMLInBrowser(t *testing.T) {
 	page, err := HTML(report(true))
 	if err != nil {
@@ -207,22 +211,36 @@ func TestHTMLInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := browser.Open(t, f)
-	if n := p.Count("figure.chart svg"); n != 1 {
-		t.Errorf("%d charts, want 1", n)
+	if n := p.Count("figure.chart .plot svg"); n != 3 {
+		t.Errorf("%d charts, want 3", n)
 	}
 	if n := p.Count("table.totals tr"); n < 8 {
 		t.Errorf("%d rows in the totals table, want the header and 8 lines", n)
 	}
-	if n := p.Count("svg path"); n < 10 {
-		t.Errorf("%d paths in the chart: the lines are missing", n)
+	if n := p.Count(".plot svg path"); n < 10 {
+		t.Errorf("%d paths in the charts: the lines are missing", n)
 	}
 	text := p.Text()
-	for _, want := range []string{"order-front-api", "with the fix", "258 of 384 (67.2%)", "BF401"} {
+	for _, want := range []string{"order-front-api", "with the fix", "258 of 384 (67.2%)", "BF401", svgplot.CoveredNote} {
 		if !strings.Contains(text, want) {
 			t.Errorf("page text lacks %q", want)
 		}
 	}
-	browser.NotBlank(t, p.Screenshot())
+	results, fix := p.Rects("#results"), p.Rects("#fix")
+	if len(results) != 1 || len(fix) != 1 || fix[0].Top < results[0].Bottom {
+		t.Errorf("the fix is not after the results: results %+v, fix %+v", results, fix)
+	}
+	for _, w := range browser.Widths {
+		p.Viewport(w, 900)
+		browser.CheckLegible(t, p, "ul.legend li", w)
+		png := p.Screenshot()
+		browser.NotBlank(t, png)
+		if dir := os.Getenv("BACKFIRE_SCREENSHOTS"); dir != "" {
+			if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("simulate-rollout-%d.png", w)), png, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 }
 
 // TestCompareText: the remedies, the inputs' table by cause with the one

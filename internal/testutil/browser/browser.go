@@ -6,6 +6,7 @@ package browser
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"image"
 	"image/png"
 	"os"
@@ -149,6 +150,38 @@ func (p *Page) Visible(selector string) int {
 	return n
 }
 
+// Rect is an element's box in CSS pixels, relative to the viewport.
+type Rect struct{ Left, Top, Right, Bottom float64 }
+
+// Overlaps reports whether two boxes share more than a pixel each way.
+func (r Rect) Overlaps(o Rect) bool {
+	return min(r.Right, o.Right)-max(r.Left, o.Left) > 1 && min(r.Bottom, o.Bottom)-max(r.Top, o.Top) > 1
+}
+
+// Rects returns the boxes of the elements the CSS selector matches, in
+// document order.
+func (p *Page) Rects(selector string) []Rect {
+	p.t.Helper()
+	js := `JSON.stringify(Array.prototype.map.call(document.querySelectorAll(` + quote(selector) +
+		`),function(e){var r=e.getBoundingClientRect();return {Left:r.left,Top:r.top,Right:r.right,Bottom:r.bottom}}))`
+	var rects []Rect
+	if err := json.Unmarshal([]byte(p.Eval(js)), &rects); err != nil {
+		p.t.Fatalf("rects of %s: %v", selector, err)
+	}
+	return rects
+}
+
+// Overflow returns how many CSS pixels the page is wider than the
+// viewport: more than 0 scrolls the whole page sideways.
+func (p *Page) Overflow() int {
+	p.t.Helper()
+	n, err := chromedp.Run(p.ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth-document.documentElement.clientWidth`))
+	if err != nil {
+		p.t.Fatalf("overflow: %v", err)
+	}
+	return n
+}
+
 // Screenshot returns a PNG of the whole page.
 func (p *Page) Screenshot() []byte {
 	p.t.Helper()
@@ -211,4 +244,35 @@ func quote(s string) string {
 	}
 	b.WriteByte('"')
 	return b.String()
+}
+
+// Widths are the screens pages are checked at: a laptop's and a phone's
+// CSS width.
+var Widths = []int{1366, 390}
+
+// CheckLegible fails the test unless, at the page's current viewport, the
+// page does not scroll sideways and every entry the legend selector matches
+// is shown, inside the viewport's width, and overlaps no other entry.
+func CheckLegible(t testing.TB, p *Page, legend string, width int) {
+	t.Helper()
+	if o := p.Overflow(); o > 0 {
+		t.Errorf("at %d px the page is %d px too wide", width, o)
+	}
+	rects := p.Rects(legend)
+	if len(rects) == 0 {
+		t.Fatalf("at %d px no legend entry (%s)", width, legend)
+	}
+	if v := p.Visible(legend); v != len(rects) {
+		t.Errorf("at %d px %d of %d legend entries are shown", width, v, len(rects))
+	}
+	for i, r := range rects {
+		if r.Left < 0 || r.Right > float64(width) || r.Right-r.Left < 20 {
+			t.Errorf("at %d px legend entry %d is at %.0f..%.0f px", width, i, r.Left, r.Right)
+		}
+		for j := i + 1; j < len(rects); j++ {
+			if r.Overlaps(rects[j]) {
+				t.Errorf("at %d px legend entries %d and %d overlap: %+v %+v", width, i, j, r, rects[j])
+			}
+		}
+	}
 }
