@@ -217,7 +217,16 @@ func (s *LabServer) Measured(p LabProbe) string {
 		}
 	}
 	if fail {
-		return Fails
+		// A probe that never passed, not even once the server was
+		// ready, says nothing about the recovery: the lab's machine or
+		// the probe itself failed it (a script that outlasted its
+		// timeout on a busy machine).
+		for _, x := range p.Phases {
+			if x.From >= rec.ReadySeconds && x.Exit == 0 {
+				return Fails
+			}
+		}
+		return Unstable
 	}
 	// The longest run of failures once the port was open, during the
 	// recovery and after it.
