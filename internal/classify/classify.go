@@ -168,7 +168,10 @@ var Servers = []Server{
 		NoCrashRecovery: true},
 	{Name: "RabbitMQ", ImageTokens: []string{"rabbitmq"}, ImagePorts: []int32{5672},
 		QueryCommands: []string{"rabbitmq-diagnostics check_running", "rabbitmqctl node_health_check"},
-		Recovery:      "does not accept connections until queues are recovered"},
+		Recovery:      "does not accept connections until queues are recovered",
+		// The boot step that starts the AMQP listener comes after the
+		// queue recovery (see Recoveries); measured by the server lab.
+		PortClosedDuringRecovery: true},
 	{Name: "NATS Streaming", ImageTokens: []string{"nats-streaming"},
 		Recovery: "does not serve until the store is recovered"},
 	{Name: "MinIO", ImageTokens: []string{"minio"}, ImagePorts: []int32{9000},

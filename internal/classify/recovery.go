@@ -111,6 +111,12 @@ var Recoveries = []RecoveryBehaviour{
 			{"GET /ready, while the ingester opens its TSDBs", `503 Some services are not Running: ingester: Starting`},
 		},
 		Source: "mimir: pkg/mimir/mimir.go `Run` (registers /ready before the services start) and `readyHandler` (503 while the services manager is not healthy, then Ingester.CheckReady); pkg/ingester/ingester.go `starting` (`openExistingTSDB`, which replays each tenant's WAL)"},
+	{Server: "RabbitMQ",
+		Messages: []Message{
+			{"AMQP clients and tcpSocket probes of 5672, until the boot has recovered the queues", `connect: connection refused`},
+			{"rabbitmq-diagnostics check_running, meanwhile (ping, which asks the Erlang node, passes)", `Error: ... (exit 69)`},
+		},
+		Source: "rabbitmq-server: deps/rabbit/src/rabbit.erl, the boot steps (`recovery`, \"exchange, queue and binding recovery\", enables `routing_ready`; `networking`, `rabbit_networking:boot`, which starts the AMQP listener, runs only after `routing_ready`)"},
 }
 
 // Verdict of a client command while the server recovers.
@@ -175,8 +181,12 @@ var Commands = []Command{
 	{Name: "clickhouse client", Server: "ClickHouse", What: "runs a query", Verdict: Assumed},
 	{Name: "cockroach sql", Server: "CockroachDB", What: "connects over SQL", Verdict: Assumed},
 	{Name: "cockroach node status", Server: "CockroachDB", What: "asks the cluster for the node's status over SQL", Verdict: Assumed},
-	{Name: "rabbitmq-diagnostics check_running", Server: "RabbitMQ", What: "fails while the node is booting", Verdict: Assumed},
-	{Name: "rabbitmqctl node_health_check", Server: "RabbitMQ", What: "runs the node's health checks", Verdict: Assumed},
+	{Name: "rabbitmq-diagnostics check_running", Server: "RabbitMQ", What: "asks the node whether the broker has booted", Verdict: Fails,
+		During: "exits 69 (\"Error:\") until the broker has booted, its queues recovered included",
+		Source: "rabbitmq-server: deps/rabbitmq_cli/lib/rabbitmq/cli/diagnostics/commands/check_running_command.ex and is_running_command.ex (`rabbit:is_booted`, not `is_running`, \"to avoid returning a positive result when the node is still booting\")"},
+	{Name: "rabbitmqctl node_health_check", Server: "RabbitMQ", What: "runs the node's health checks, on a booted node only", Verdict: Fails,
+		During: "exits 64, \"this command requires the 'rabbit' app to be running on the target node\", until the broker has booted",
+		Source: "rabbitmq-server: deps/rabbitmq_cli/lib/rabbitmq/cli/ctl/commands/node_health_check_command.ex (deprecated; \"requires a fully booted node\")"},
 }
 
 // CommandNamed returns the row of a client command, or nil.

@@ -103,7 +103,7 @@ script that a ConfigMap of the input mounts at that path, backfire reads the scr
 		if s.Queries {
 			verdict = Fails
 		}
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", s.Name, img, verdict, cell(s.What))
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", s.Name, img, verdict, cell(lab.measuredScript(s)+s.What))
 	}
 	b.WriteString("\n## Health endpoints known by path\n\nAn httpGet probe, or a curl or wget in an exec probe, of these paths. Every other path on a server's own query API port is assumed to query.\n\n| server | endpoint | port | path | during recovery | what it does | checked in |\n|---|---|---|---|---|---|---|\n")
 	for _, e := range HTTPEndpoints {

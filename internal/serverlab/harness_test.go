@@ -56,9 +56,16 @@ func writeRun() error {
 			return err
 		}
 	}
+	// A server kept from an earlier run keeps that run's date.
+	for i := range r.Servers {
+		if r.Servers[i].Date == "" {
+			r.Servers[i].Date = r.Date
+		}
+	}
 	r.Date = time.Now().UTC().Format("2006-01-02")
 	r.Machine = machine()
 	for _, s := range run.servers {
+		s.Date = r.Date
 		replaced := false
 		for i := range r.Servers {
 			if r.Servers[i].Server == s.Server {
@@ -261,6 +268,13 @@ func (l *lab) serve(log string, argv ...string) *proc {
 func (p *proc) kill() {
 	syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 	<-p.done
+	// The main process's exit is not the group's: a child the kill has
+	// not yet reaped (RabbitMQ's Erlang VM under its start script) can
+	// still hold the port, and a restart's first sample would find the
+	// dead server listening. Wait, a little, for the whole group.
+	for i := 0; i < 50 && syscall.Kill(-p.cmd.Process.Pid, 0) == nil; i++ {
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // signal sends sig to the server's main process, as a runtime sends the

@@ -3,6 +3,7 @@ package serverlab
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -31,6 +32,21 @@ func TestMariaDB(t *testing.T) {
 			"--skip-grant-tables", "--innodb-log-file-size=1G", "--innodb-buffer-pool-size=512M")
 	}
 	client := []string{"mariadb", "-h", "127.0.0.1", "-P", "3306", "-uroot"}
+	// The image's healthcheck.sh finds the server through the client's
+	// defaults: here, the lab user's ~/.my.cnf (HOME is the lab's
+	// directory). The client ignored MYSQL_UNIX_PORT.
+	healthcheck := l.path("healthcheck.sh")
+	script, err := os.ReadFile(filepath.Join("testdata", "healthcheck.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(healthcheck, script, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	l.programs = map[string]string{"healthcheck.sh": healthcheck}
+	if err := os.WriteFile(l.path(".my.cnf"), []byte(fmt.Sprintf("[client]\nport=%d\nsocket=%s\n", l.port, l.path("sock"))), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	p := start()
 	l.waitFor(60*time.Second, append(client, "-e", "SELECT 1")...)
 	l.must(10*time.Second, l.local(append(client, "-e", "CREATE DATABASE d; CREATE TABLE d.t (a int PRIMARY KEY AUTO_INCREMENT, b varchar(200)) ENGINE=InnoDB"))...)
@@ -53,6 +69,9 @@ func TestMariaDB(t *testing.T) {
 		exe("mariadb-admin", "ping", "-h", "127.0.0.1", "-P", "3306"),
 		exe("mariadb", "-h", "127.0.0.1", "-P", "3306", "-uroot", "-e", "SELECT 1"),
 		exe("mysql", "-h", "127.0.0.1", "-P", "3306", "-uroot", "-e", "SELECT 1"),
+		// A script of two clients: timeoutSeconds 10, not the lab's 2,
+		// or a busy machine fails it whatever the server does.
+		{argv: []string{"healthcheck.sh", "--connect", "--innodb_initialized"}, timeout: 10 * time.Second},
 	}
 	rec, out := l.watch(p, probes, 3, 3*time.Minute)
 	rec.What = fmt.Sprintf("the redo of an INSERT killed after %.0f s", mariadbLoadTime.Seconds())

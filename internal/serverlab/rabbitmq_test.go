@@ -32,7 +32,13 @@ func TestRabbitMQ(t *testing.T) {
 	if len(s.Version) > 6 {
 		s.Version = s.Version[:6]
 	}
+	// The node starts Erlang's port mapper as a daemon, outside the
+	// lab's process group: one of the lab's own, on a port of its own,
+	// which the lab stops when it is done.
+	epmdPort := strconv.Itoa(freePort(t))
+	t.Cleanup(func() { l.try(10*time.Second, "/usr/bin/epmd", "-port", epmdPort, "-kill") })
 	l.env = append(l.env,
+		"ERL_EPMD_PORT="+epmdPort,
 		"RABBITMQ_NODENAME=lab@localhost",
 		"RABBITMQ_NODE_IP_ADDRESS=127.0.0.1",
 		"RABBITMQ_NODE_PORT="+strconv.Itoa(l.port),
@@ -67,6 +73,8 @@ func TestRabbitMQ(t *testing.T) {
 		slow("rabbitmq-diagnostics", "-q", "ping"),
 		slow("rabbitmq-diagnostics", "-q", "check_running"),
 		slow("rabbitmq-diagnostics", "-q", "check_port_connectivity"),
+		slow("rabbitmqctl", "-q", "node_health_check"),
+		slow("rabbitmq-diagnostics", "-q", "check_local_alarms"),
 	}
 	rec, out := l.watch(p, probes, 2, 3*time.Minute)
 	rec.What = fmt.Sprintf("a boot after SIGKILL with %d durable queues", rabbitQueues)
