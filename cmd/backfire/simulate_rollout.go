@@ -17,6 +17,7 @@ import (
 	"backfire.dev/backfire/internal/load"
 	"backfire.dev/backfire/internal/model/rollout"
 	"backfire.dev/backfire/internal/report"
+	"backfire.dev/backfire/internal/rules"
 	"backfire.dev/backfire/internal/scan"
 	"backfire.dev/backfire/internal/simulate/rolloutsim"
 	"backfire.dev/backfire/internal/simulate/rolloutview"
@@ -203,7 +204,10 @@ func runSimulateRollout(cmd *cobra.Command, fl *simulateRolloutFlags, args []str
 	if err != nil {
 		return usageError(cmd, "--rollouts-version: %v", err)
 	}
-	opts := scan.Options{Paths: []string{fl.file}, Stdin: cmd.InOrStdin(), KeepObjects: true}
+	// The rules compute for the release simulated: their fixes and the
+	// releases they name are that release's.
+	ruleOpts := rules.Options{RolloutsVersion: version}
+	opts := scan.Options{Paths: []string{fl.file}, Stdin: cmd.InOrStdin(), KeepObjects: true, Rules: ruleOpts}
 	var live *cluster.RolloutState
 	source, name := fl.file, fl.name
 	if fl.cluster.enabled {
@@ -212,7 +216,7 @@ func runSimulateRollout(cmd *cobra.Command, fl *simulateRolloutFlags, args []str
 		if files, live, source, err = readLiveRollout(cmd, &fl.cluster, fl.namespace, name); err != nil {
 			return usageError(cmd, "%v", err)
 		}
-		opts = scan.Options{Extra: files, KeepObjects: true}
+		opts = scan.Options{Extra: files, KeepObjects: true, Rules: ruleOpts}
 	}
 	res, err := scan.Run(opts)
 	if err != nil {
@@ -262,7 +266,7 @@ func runSimulateRollout(cmd *cobra.Command, fl *simulateRolloutFlags, args []str
 	if err != nil {
 		return usageError(cmd, "%s: %v", fl.file, err)
 	}
-	run.Notes = append(m.Notes, run.Notes...)
+	run.Notes = append(append(m.Notes, run.Notes...), abortNotes(m.Rollout, res.Findings)...)
 	rep := &rolloutview.Report{Rollout: m.Rollout.Name, Run: run, Inputs: map[string]any{
 		"replicas": replicas, "rps": fl.rps, "podCapacity": fl.capacity, "podStart": fl.podStart, "seconds": fl.seconds,
 		"seed": fl.seed, "brokenErrorRate": fl.brokenErrorRate, "brokenNotReady": fl.brokenNotReady,
@@ -461,4 +465,21 @@ func readLiveRollout(cmd *cobra.Command, c *clusterFlags, namespace, name string
 		report.Errors(cmd.ErrOrStderr(), res.Errors)
 	}
 	return res.Files, st, source, nil
+}
+
+// abortNotes names, for the abort bugs of dynamicStableScale (BF404, BF405)
+// found on the Rollout, the releases that have them, so that a run on one
+// release says which others behave the same.
+func abortNotes(ro *v1alpha1.Rollout, findings []finding.Finding) []string {
+	var notes []string
+	for _, f := range findings {
+		if (f.Rule != "BF404" && f.Rule != "BF405") || f.Object.Kind != "Rollout" ||
+			f.Object.Name != ro.Name || f.Object.Namespace != ro.Namespace {
+			continue
+		}
+		if applies, ok := f.Evidence["appliesTo"].(string); ok {
+			notes = append(notes, fmt.Sprintf("%s %s: %s", f.Rule, f.Message, "applies to Argo Rollouts "+applies))
+		}
+	}
+	return notes
 }

@@ -227,3 +227,29 @@ func TestSimulateRolloutCompareUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestSimulateRolloutAbortNamesTheReleases: the abort scenario on BF404's
+// #4898 fixture says which releases have the bug and proposes its fix on
+// v1.10.2, and on master (which has #4900) reports neither.
+func TestSimulateRolloutAbortNamesTheReleases(t *testing.T) {
+	args := func(version string) []string {
+		return []string{"simulate", "rollout", "-f", filepath.Join("..", "..", "internal", "rules", "rollouts", "testdata", "BF404", "positive", "explicit-abort-delay.yaml"),
+			"--scenario", "abort", "--pod-capacity", "50", "--at", "8m", "--seconds", "600", "--fix", "--rollouts-version", version}
+	}
+	out, stderr, code := execute(t, "", args("v1.10.2")...)
+	if code != exitClean {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"applies to Argo Rollouts v1.9.0 through v1.10.2, fixed on master 9f8d111d8", "BF404: Remove abortScaleDownDelaySeconds"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("v1.10.2: output lacks %q:\n%s", want, out)
+		}
+	}
+	out, stderr, code = execute(t, "", args("master")...)
+	if code != exitClean {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(out, "Argo Rollouts master 9f8d111d8") || strings.Contains(out, "BF404") {
+		t.Errorf("master: want the run named for master and no BF404:\n%s", out)
+	}
+}

@@ -509,3 +509,38 @@ func TestConnectHonoursKubeconfigAndContext(t *testing.T) {
 		t.Errorf("an unknown context: %v", err)
 	}
 }
+
+// A Flagger Canary and its MetricTemplate are read from the cluster, and
+// the live scan finds on them what the file scan finds (BF411).
+func TestLiveScanReadsFlaggerCanaries(t *testing.T) {
+	env := clustertest.Shared(t)
+	path := filepath.Join(testutil.RepoRoot(t), "internal", "rules", "flagger", "testdata", "BF411", "positive", "flagger-docs-newrelic-nginx-ingress.yaml")
+	env.Apply(t, path)
+	live := read(t, Options{Config: env.Config})
+	if len(live.Errors) > 0 || len(live.Notes) > 0 {
+		t.Fatalf("errors %v, notes %v", live.Errors, live.Notes)
+	}
+	names := fileNames(live.Files)
+	for _, want := range []string{"cluster://envtest/test/Canary/podinfo", "cluster://envtest/ingress-nginx/MetricTemplate/newrelic-error-rate"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("the live read lacks %s", want)
+		}
+	}
+	fromCluster := scanFiles(t, scan.Options{Extra: live.Files})
+	fromFile := scanFiles(t, scan.Options{Paths: []string{path}})
+	want := map[string]bool{}
+	for _, f := range fromFile.Findings {
+		if f.Rule == "BF411" {
+			want[key(f)] = true
+		}
+	}
+	if len(want) == 0 {
+		t.Fatal("the file scan of the fixture has no BF411: the comparison would prove nothing")
+	}
+	for _, f := range fromCluster.Findings {
+		delete(want, key(f))
+	}
+	for k := range want {
+		t.Errorf("the live scan misses %s", k)
+	}
+}

@@ -38,7 +38,8 @@ func (k Kind) custom() bool {
 // the Services and Ingresses in front of them, the Argo Rollouts analysis
 // templates, and what selects their pods: disruption budgets, network
 // policies, Istio DestinationRules; the Namespaces (their labels, which
-// network policies select), and Argo CD Applications (what a sync ignores).
+// network policies select), Argo CD Applications (what a sync ignores), and
+// Flagger's Canaries and MetricTemplates.
 var DefaultKinds = []Kind{
 	{GroupVersionResource: gvr("", "v1", "pods"), Kind: "Pod", Namespaced: true, ScannedWithOwner: []string{"*"}},
 	{GroupVersionResource: gvr("apps", "v1", "deployments"), Kind: "Deployment", Namespaced: true},
@@ -63,6 +64,10 @@ var DefaultKinds = []Kind{
 	// (from 1.22) v1.
 	{GroupVersionResource: gvr("networking.istio.io", "v1beta1", "destinationrules"), Kind: "DestinationRule", Namespaced: true},
 	{GroupVersionResource: gvr("argoproj.io", "v1alpha1", "applications"), Kind: "Application", Namespaced: true},
+	// Flagger's Canary and MetricTemplate (BF411 to BF413); v1beta1 is the
+	// version Flagger v1.44.0 serves.
+	{GroupVersionResource: gvr("flagger.app", "v1beta1", "canaries"), Kind: "Canary", Namespaced: true},
+	{GroupVersionResource: gvr("flagger.app", "v1beta1", "metrictemplates"), Kind: "MetricTemplate", Namespaced: true},
 }
 
 func gvr(group, version, resource string) schema.GroupVersionResource {

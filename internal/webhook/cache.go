@@ -31,7 +31,7 @@ import (
 var ContextKinds = []string{
 	"Deployment", "StatefulSet", "DaemonSet", "CronJob", "Service", "Ingress",
 	"HorizontalPodAutoscaler", "Rollout", "AnalysisTemplate", "ClusterAnalysisTemplate", "ScaledObject",
-	"PodDisruptionBudget", "NetworkPolicy", "DestinationRule", "Namespace",
+	"PodDisruptionBudget", "NetworkPolicy", "DestinationRule", "Namespace", "Canary", "MetricTemplate",
 }
 
 // ClusterContext keeps the context kinds of a cluster in informer caches,

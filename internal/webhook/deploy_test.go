@@ -231,5 +231,18 @@ func checkWebhookConfig(t *testing.T, o *object.Object, mode Mode) {
 		if !slices.Equal(conds, []string{"not-the-control-plane", "not-being-deleted"}) {
 			t.Errorf("webhook %s: matchConditions %v", w.Name, conds)
 		}
+		// The workloads with a canary controller of their own: Argo
+		// Rollouts' Rollouts and Flagger's Canaries (BF411 to BF413).
+		for _, want := range []string{"argoproj.io/v1alpha1/rollouts", "flagger.app/v1beta1/canaries"} {
+			if !slices.ContainsFunc(w.Rules, func(r admissionregistrationv1.RuleWithOperations) bool {
+				return slices.ContainsFunc(r.APIGroups, func(g string) bool {
+					return slices.ContainsFunc(r.APIVersions, func(v string) bool {
+						return slices.Contains(r.Resources, strings.Split(want, "/")[2]) && g+"/"+v == strings.Join(strings.Split(want, "/")[:2], "/")
+					})
+				}) && slices.Contains(r.Operations, admissionregistrationv1.Create)
+			}) {
+				t.Errorf("webhook %s: its rules do not send %s to it", w.Name, want)
+			}
+		}
 	}
 }

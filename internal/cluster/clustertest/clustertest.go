@@ -139,7 +139,8 @@ func assetsDir(root string) (string, error) {
 
 // crdPaths are the Argo Rollouts CRDs of the module version whose Go types
 // backfire decodes, and minimal CRDs for KEDA's ScaledObject, Istio's
-// DestinationRule and Argo CD's Application.
+// DestinationRule, Argo CD's Application and Flagger's Canary and
+// MetricTemplate.
 func crdPaths(root string) ([]string, error) {
 	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/argoproj/argo-rollouts")
 	cmd.Dir = root
@@ -155,6 +156,8 @@ func crdPaths(root string) ([]string, error) {
 		filepath.Join(root, "internal", "cluster", "clustertest", "testdata", "crds", "keda-scaledobjects.yaml"),
 		filepath.Join(root, "internal", "cluster", "clustertest", "testdata", "crds", "istio-destinationrules.yaml"),
 		filepath.Join(root, "internal", "cluster", "clustertest", "testdata", "crds", "argocd-applications.yaml"),
+		filepath.Join(root, "internal", "cluster", "clustertest", "testdata", "crds", "flagger-canaries.yaml"),
+		filepath.Join(root, "internal", "cluster", "clustertest", "testdata", "crds", "flagger-metrictemplates.yaml"),
 	}, nil
 }
 

@@ -44,6 +44,17 @@ func TestAbortBugs(t *testing.T) {
 	if _, ok := DelayDeadlock(ro, 10, "v1.8.2"); ok {
 		t.Error("#4898 is not in v1.8.2")
 	}
+	// Master 9f8d111d8 has #4900 (traces/master.json: weight 0).
+	master, err := ParseVersion("master")
+	if err != nil || master != Master {
+		t.Fatalf("ParseVersion(master) = %q, %v", master, err)
+	}
+	if _, ok := DelayDeadlock(ro, 10, master); ok {
+		t.Error("#4898 is fixed on master by #4900")
+	}
+	if _, ok := DelayDeadlock(ro, 10, "v1.10.2"); !ok {
+		t.Error("#4898 is in v1.10.2")
+	}
 	if _, ok := RescaledAfterAbort(ro, 10, "v1.10.2"); ok {
 		t.Error("an explicit delay scales the aborted canary to 0 for good")
 	}

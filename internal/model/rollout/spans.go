@@ -21,6 +21,9 @@ func (s Span) Contains(v string) bool {
 
 // String describes the span for a finding: "v1.4.0 through v1.10.2 (...)".
 func (s Span) String() string {
+	if s.Until == Master {
+		return fmt.Sprintf("%s through %s, fixed on %s (%s)", s.Since, DefaultVersion, MasterName, s.Ref)
+	}
 	if s.Until != "" {
 		return fmt.Sprintf("%s up to %s (%s)", s.Since, s.Until, s.Ref)
 	}
@@ -68,7 +71,7 @@ var (
 	// aborted canary whole until the stable is, which waits on the weight,
 	// which waits on the canary (argoproj/argo-rollouts#4898). Fixed on
 	// master by #4900 (d6bc6908d), in no release up to v1.10.2.
-	AbortDelayDeadlock = Span{Since: "v1.9.0", Ref: "argoproj/argo-rollouts#4898, fixed on master by #4900 in no release yet"}
+	AbortDelayDeadlock = Span{Since: "v1.9.0", Until: Master, Ref: "argoproj/argo-rollouts#4898, fixed by #4900 in no release yet"}
 	// AbortedCanaryRescaled: once aborted, a stable short of spec.replicas
 	// (an autoscaler's scale-up, an eviction) makes the walk find a
 	// setWeight again, and the aborted canary is scaled up

@@ -17,18 +17,37 @@ const (
 	TypesVersion = "v1.9.0"
 	// ModelledRange is shown by `backfire version`.
 	ModelledRange = OldestVersion + " through " + DefaultVersion
+	// Master is argoproj/argo-rollouts master at 9f8d111d8 (2026-08-17),
+	// the newest commit the twin is checked against, as a version: it
+	// sorts after every release and before the next minor, as master does.
+	// "--rollouts-version master" names it.
+	Master = "v1.11.0-0.20260817162111-9f8d111d8f8e"
+	// MasterName is how findings and reports name Master.
+	MasterName = "master 9f8d111d8"
 )
 
-// ParseVersion normalises "1.8.2" or "v1.8.2" and checks it.
+// VersionName is v as a person reads it: Master by its commit.
+func VersionName(v string) string {
+	if v == Master {
+		return MasterName
+	}
+	return v
+}
+
+// ParseVersion normalises "1.8.2" or "v1.8.2" and checks it; "master"
+// is Master.
 func ParseVersion(s string) (string, error) {
-	if s == "" {
+	switch s {
+	case "":
 		return DefaultVersion, nil
+	case "master":
+		return Master, nil
 	}
 	if s[0] != 'v' {
 		s = "v" + s
 	}
 	if !semver.IsValid(s) {
-		return "", fmt.Errorf("invalid Argo Rollouts version %q (want vX.Y.Z)", s)
+		return "", fmt.Errorf("invalid Argo Rollouts version %q (want vX.Y.Z or master)", s)
 	}
 	return semver.Canonical(s), nil
 }

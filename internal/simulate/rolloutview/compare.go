@@ -12,6 +12,7 @@ import (
 
 	"gonum.org/v1/plot/vg"
 
+	"backfire.dev/backfire/internal/model/rollout"
 	"backfire.dev/backfire/internal/simulate/rolloutsim"
 	"backfire.dev/backfire/internal/svgplot"
 )
@@ -62,7 +63,7 @@ func percent(v float64) string {
 // which lost least in each case of the sweep.
 func CompareText(w io.Writer, c *Comparison) error {
 	r := c.Result
-	fmt.Fprintf(w, "Rollout %s, Argo Rollouts %s: a rollback within the rollback window from %s, tried %d ways.\n", c.Rollout, c.Version, c.Broken, len(r.Remedies))
+	fmt.Fprintf(w, "Rollout %s, Argo Rollouts %s: a rollback within the rollback window from %s, tried %d ways.\n", c.Rollout, rollout.VersionName(c.Version), c.Broken, len(r.Remedies))
 	for _, n := range slices.Concat(c.Notes, r.Notes) {
 		fmt.Fprintf(w, "  - %s\n", n)
 	}

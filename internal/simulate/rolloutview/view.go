@@ -15,6 +15,7 @@ import (
 
 	"gonum.org/v1/plot/vg"
 
+	"backfire.dev/backfire/internal/model/rollout"
 	"backfire.dev/backfire/internal/simulate/rolloutsim"
 	"backfire.dev/backfire/internal/svgplot"
 )
@@ -87,7 +88,7 @@ func changed(a, b rolloutsim.Row) bool {
 // the totals.
 func Text(w io.Writer, rep *Report) error {
 	r := rep.Run
-	fmt.Fprintf(w, "Rollout %s, scenario %s, Argo Rollouts %s: %s -> %s\n", rep.Rollout, r.Scenario, r.Version, r.Stable, r.Canary)
+	fmt.Fprintf(w, "Rollout %s, scenario %s, Argo Rollouts %s: %s -> %s\n", rep.Rollout, r.Scenario, rollout.VersionName(r.Version), r.Stable, r.Canary)
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "  - %s\n", n)
 	}

@@ -11,6 +11,8 @@ import (
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"backfire.dev/backfire/internal/model/rollout"
 )
 
 // The scenario matrix and the traces below are shared with the real
@@ -230,8 +232,9 @@ func same(a, b round, version string) bool {
 		strings.HasPrefix(a.Error, "panic") == strings.HasPrefix(b.Error, "panic") && conditions
 }
 
-// releases are the controller releases the twin is checked against.
-var releases = []string{"v1.8.2", "v1.9.0", "v1.10.2"}
+// releases are the controller releases the twin is checked against, and
+// master at rollout.Master (traces/master.json).
+var releases = []string{"v1.8.2", "v1.9.0", "v1.10.2", "master"}
 
 func compareTraces(t *testing.T, dir string, versions []string) {
 	var scenarios []scenario
@@ -245,18 +248,22 @@ func compareTraces(t *testing.T, dir string, versions []string) {
 		if len(traces) != len(scenarios) {
 			t.Fatalf("%s: %d traces for %d scenarios", version, len(traces), len(scenarios))
 		}
+		modelled, err := rollout.ParseVersion(version)
+		if err != nil {
+			t.Fatal(err)
+		}
 		for i, sc := range scenarios {
 			t.Run(version+"/"+sc.Name, func(t *testing.T) {
 				want := traces[i]
 				if want.Scenario != sc.Name {
 					t.Fatalf("trace %d is %q, want %q", i, want.Scenario, sc.Name)
 				}
-				got := replay(t, sc, version)
+				got := replay(t, sc, modelled)
 				if len(got) != len(want.Rounds) {
 					t.Fatalf("%d rounds, controller %d", len(got), len(want.Rounds))
 				}
 				for k := range got {
-					if !same(got[k], want.Rounds[k], version) {
+					if !same(got[k], want.Rounds[k], modelled) {
 						t.Errorf("round %d:\n  twin       %v\n  controller %v", k+1, got[k], want.Rounds[k])
 					}
 				}

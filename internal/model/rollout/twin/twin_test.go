@@ -266,7 +266,7 @@ func TestAbortWeightWithAnExplicitDelay(t *testing.T) {
 	}
 	// #4900 counts only the 2 pods the stable misses: the last setWeight
 	// under 2 pods is none, so 0.
-	if w := weight(Unreleased); w != 0 {
+	if w := weight(rollout.Master); w != 0 {
 		t.Errorf("#4900: abort weight %d, want 0", w)
 	}
 }

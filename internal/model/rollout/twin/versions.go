@@ -2,12 +2,6 @@ package twin
 
 import "backfire.dev/backfire/internal/model/rollout"
 
-// Unreleased is the version of a behaviour merged upstream that no release
-// ships yet: no release string reaches it, so the twin models it only when
-// asked for this version by name (tests do). When a release ships it, its
-// Span's Since becomes that release.
-const Unreleased = "v99.0.0"
-
 // The behaviours of the controller that only some releases have, read in
 // the source of each release named (rollout/*.go, utils/*).
 var (
@@ -30,6 +24,7 @@ var (
 	// abortScaleDownDelaySeconds, the abort weight no longer waits for the
 	// canary's available pods, which the delay keeps up (argoproj/argo-rollouts
 	// #4900, master d6bc6908d, utils/replicaset/canary.go :531-540). The
-	// module proxy lists no release after v1.10.2: no release has it.
-	AbortWeightIgnoresHeldCanary = rollout.Span{Since: Unreleased, Ref: "argoproj/argo-rollouts#4900, on master only"}
+	// module proxy lists no release after v1.10.2: no release has it, and
+	// the twin enables it for rollout.Master only.
+	AbortWeightIgnoresHeldCanary = rollout.Span{Since: rollout.Master, Ref: "argoproj/argo-rollouts#4900, on master only"}
 )
