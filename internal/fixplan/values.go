@@ -457,27 +457,27 @@ func (v *valuesPlan) place(t *chartTrial, key string, val any) string {
 // literally. A fix that replaces a probe handler the values cannot reach
 // is left out, and the others are composed again without it: their
 // numbers were only overruled for the sake of the new handler. It returns
-// why nothing can be set, or "".
-func planValues(o *object.Object, c fix.Change, chosen []finding.Finding, v *valuesPlan, out *FixPlan) string {
+// why nothing can be set, or nil.
+func planValues(o *object.Object, c fix.Change, chosen []finding.Finding, v *valuesPlan, out *FixPlan) *Reason {
 	rest := planRoutes(o, c, chosen, v)
 	if rest == nil {
-		return ""
+		return nil
 	}
 	if v.unwritableWhy != "" {
 		// Not "the values do not reach": they do, in a file fix does not
 		// write; --values-out does.
-		return v.unwritableWhy
+		return reason(ReasonUnwritable, v.unwritableWhy)
 	}
 	c = *rest
 	set, missing, keys := valuesOf(o, c.Patch, v.fileOf)
 	if why := v.unwritable(set); why != "" {
-		return why
+		return reason(ReasonUnwritable, why)
 	}
 	tmplWhy := ""
 	if len(missing) > 0 && v.templates != nil {
 		var done bool
 		if done, tmplWhy = planTemplate(o, c, chosen, v); done {
-			return ""
+			return nil
 		}
 	}
 	if len(missing) > 0 {
@@ -501,11 +501,11 @@ func planValues(o *object.Object, c fix.Change, chosen []finding.Finding, v *val
 				if r := v.reason(tmplWhy); r != "" {
 					why += "; " + r
 				}
-				out.Left = append(out.Left, Left{chosen[i], why})
+				out.leaveOne(chosen[i], reason(ReasonUnreached, why))
 			}
 			rc := fix.Compose(originalPatches(rest))
 			if len(rc) == 0 {
-				return ""
+				return nil
 			}
 			// Map the recomposed change back to the chosen indexes.
 			idx := []int{}
@@ -522,13 +522,13 @@ func planValues(o *object.Object, c fix.Change, chosen []finding.Finding, v *val
 			if len(missing) > 0 && v.templates != nil {
 				var done bool
 				if done, tmplWhy = planTemplate(o, c, chosen, v); done {
-					return ""
+					return nil
 				}
 			}
 		}
 	}
 	if why := v.unwritable(set); why != "" {
-		return why
+		return reason(ReasonUnwritable, why)
 	}
 	if len(set) == 0 {
 		why := "the chart's values do not reach " + strings.Join(missing, ", ") + ": change the template" + templateLines(o, missing, v.maxSize) + ", or patch the rendered object with " + patchText(c.Patch)
@@ -536,12 +536,12 @@ func planValues(o *object.Object, c fix.Change, chosen []finding.Finding, v *val
 			why += "; " + r
 		}
 		for _, i := range c.Findings {
-			out.Left = append(out.Left, Left{chosen[i], why})
+			out.leaveOne(chosen[i], reason(ReasonUnreached, why))
 		}
-		return ""
+		return nil
 	}
 	v.record(o, c, set, missing, keys, chosen, "", v.reason(tmplWhy))
-	return ""
+	return nil
 }
 
 // unwritable says why a values file that sets one of the keys cannot be
