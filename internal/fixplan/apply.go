@@ -458,6 +458,7 @@ func (r *FixPlan) prove(opts Options, before *scan.Result, chosen []finding.Find
 	}
 	for _, e := range after.Errors {
 		if !had[e.Message] {
+			e.Message = oneLine(e.Message)
 			return fmt.Errorf("the fixed files do not load, nothing written: %v", e)
 		}
 	}

@@ -27,6 +27,9 @@ const (
 	// ReasonUnwritable: the values reach the fields, in a file fix does
 	// not write in place (a link, read-only, inside an archive).
 	ReasonUnwritable ReasonType = "Unwritable"
+	// ReasonSchema: the chart's values.schema.json rejects the values
+	// that would fix the finding.
+	ReasonSchema ReasonType = "Schema"
 	// ReasonUnreached: neither the chart's values nor its template reach
 	// the fields.
 	ReasonUnreached ReasonType = "Unreached"
@@ -45,5 +48,5 @@ type Reason struct {
 
 func (r *Reason) String() string { return r.Detail }
 
-// reasonf is a Reason of type t.
+// reason is a Reason of type t.
 func reason(t ReasonType, detail string) *Reason { return &Reason{Type: t, Detail: detail} }

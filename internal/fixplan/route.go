@@ -183,6 +183,9 @@ type chartTrial struct {
 	refs map[string][]string
 	// renders counts the trial renders, for the evaluation.
 	renders int
+	// schema: the chart or a subchart has a values.schema.json, which
+	// may reject what a fix sets (see admitted).
+	schema bool
 	// mirrored lists the blocks the last check let change alike, as
 	// "Kind name path".
 	mirrored []string
@@ -203,6 +206,7 @@ func newTrial(r *helm.Renderer, chartDir string) (*chartTrial, error) {
 		return nil, err
 	}
 	t.values, t.layers = vals, layers
+	t.schema = hasSchema(chartDir)
 	// Without them only the trace and the values tree give candidates.
 	t.refs, _ = r.ValuesRefs(t.in)
 	if t.base, err = t.render(nil); err != nil {
@@ -242,7 +246,7 @@ func (t *chartTrial) render(extra keySet) (map[objKey]any, error) {
 	t.renders++
 	streams, errs := t.r.Trial(nest(extra)).Render(t.in)
 	if len(errs) > 0 {
-		return nil, fmt.Errorf("%s", errs[0].Message)
+		return nil, &renderError{file: errs[0].File, message: errs[0].Message}
 	}
 	out := map[objKey]any{}
 	for _, st := range streams {
@@ -956,7 +960,7 @@ func withDeletions(v, def any) any {
 func (t *chartTrial) check(key objKey, before, want any, blocks [][]load.Segment, ks keySet, _ *[]load.Segment) string {
 	got, err := t.render(ks)
 	if err != nil {
-		return "the chart does not render with them: " + err.Error()
+		return "the chart does not render with them: " + oneLine(err.Error())
 	}
 	g, ok := got[key]
 	if !ok {

@@ -468,7 +468,10 @@ func planValues(o *object.Object, c fix.Change, chosen []finding.Finding, v *val
 		// write; --values-out does.
 		return reason(ReasonUnwritable, v.unwritableWhy)
 	}
-	c = *rest
+	c, ok := v.admitted(o, *rest, chosen, out)
+	if !ok {
+		return nil
+	}
 	set, missing, keys := valuesOf(o, c.Patch, v.fileOf)
 	if why := v.unwritable(set); why != "" {
 		return reason(ReasonUnwritable, why)
