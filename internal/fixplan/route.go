@@ -186,6 +186,8 @@ type chartTrial struct {
 	// schema: the chart or a subchart has a values.schema.json, which
 	// may reject what a fix sets (see admitted).
 	schema bool
+	// maxSize bounds the templates read to rank candidates.
+	maxSize int64
 	// mirrored lists the blocks the last check let change alike, as
 	// "Kind name path".
 	mirrored []string
@@ -757,6 +759,12 @@ func (b *blockPlan) mapCandidates() []string {
 	sort.SliceStable(inTemplate, func(i, j int) bool {
 		return sharedPrefix(inTemplate[i], prefixes) > sharedPrefix(inTemplate[j], prefixes)
 	})
+	// The one whose reference stands nearest the line that writes the
+	// block renders it: first of them, however many modules' maps of the
+	// same name the template names too.
+	if k := nearestRef(b.obj, namedPath(b.obj, pathString(b.path)), inTemplate, b.trial.maxSize); k != "" {
+		add(k)
+	}
 	for _, k := range inTemplate {
 		add(k)
 	}

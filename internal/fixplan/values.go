@@ -288,6 +288,9 @@ func (v *valuesPlan) trial(o *object.Object) (*chartTrial, error) {
 		return nil, fmt.Errorf("no chart renderer")
 	}
 	t, err := newTrial(v.renderer, dir)
+	if t != nil {
+		t.maxSize = v.maxSize
+	}
 	v.trials[dir] = t
 	return t, err
 }
