@@ -388,60 +388,10 @@ func (r *FixPlan) prove(opts Options, before *scan.Result, chosen []finding.Find
 	for _, f := range r.Files {
 		overlay[f.Path] = f.New
 	}
-	so := opts.Scan
-	so.Overlay = overlay
-	renames := map[string]string{} // a chart's copy -> the chart
-	so.Stdin = nil
-	if opts.ValuesOut != "" {
-		if nv, ok := overlay[opts.ValuesOut]; ok {
-			// Helm reads values files from disk: the new values go to a
-			// temporary file for the rescan.
-			tmp, err := os.CreateTemp("", "backfire-values-*.yaml")
-			if err != nil {
-				return err
-			}
-			defer os.Remove(tmp.Name())
-			if _, err := tmp.Write(nv); err != nil {
-				tmp.Close()
-				return err
-			}
-			tmp.Close()
-			r, err := charts(opts, false, tmp.Name())
-			if err != nil {
-				return fmt.Errorf("the new values do not load: %v", err)
-			}
-			so.Charts = r
-		}
-		// A template edit is proven on a copy of its chart.
-		var rest []*File
-		for _, f := range r.Files {
-			if f.Path != opts.ValuesOut {
-				rest = append(rest, f)
-			}
-		}
-		tmps, err := copyCharts(&so, rest, renames)
-		defer func() {
-			for _, t := range tmps {
-				os.RemoveAll(t)
-			}
-		}()
-		if err != nil {
-			return err
-		}
-	}
-	if opts.Helm != nil && opts.ValuesOut == "" {
-		cleanup, err := rerender(&so, opts, r.Files, renames)
-		defer cleanup()
-		if err != nil {
-			return err
-		}
-	}
-	if opts.Scan.Kustomize != nil {
-		k, err := kustomize.WithFiles(overlay)
-		if err != nil {
-			return err
-		}
-		so.Kustomize = k
+	so, renames, cleanup, err := rescanOptions(opts, r.Files, overlay)
+	defer cleanup()
+	if err != nil {
+		return err
 	}
 	so.KeepObjects = true
 	after, err := scan.Run(so)
@@ -521,6 +471,72 @@ func (r *FixPlan) prove(opts Options, before *scan.Result, chosen []finding.Find
 		}
 	}
 	return nil
+}
+
+// rescanOptions are the scan options of the proof: the new contents read
+// from memory (overlay), charts rendered again with them (a copy of the
+// chart, or the new --values-out file), overlays built with them. renames
+// maps a chart's copy to the chart; cleanup removes the copies.
+func rescanOptions(opts Options, files []*File, overlay map[string][]byte) (scan.Options, map[string]string, func(), error) {
+	var temps []string
+	cleanup := func() {
+		for _, t := range temps {
+			os.RemoveAll(t)
+		}
+	}
+	so := opts.Scan
+	so.Overlay = overlay
+	renames := map[string]string{} // a chart's copy -> the chart
+	so.Stdin = nil
+	if opts.ValuesOut != "" {
+		if nv, ok := overlay[opts.ValuesOut]; ok {
+			// Helm reads values files from disk: the new values go to a
+			// temporary file for the rescan.
+			tmp, err := os.CreateTemp("", "backfire-values-*.yaml")
+			if err != nil {
+				return so, nil, cleanup, err
+			}
+			temps = append(temps, tmp.Name())
+			if _, err := tmp.Write(nv); err != nil {
+				tmp.Close()
+				return so, nil, cleanup, err
+			}
+			tmp.Close()
+			r, err := charts(opts, false, tmp.Name())
+			if err != nil {
+				return so, nil, cleanup, fmt.Errorf("the new values do not load: %v", err)
+			}
+			so.Charts = r
+		}
+		// A template edit is proven on a copy of its chart.
+		var rest []*File
+		for _, f := range files {
+			if f.Path != opts.ValuesOut {
+				rest = append(rest, f)
+			}
+		}
+		tmps, err := copyCharts(&so, rest, renames)
+		temps = append(temps, tmps...)
+		if err != nil {
+			return so, nil, cleanup, err
+		}
+	}
+	done := cleanup
+	if opts.Helm != nil && opts.ValuesOut == "" {
+		undo, err := rerender(&so, opts, files, renames)
+		done = func() { undo(); cleanup() }
+		if err != nil {
+			return so, nil, done, err
+		}
+	}
+	if opts.Scan.Kustomize != nil {
+		k, err := kustomize.WithFiles(overlay)
+		if err != nil {
+			return so, nil, done, err
+		}
+		so.Kustomize = k
+	}
+	return so, renames, done, nil
 }
 
 // stillReason says why a finding a change was meant to fix is still
