@@ -32,7 +32,6 @@ import (
 	"backfire.dev/backfire/internal/object"
 	"backfire.dev/backfire/internal/scan"
 	"backfire.dev/backfire/internal/source"
-	"backfire.dev/backfire/internal/yamledit"
 )
 
 // Options configure a run.
@@ -63,7 +62,9 @@ type File struct {
 // Left is a finding that is not fixed, and why.
 type Left struct {
 	Finding finding.Finding
-	Reason  string
+	// Reason is said to the user; Type says the same for a program.
+	Reason string
+	Type   ReasonType
 }
 
 // Placeholder is a value written into a file that a human must size.
@@ -208,216 +209,151 @@ type templateProofError struct{ err error }
 
 func (e *templateProofError) Error() string { return e.err.Error() }
 
+// planner holds one run's plan and its destinations.
+type planner struct {
+	opts    Options
+	chosen  []finding.Finding
+	out     *FixPlan
+	plain   *plainFile
+	chart   *chart
+	overlay *overlayPlan
+}
+
+// destinations lists every destination, in the order their files are
+// made and their edits verified.
+func (p *planner) destinations() []destination {
+	return []destination{p.plain, p.chart, p.overlay}
+}
+
+// plan scans, gives each object's composed change to its destination,
+// writes the new contents in memory, and proves them by a rescan.
 func plan(opts Options, templates bool, proofWhy string) (*FixPlan, error) {
 	if opts.Scan.MaxFileSize <= 0 {
 		opts.Scan.MaxFileSize = source.DefaultMaxFileSize
 	}
-	var valuesOld []byte
-	var renderer *helm.Renderer
-	if opts.ValuesOut != "" {
-		if opts.Helm == nil {
-			return nil, fmt.Errorf("--values-out needs the chart options")
-		}
-		if data, err := os.ReadFile(opts.ValuesOut); err == nil {
-			valuesOld = data
-		} else if !os.IsNotExist(err) {
-			return nil, err
-		}
-	}
-	if opts.Helm != nil {
-		r, err := charts(opts, valuesOld != nil, "")
-		if err != nil {
-			return nil, err
-		}
-		opts.Scan.Charts = r
-		renderer, _ = r.(*helm.Renderer)
+	sink, renderer, err := chartSink(&opts)
+	if err != nil {
+		return nil, err
 	}
 	opts.Scan.KeepObjects = true
 	res, err := scan.Run(opts.Scan)
 	if err != nil {
 		return nil, err
 	}
-	out := &FixPlan{Errors: res.Errors}
-	var chosen []finding.Finding
-	for _, f := range res.Findings {
-		if len(opts.Rules) > 0 && !slices.ContainsFunc(opts.Rules, func(r string) bool { return strings.EqualFold(r, f.Rule) }) {
-			continue
-		}
-		chosen = append(chosen, f)
-	}
-
-	files := map[string]*File{}
-	var edits []planned
-	values := &valuesPlan{set: map[string]any{}, fileOf: map[string]string{}, maxSize: opts.Scan.MaxFileSize, proofWhy: proofWhy, editInPlace: opts.ValuesOut == "",
-		renderer: renderer, trials: map[string]*chartTrial{}, nulls: map[string]bool{}, comments: map[string]string{}}
-	if templates {
-		values.templates = map[string]*File{}
-	}
-	overlays := &overlayPlan{}
-	inChange := make([]bool, len(chosen))
-	changes, unresolved := composeByObject(res.Objects, chosen)
+	p := newPlanner(opts, res, sink, renderer, templates, proofWhy)
+	changes, unresolved := composeByObject(res.Objects, p.chosen)
+	inChange := make([]bool, len(p.chosen))
 	for _, u := range unresolved {
 		inChange[u.index] = true
-		out.Left = append(out.Left, Left{chosen[u.index], u.why})
+		p.out.leaveOne(p.chosen[u.index], reason(ReasonAmbiguous, u.why))
 	}
 	for _, oc := range changes {
-		c, o := oc.change, oc.obj
-		for _, i := range c.Findings {
+		for _, i := range oc.change.Findings {
 			inChange[i] = true
 		}
-		why := ""
-		switch {
-		case o == nil:
-			why = "the object the fix applies to (" + c.Target.String() + ") is not in the input"
-		case o.Doc.Origin.Kind == load.ChartTemplate && opts.Helm != nil && o.Doc.Trace != nil:
-			why = planValues(o, c, chosen, values, out)
-			if why == "" {
-				continue
-			}
-		case o.Doc.Origin.Kind == load.OverlayBuild && opts.Scan.Kustomize != nil:
-			overlays.add(o, c, chosen)
-			continue
-		case o.Doc.Origin.Kind != load.PlainFile:
-			why = "the object is " + o.Doc.Origin.String() + "; fix edits plain YAML files, a chart's values and templates, and an overlay's patches: apply the patch to its source"
-		case o.Doc.File == "<stdin>":
-			why = "read from standard input: there is no file to write back"
-		}
-		if why != "" {
-			for _, i := range c.Findings {
-				out.Left = append(out.Left, Left{chosen[i], why})
-			}
-			continue
-		}
-		pos, _ := o.Doc.Locate("")
-		edits = append(edits, planned{change: c, obj: o, file: o.Doc.File, pos: pos, spans: []Span{documentSpan(res.Objects, o)}})
+		p.route(oc.obj, oc.change)
 	}
-	for i, f := range chosen {
+	for i, f := range p.chosen {
 		if !inChange[i] {
 			why := "no patch to apply"
 			if f.Fix != nil {
 				why = "a change to make by hand: " + f.Fix.Description
 			}
-			out.Left = append(out.Left, Left{f, why})
+			p.out.leaveOne(f, reason(ReasonNoPatch, why))
 		}
 	}
-
-	// Edit each file from its last object up, so that an edit never moves
-	// the position of an object still to be edited.
-	sort.SliceStable(edits, func(a, b int) bool {
-		if edits[a].file != edits[b].file {
-			return edits[a].file < edits[b].file
-		}
-		return edits[a].pos.Line > edits[b].pos.Line
-	})
-	var applied []planned
-	for _, e := range edits {
-		f, ok := files[e.file]
-		if !ok {
-			data, err := source.ReadFile(e.file, opts.Scan.MaxFileSize)
-			if err != nil {
-				out.leave(chosen, e.change, err.Error())
-				continue
-			}
-			f = &File{Path: e.file, Old: data, New: data}
-			files[e.file] = f
-		}
-		next, err := yamledit.EditWith(f.New, e.pos, e.change.Patch, yamledit.Options{Placeholders: e.change.Placeholders, Notes: &f.Notes})
-		if err != nil {
-			out.leave(chosen, e.change, fmt.Sprintf("%s: %v", e.file, err))
-			continue
-		}
-		f.New = next
-		for _, i := range e.change.Findings {
-			if !slices.Contains(f.Rules, chosen[i].Rule) {
-				f.Rules = append(f.Rules, chosen[i].Rule)
-			}
-		}
-		out.Notes = append(out.Notes, e.change.Notes...)
-		applied = append(applied, e)
+	applied, err := p.write()
+	if err != nil {
+		return nil, err
 	}
-	for p, f := range values.templates {
-		f.Rules = nil
-		for _, c := range values.changes {
-			if c.template == p {
-				for _, r := range c.rules {
-					if !slices.Contains(f.Rules, r) {
-						f.Rules = append(f.Rules, r)
-					}
-				}
-			}
-		}
-		files[p] = f
-	}
-	out.Routes = values.routes
-	out.Ranges = values.ranges
-	for _, t := range values.trials {
-		if t != nil {
-			out.TrialRenders += t.renders
-		}
-	}
-	if len(values.set) == 0 && len(values.changes) > 0 {
-		applied = append(applied, values.withSpans(nil, false)...)
-	}
-	if len(values.set) > 0 && opts.ValuesOut != "" {
-		f, err := values.file(opts.ValuesOut, valuesOld)
-		if err != nil {
-			return nil, err
-		}
-		files[opts.ValuesOut] = f
-		applied = append(applied, values.withSpans([]*File{f}, true)...)
-	} else if len(values.set) > 0 {
-		fs, err := values.inPlace(opts.Scan.MaxFileSize)
-		if err != nil {
-			return nil, err
-		}
-		for _, f := range fs {
-			files[f.Path] = f
-		}
-		applied = append(applied, values.withSpans(fs, false)...)
-	}
-	if len(overlays.byDir) > 0 {
-		fs, err := overlays.files(opts.Scan.MaxFileSize)
-		if err != nil {
-			return nil, err
-		}
-		for _, f := range fs {
-			files[f.Path] = f
-		}
-		for _, c := range overlays.changes {
-			c.spans = []Span{{File: c.file}}
-			if o := c.obj; o != nil {
-				for _, f := range fs {
-					if filepath.Dir(f.Path) == filepath.Clean(o.Doc.File) && slices.Contains(source.KustomizationFiles, filepath.Base(f.Path)) {
-						c.spans = append(c.spans, Span{File: f.Path})
-					}
-				}
-			}
-			applied = append(applied, c)
-		}
-	}
-	for _, p := range sortedKeys(files) {
-		if f := files[p]; !bytes.Equal(f.Old, f.New) {
-			sort.Strings(f.Rules)
-			out.Files = append(out.Files, f)
-		}
-	}
+	out := p.out
 	if len(out.Files) == 0 {
 		// The fixes change no byte (the fields they reach already hold
 		// their values): the findings, still reported, are left.
 		for _, e := range applied {
 			for _, i := range e.change.Findings {
-				out.Left = append(out.Left, Left{chosen[i], e.stillWhy(chosen[i], "the fix changes nothing in the files it edits")})
+				out.leaveOne(p.chosen[i], e.stillReason(p.chosen[i], reason(ReasonNoChange, "the fix changes nothing in the files it edits")))
 			}
 		}
 		out.keepFixedRoutes() // none: a route of a finding left is not taken
 		return out, nil
 	}
-	err = out.prove(opts, res, chosen, applied)
-	if err != nil && len(values.templates) > 0 {
+	err = out.prove(opts, res, p.chosen, applied, p.destinations())
+	if err != nil && len(p.chart.values.templates) > 0 {
 		return nil, &templateProofError{err}
 	}
 	out.placeholderLines()
 	return out, err
+}
+
+// chartSink sets the chart renderer of the scan, when fix renders
+// charts, and says where the chart's values keys go.
+func chartSink(opts *Options) (valuesSink, *helm.Renderer, error) {
+	var sink valuesSink = valuesInPlace{maxSize: opts.Scan.MaxFileSize}
+	out := valuesOut{path: opts.ValuesOut}
+	if opts.ValuesOut != "" {
+		if opts.Helm == nil {
+			return nil, nil, fmt.Errorf("--values-out needs the chart options")
+		}
+		if data, err := os.ReadFile(opts.ValuesOut); err == nil {
+			out.old = data
+		} else if !os.IsNotExist(err) {
+			return nil, nil, err
+		}
+		sink = out
+	}
+	if opts.Helm == nil {
+		return sink, nil, nil
+	}
+	r, err := charts(*opts, out.old != nil, "")
+	if err != nil {
+		return nil, nil, err
+	}
+	opts.Scan.Charts = r
+	renderer, _ := r.(*helm.Renderer)
+	return sink, renderer, nil
+}
+
+// newPlanner chooses the findings to fix and makes the destinations.
+func newPlanner(opts Options, res *scan.Result, sink valuesSink, renderer *helm.Renderer, templates bool, proofWhy string) *planner {
+	p := &planner{opts: opts, out: &FixPlan{Errors: res.Errors}}
+	for _, f := range res.Findings {
+		if len(opts.Rules) > 0 && !slices.ContainsFunc(opts.Rules, func(r string) bool { return strings.EqualFold(r, f.Rule) }) {
+			continue
+		}
+		p.chosen = append(p.chosen, f)
+	}
+	maxSize := opts.Scan.MaxFileSize
+	p.plain = &plainFile{out: p.out, chosen: p.chosen, objects: res.Objects, maxSize: maxSize}
+	values := &valuesPlan{set: map[string]any{}, fileOf: map[string]string{}, maxSize: maxSize, proofWhy: proofWhy, editInPlace: opts.ValuesOut == "",
+		renderer: renderer, trials: map[string]*chartTrial{}, nulls: map[string]bool{}, comments: map[string]string{}}
+	if templates {
+		values.templates = map[string]*File{}
+	}
+	p.chart = &chart{on: opts.Helm != nil, out: p.out, chosen: p.chosen, values: values, sink: sink}
+	p.overlay = &overlayPlan{on: opts.Scan.Kustomize != nil, maxSize: maxSize, chosen: p.chosen}
+	return p
+}
+
+// write has each destination write its edits into the new contents, and
+// gives the changes made, for the proof.
+func (p *planner) write() ([]planned, error) {
+	files := map[string]*File{}
+	var applied []planned
+	for _, d := range p.destinations() {
+		made, err := d.write(files)
+		if err != nil {
+			return nil, err
+		}
+		applied = append(applied, made...)
+	}
+	for _, path := range sortedKeys(files) {
+		if f := files[path]; !bytes.Equal(f.Old, f.New) {
+			sort.Strings(f.Rules)
+			p.out.Files = append(p.out.Files, f)
+		}
+	}
+	return applied, nil
 }
 
 type planned struct {
@@ -444,74 +380,18 @@ type planned struct {
 	spans []Span
 }
 
-func (r *FixPlan) leave(fs []finding.Finding, c fix.Change, why string) {
-	for _, i := range c.Findings {
-		r.Left = append(r.Left, Left{fs[i], why})
-	}
-}
-
 // prove rescans the new contents: the fixed findings must be gone, no
 // new finding may appear, the new files must parse, and the fixes applied
 // again must change nothing.
-func (r *FixPlan) prove(opts Options, before *scan.Result, chosen []finding.Finding, applied []planned) error {
+func (r *FixPlan) prove(opts Options, before *scan.Result, chosen []finding.Finding, applied []planned, dests []destination) error {
 	overlay := map[string][]byte{}
 	for _, f := range r.Files {
 		overlay[f.Path] = f.New
 	}
-	so := opts.Scan
-	so.Overlay = overlay
-	renames := map[string]string{} // a chart's copy -> the chart
-	so.Stdin = nil
-	if opts.ValuesOut != "" {
-		if nv, ok := overlay[opts.ValuesOut]; ok {
-			// Helm reads values files from disk: the new values go to a
-			// temporary file for the rescan.
-			tmp, err := os.CreateTemp("", "backfire-values-*.yaml")
-			if err != nil {
-				return err
-			}
-			defer os.Remove(tmp.Name())
-			if _, err := tmp.Write(nv); err != nil {
-				tmp.Close()
-				return err
-			}
-			tmp.Close()
-			r, err := charts(opts, false, tmp.Name())
-			if err != nil {
-				return fmt.Errorf("the new values do not load: %v", err)
-			}
-			so.Charts = r
-		}
-		// A template edit is proven on a copy of its chart.
-		var rest []*File
-		for _, f := range r.Files {
-			if f.Path != opts.ValuesOut {
-				rest = append(rest, f)
-			}
-		}
-		tmps, err := copyCharts(&so, rest, renames)
-		defer func() {
-			for _, t := range tmps {
-				os.RemoveAll(t)
-			}
-		}()
-		if err != nil {
-			return err
-		}
-	}
-	if opts.Helm != nil && opts.ValuesOut == "" {
-		cleanup, err := rerender(&so, opts, r.Files, renames)
-		defer cleanup()
-		if err != nil {
-			return err
-		}
-	}
-	if opts.Scan.Kustomize != nil {
-		k, err := kustomize.WithFiles(overlay)
-		if err != nil {
-			return err
-		}
-		so.Kustomize = k
+	so, renames, cleanup, err := rescanOptions(opts, r.Files, overlay)
+	defer cleanup()
+	if err != nil {
+		return err
 	}
 	so.KeepObjects = true
 	after, err := scan.Run(so)
@@ -528,6 +408,7 @@ func (r *FixPlan) prove(opts Options, before *scan.Result, chosen []finding.Find
 	}
 	for _, e := range after.Errors {
 		if !had[e.Message] {
+			e.Message = oneLine(e.Message)
 			return fmt.Errorf("the fixed files do not load, nothing written: %v", e)
 		}
 	}
@@ -563,7 +444,7 @@ func (r *FixPlan) prove(opts Options, before *scan.Result, chosen []finding.Find
 				if e.template != "" && r.templateWhy == "" && replacesHandler(f) {
 					r.templateWhy = e.template + ": still reported after the edit: " + g.Message
 				}
-				r.Left = append(r.Left, Left{f, e.stillWhy(f, "still reported after the composed fix: "+g.Message)})
+				r.leaveOne(f, e.stillReason(f, reason(ReasonStill, "still reported after the composed fix: "+g.Message)))
 				continue
 			}
 			r.Fixed = append(r.Fixed, f)
@@ -583,38 +464,92 @@ func (r *FixPlan) prove(opts Options, before *scan.Result, chosen []finding.Find
 	r.fileRules()
 	r.keepFixedRoutes()
 
-	// Idempotence: the same fixes on the new contents change nothing.
-	for _, e := range applied {
-		if e.values != nil || e.overlay {
-			continue // a second run proves these: see the tests
-		}
-		o := sameObject(after.Objects, e.obj)
-		if o == nil {
-			return fmt.Errorf("%s: %s is gone after the fix", e.file, e.change.Target)
-		}
-		pos, _ := o.Doc.Locate("")
-		again, err := yamledit.Edit(overlay[e.file], pos, e.change.Patch, e.change.Placeholders)
-		if err != nil {
-			return fmt.Errorf("%s: applying the fix again: %v", e.file, err)
-		}
-		if !bytes.Equal(again, overlay[e.file]) {
-			return fmt.Errorf("%s:%d: applying the fix a second time changes the file again; nothing written", e.file, firstDiffLine(again, overlay[e.file]))
+	// Each destination's own checks: the plain files' idempotence.
+	for _, d := range dests {
+		if err := d.verify(after, overlay); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// stillWhy says why a finding a change was meant to fix is still
+// rescanOptions are the scan options of the proof: the new contents read
+// from memory (overlay), charts rendered again with them (a copy of the
+// chart, or the new --values-out file), overlays built with them. renames
+// maps a chart's copy to the chart; cleanup removes the copies.
+func rescanOptions(opts Options, files []*File, overlay map[string][]byte) (scan.Options, map[string]string, func(), error) {
+	var temps []string
+	cleanup := func() {
+		for _, t := range temps {
+			os.RemoveAll(t)
+		}
+	}
+	so := opts.Scan
+	so.Overlay = overlay
+	renames := map[string]string{} // a chart's copy -> the chart
+	so.Stdin = nil
+	if opts.ValuesOut != "" {
+		if nv, ok := overlay[opts.ValuesOut]; ok {
+			// Helm reads values files from disk: the new values go to a
+			// temporary file for the rescan.
+			tmp, err := os.CreateTemp("", "backfire-values-*.yaml")
+			if err != nil {
+				return so, nil, cleanup, err
+			}
+			temps = append(temps, tmp.Name())
+			if _, err := tmp.Write(nv); err != nil {
+				tmp.Close()
+				return so, nil, cleanup, err
+			}
+			tmp.Close()
+			r, err := charts(opts, false, tmp.Name())
+			if err != nil {
+				return so, nil, cleanup, fmt.Errorf("the new values do not load: %v", err)
+			}
+			so.Charts = r
+		}
+		// A template edit is proven on a copy of its chart.
+		var rest []*File
+		for _, f := range files {
+			if f.Path != opts.ValuesOut {
+				rest = append(rest, f)
+			}
+		}
+		tmps, err := copyCharts(&so, rest, renames)
+		temps = append(temps, tmps...)
+		if err != nil {
+			return so, nil, cleanup, err
+		}
+	}
+	done := cleanup
+	if opts.Helm != nil && opts.ValuesOut == "" {
+		undo, err := rerender(&so, opts, files, renames)
+		done = func() { undo(); cleanup() }
+		if err != nil {
+			return so, nil, done, err
+		}
+	}
+	if opts.Scan.Kustomize != nil {
+		k, err := kustomize.WithFiles(overlay)
+		if err != nil {
+			return so, nil, done, err
+		}
+		so.Kustomize = k
+	}
+	return so, renames, done, nil
+}
+
+// stillReason says why a finding a change was meant to fix is still
 // reported: the fields of the change nothing reaches, or else why.
-func (e planned) stillWhy(f finding.Finding, why string) string {
+func (e planned) stillReason(f finding.Finding, why *Reason) *Reason {
 	if len(e.missing) == 0 {
 		return why
 	}
-	why = "the chart's values do not reach " + strings.Join(e.missing, ", ") + ": change the template" + templateLines(e.obj, e.missing, 0) + ", or patch the rendered object with " + string(f.Fix.Patch)
+	detail := "the chart's values do not reach " + strings.Join(e.missing, ", ") + ": change the template" + templateLines(e.obj, e.missing, 0) + ", or patch the rendered object with " + string(f.Fix.Patch)
 	if e.why != "" {
-		why += "; " + e.why
+		detail += "; " + e.why
 	}
-	return why
+	return reason(ReasonUnreached, detail)
 }
 
 // renders checks that the rescan's object has the values a change's
@@ -961,7 +896,7 @@ func (r *FixPlan) Write() []error {
 			}
 		}
 		if err != nil {
-			r.Left = append(r.Left, Left{f, "not written: " + err.Error()})
+			r.leaveOne(f, reason(ReasonUnwritable, "not written: "+err.Error()))
 			delete(r.Spans, f.Instance())
 			continue
 		}

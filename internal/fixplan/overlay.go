@@ -15,6 +15,7 @@ import (
 	"backfire.dev/backfire/internal/fix"
 	"backfire.dev/backfire/internal/load"
 	"backfire.dev/backfire/internal/object"
+	"backfire.dev/backfire/internal/scan"
 	"backfire.dev/backfire/internal/source"
 	"backfire.dev/backfire/internal/yamledit"
 )
@@ -23,9 +24,56 @@ import (
 // one strategic-merge patch file per object, listed in the overlay's
 // kustomization under patches:.
 type overlayPlan struct {
+	on      bool // overlays are built by fix (the Kustomize options)
+	maxSize int64
+	chosen  []finding.Finding
 	byDir   map[string][]overlayChange
 	changes []planned
 }
+
+func (p *overlayPlan) claim(o *object.Object) *Reason {
+	if o.Doc.Origin.Kind != load.OverlayBuild || !p.on {
+		return unclaimed(o)
+	}
+	return nil
+}
+
+func (p *overlayPlan) take(o *object.Object, c fix.Change) *Reason {
+	p.add(o, c)
+	return nil
+}
+
+// write adds the patch files and kustomizations; each change spans its
+// patch file and its overlay's kustomization.
+func (p *overlayPlan) write(files map[string]*File) ([]planned, error) {
+	if len(p.byDir) == 0 {
+		return nil, nil
+	}
+	fs, err := p.files(p.maxSize)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range fs {
+		files[f.Path] = f
+	}
+	var applied []planned
+	for _, c := range p.changes {
+		c.spans = []Span{{File: c.file}}
+		if o := c.obj; o != nil {
+			for _, f := range fs {
+				if filepath.Dir(f.Path) == filepath.Clean(o.Doc.File) && slices.Contains(source.KustomizationFiles, filepath.Base(f.Path)) {
+					c.spans = append(c.spans, Span{File: f.Path})
+				}
+			}
+		}
+		applied = append(applied, c)
+	}
+	return applied, nil
+}
+
+// verify is left to a second run: the build of the overlay with its
+// patch is proven by the plan's rescan (see the tests).
+func (p *overlayPlan) verify(*scan.Result, map[string][]byte) error { return nil }
 
 type overlayChange struct {
 	obj    *object.Object
@@ -33,13 +81,13 @@ type overlayChange struct {
 	rules  []string
 }
 
-func (p *overlayPlan) add(o *object.Object, c fix.Change, chosen []finding.Finding) {
+func (p *overlayPlan) add(o *object.Object, c fix.Change) {
 	if p.byDir == nil {
 		p.byDir = map[string][]overlayChange{}
 	}
 	var rs []string
 	for _, i := range c.Findings {
-		rs = append(rs, chosen[i].Rule)
+		rs = append(rs, p.chosen[i].Rule)
 	}
 	dir := o.Doc.Origin.Dir
 	p.byDir[dir] = append(p.byDir[dir], overlayChange{o, c, rs})

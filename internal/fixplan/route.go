@@ -183,6 +183,11 @@ type chartTrial struct {
 	refs map[string][]string
 	// renders counts the trial renders, for the evaluation.
 	renders int
+	// schema: the chart or a subchart has a values.schema.json, which
+	// may reject what a fix sets (see admitted).
+	schema bool
+	// maxSize bounds the templates read to rank candidates.
+	maxSize int64
 	// mirrored lists the blocks the last check let change alike, as
 	// "Kind name path".
 	mirrored []string
@@ -203,6 +208,7 @@ func newTrial(r *helm.Renderer, chartDir string) (*chartTrial, error) {
 		return nil, err
 	}
 	t.values, t.layers = vals, layers
+	t.schema = hasSchema(chartDir)
 	// Without them only the trace and the values tree give candidates.
 	t.refs, _ = r.ValuesRefs(t.in)
 	if t.base, err = t.render(nil); err != nil {
@@ -242,7 +248,7 @@ func (t *chartTrial) render(extra keySet) (map[objKey]any, error) {
 	t.renders++
 	streams, errs := t.r.Trial(nest(extra)).Render(t.in)
 	if len(errs) > 0 {
-		return nil, fmt.Errorf("%s", errs[0].Message)
+		return nil, &renderError{file: errs[0].File, message: errs[0].Message}
 	}
 	out := map[objKey]any{}
 	for _, st := range streams {
@@ -753,6 +759,12 @@ func (b *blockPlan) mapCandidates() []string {
 	sort.SliceStable(inTemplate, func(i, j int) bool {
 		return sharedPrefix(inTemplate[i], prefixes) > sharedPrefix(inTemplate[j], prefixes)
 	})
+	// The one whose reference stands nearest the line that writes the
+	// block renders it: first of them, however many modules' maps of the
+	// same name the template names too.
+	if k := nearestRef(b.obj, namedPath(b.obj, pathString(b.path)), inTemplate, b.trial.maxSize); k != "" {
+		add(k)
+	}
 	for _, k := range inTemplate {
 		add(k)
 	}
@@ -956,7 +968,7 @@ func withDeletions(v, def any) any {
 func (t *chartTrial) check(key objKey, before, want any, blocks [][]load.Segment, ks keySet, _ *[]load.Segment) string {
 	got, err := t.render(ks)
 	if err != nil {
-		return "the chart does not render with them: " + err.Error()
+		return "the chart does not render with them: " + oneLine(err.Error())
 	}
 	g, ok := got[key]
 	if !ok {

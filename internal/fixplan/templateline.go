@@ -35,18 +35,7 @@ func templateLine(o *object.Object, path string, maxSize int64) string {
 	if len(keys) == 0 {
 		return ""
 	}
-	lines := strings.Split(string(data), "\n")
-	best, bestDepth, action := -1, 0, -1
-	for i, l := range lines {
-		m := plainKey.FindStringSubmatch(l)
-		if m == nil || m[2] != keys[0] || strings.Contains(l, "{{") && !strings.Contains(m[3], "{{") {
-			continue
-		}
-		line, depth, act := descend(lines, i, keys[1:])
-		if depth+1 > bestDepth {
-			best, bestDepth, action = line, depth+1, act
-		}
-	}
+	best, bestDepth, action := writtenAt(strings.Split(string(data), "\n"), keys)
 	if best < 0 {
 		return ""
 	}
@@ -58,6 +47,55 @@ func templateLine(o *object.Object, path string, maxSize int64) string {
 		return fmt.Sprintf("%s writes %s, and a template action prints the rest of it (line %d)", at, strings.Join(keys[:bestDepth], "."), action+1)
 	}
 	return at + " writes " + strings.Join(keys[:bestDepth], ".")
+}
+
+// writtenAt finds where a template's lines write the field named by keys:
+// the line of the deepest key written plainly (-1: none), how many of keys
+// it is, and the first line of a template action where it stopped, or -1.
+func writtenAt(lines []string, keys []string) (int, int, int) {
+	best, bestDepth, action := -1, 0, -1
+	for i, l := range lines {
+		m := plainKey.FindStringSubmatch(l)
+		if m == nil || m[2] != keys[0] || strings.Contains(l, "{{") && !strings.Contains(m[3], "{{") {
+			continue
+		}
+		line, depth, act := descend(lines, i, keys[1:])
+		if depth+1 > bestDepth {
+			best, bestDepth, action = line, depth+1, act
+		}
+	}
+	return best, bestDepth, action
+}
+
+// nearestRef is, of the values keys a template names, the one whose
+// reference stands nearest the line that writes the block at path: the
+// reference that renders it (`with .Values.resources` above `resources:`),
+// or "" when the template does not write the block's key plainly.
+func nearestRef(o *object.Object, path string, keys []string, maxSize int64) string {
+	fk := fieldKeys(path)
+	if len(fk) == 0 || len(keys) == 0 {
+		return ""
+	}
+	data, err := source.ReadFile(o.Doc.File, maxSize)
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(string(data), "\n")
+	at, depth, _ := writtenAt(lines, fk)
+	if at < 0 || depth != len(fk) {
+		return ""
+	}
+	best, bestDist := "", len(lines)
+	for _, k := range keys {
+		ref := regexp.MustCompile(`\.Values\.` + regexp.QuoteMeta(k) + `\b([^.]|$)`)
+		for i, l := range lines {
+			d := max(i-at, at-i)
+			if d < bestDist && ref.MatchString(l) {
+				best, bestDist = k, d
+			}
+		}
+	}
+	return best
 }
 
 // descend follows keys down the block under line i; it returns the line

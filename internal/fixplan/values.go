@@ -288,6 +288,9 @@ func (v *valuesPlan) trial(o *object.Object) (*chartTrial, error) {
 		return nil, fmt.Errorf("no chart renderer")
 	}
 	t, err := newTrial(v.renderer, dir)
+	if t != nil {
+		t.maxSize = v.maxSize
+	}
 	v.trials[dir] = t
 	return t, err
 }
@@ -457,78 +460,51 @@ func (v *valuesPlan) place(t *chartTrial, key string, val any) string {
 // literally. A fix that replaces a probe handler the values cannot reach
 // is left out, and the others are composed again without it: their
 // numbers were only overruled for the sake of the new handler. It returns
-// why nothing can be set, or "".
-func planValues(o *object.Object, c fix.Change, chosen []finding.Finding, v *valuesPlan, out *FixPlan) string {
+// why nothing can be set, or nil.
+func planValues(o *object.Object, c fix.Change, chosen []finding.Finding, v *valuesPlan, out *FixPlan) *Reason {
 	rest := planRoutes(o, c, chosen, v)
 	if rest == nil {
-		return ""
+		return nil
 	}
 	if v.unwritableWhy != "" {
 		// Not "the values do not reach": they do, in a file fix does not
 		// write; --values-out does.
-		return v.unwritableWhy
+		return reason(ReasonUnwritable, v.unwritableWhy)
 	}
-	c = *rest
+	c, ok := v.admitted(o, *rest, chosen, out)
+	if !ok {
+		return nil
+	}
 	set, missing, keys := valuesOf(o, c.Patch, v.fileOf)
 	if why := v.unwritable(set); why != "" {
-		return why
+		return reason(ReasonUnwritable, why)
 	}
-	tmplWhy := ""
-	if len(missing) > 0 && v.templates != nil {
-		var done bool
-		if done, tmplWhy = planTemplate(o, c, chosen, v); done {
-			return ""
-		}
+	done, tmplWhy := v.tryTemplate(o, c, chosen, missing)
+	if done {
+		return nil
 	}
-	if len(missing) > 0 {
-		var rest []finding.Finding
-		var owners []int
-		for _, i := range c.Findings {
-			var p any
-			own := chosen[i].Fix.Patch
-			if chosen[i].Fix.Own != nil {
-				own = chosen[i].Fix.Own
+	if owners := handlerOwners(c, chosen); len(missing) > 0 && len(owners) > 0 {
+		// The values do not reach the new handler: its fix is left, and
+		// the others are composed again without it.
+		for _, i := range owners {
+			why := "the chart's values do not reach " + strings.Join(missing, ", ") + ": change the template" + templateLines(o, missing, v.maxSize) + ", or patch the rendered object with " + string(chosen[i].Fix.Patch)
+			if r := v.reason(tmplWhy); r != "" {
+				why += "; " + r
 			}
-			if json.Unmarshal(own, &p) == nil && fix.ReplacesHandler(p) {
-				owners = append(owners, i)
-				continue
-			}
-			rest = append(rest, chosen[i])
+			out.leaveOne(chosen[i], reason(ReasonUnreached, why))
 		}
-		if len(owners) > 0 {
-			for _, i := range owners {
-				why := "the chart's values do not reach " + strings.Join(missing, ", ") + ": change the template" + templateLines(o, missing, v.maxSize) + ", or patch the rendered object with " + string(chosen[i].Fix.Patch)
-				if r := v.reason(tmplWhy); r != "" {
-					why += "; " + r
-				}
-				out.Left = append(out.Left, Left{chosen[i], why})
-			}
-			rc := fix.Compose(originalPatches(rest))
-			if len(rc) == 0 {
-				return ""
-			}
-			// Map the recomposed change back to the chosen indexes.
-			idx := []int{}
-			for _, i := range c.Findings {
-				if !slices.Contains(owners, i) {
-					idx = append(idx, i)
-				}
-			}
-			c = rc[0]
-			c.Findings = idx
-			set, missing, keys = valuesOf(o, c.Patch, v.fileOf)
-			// The template may still write the other fixes' numbers.
-			tmplWhy = ""
-			if len(missing) > 0 && v.templates != nil {
-				var done bool
-				if done, tmplWhy = planTemplate(o, c, chosen, v); done {
-					return ""
-				}
-			}
+		var ok bool
+		if c, ok = without(c, chosen, owners); !ok {
+			return nil
+		}
+		set, missing, keys = valuesOf(o, c.Patch, v.fileOf)
+		// The template may still write the other fixes' numbers.
+		if done, tmplWhy = v.tryTemplate(o, c, chosen, missing); done {
+			return nil
 		}
 	}
 	if why := v.unwritable(set); why != "" {
-		return why
+		return reason(ReasonUnwritable, why)
 	}
 	if len(set) == 0 {
 		why := "the chart's values do not reach " + strings.Join(missing, ", ") + ": change the template" + templateLines(o, missing, v.maxSize) + ", or patch the rendered object with " + patchText(c.Patch)
@@ -536,12 +512,60 @@ func planValues(o *object.Object, c fix.Change, chosen []finding.Finding, v *val
 			why += "; " + r
 		}
 		for _, i := range c.Findings {
-			out.Left = append(out.Left, Left{chosen[i], why})
+			out.leaveOne(chosen[i], reason(ReasonUnreached, why))
 		}
-		return ""
+		return nil
 	}
 	v.record(o, c, set, missing, keys, chosen, "", v.reason(tmplWhy))
-	return ""
+	return nil
+}
+
+// tryTemplate edits the template for the fields missing from the values,
+// when template edits are on: whether the change is planned, or why the
+// template is not edited.
+func (v *valuesPlan) tryTemplate(o *object.Object, c fix.Change, chosen []finding.Finding, missing []string) (bool, string) {
+	if len(missing) == 0 || v.templates == nil {
+		return false, ""
+	}
+	return planTemplate(o, c, chosen, v)
+}
+
+// handlerOwners lists the findings of c whose rule's own patch replaces a
+// probe's handler.
+func handlerOwners(c fix.Change, chosen []finding.Finding) []int {
+	var owners []int
+	for _, i := range c.Findings {
+		var p any
+		own := chosen[i].Fix.Patch
+		if chosen[i].Fix.Own != nil {
+			own = chosen[i].Fix.Own
+		}
+		if json.Unmarshal(own, &p) == nil && fix.ReplacesHandler(p) {
+			owners = append(owners, i)
+		}
+	}
+	return owners
+}
+
+// without composes c again without the findings dropped, each of the
+// others with its rule's own patch: false when none is left.
+func without(c fix.Change, chosen []finding.Finding, dropped []int) (fix.Change, bool) {
+	var rest []finding.Finding
+	idx := []int{}
+	for _, i := range c.Findings {
+		if !slices.Contains(dropped, i) {
+			rest = append(rest, chosen[i])
+			idx = append(idx, i)
+		}
+	}
+	rc := fix.Compose(originalPatches(rest))
+	if len(rc) == 0 {
+		return c, false
+	}
+	// The recomposed change's findings are the chosen indexes.
+	nc := rc[0]
+	nc.Findings = idx
+	return nc, true
 }
 
 // unwritable says why a values file that sets one of the keys cannot be

@@ -308,6 +308,7 @@ func (e *editor) mapping(n *yaml.Node, patch map[string]any, path string) error 
 	if err != nil {
 		return err
 	}
+	end = e.pastOwnComments(end, indent)
 	var b strings.Builder
 	if end == len(e.data) && end > 0 && e.data[end-1] != '\n' {
 		b.WriteByte('\n')
@@ -832,6 +833,36 @@ func (e *editor) entry(key *yaml.Node) (int, int, error) {
 		end++ // the newline
 	}
 	return lineStart, end, nil
+}
+
+// pastOwnComments moves an insertion point at off, the end of a mapping's
+// last entry, past the comment lines right below it that are that entry's
+// own commented-out content: list items ("# - ../components/a") or lines
+// indented under it. A new key written before them would take them when
+// the user uncomments them (a components: list whose entries are all
+// commented would gain them under the new key). A blank line ends them:
+// what follows belongs to something else.
+func (e *editor) pastOwnComments(off, indent int) int {
+	for off < len(e.data) {
+		le := e.lineEnd(off)
+		line := e.data[off:le]
+		trimmed := bytes.TrimLeft(line, " ")
+		if len(trimmed) == 0 || trimmed[0] != '#' {
+			break
+		}
+		text := bytes.TrimLeft(trimmed[1:], " ")
+		item := bytes.HasPrefix(text, []byte("- ")) || bytes.Equal(bytes.TrimRight(text, "\r"), []byte("-"))
+		nested := len(trimmed)-len(text) > 2 // "#   key": a line under a commented key
+		ind := len(line) - len(trimmed)
+		if ind < indent || ind == indent && !item && !nested {
+			break
+		}
+		off = le
+		if off < len(e.data) {
+			off++ // the newline
+		}
+	}
+	return off
 }
 
 // Render writes a new YAML document from a decoded patch, in block style

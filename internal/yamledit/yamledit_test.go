@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	yaml "go.yaml.in/yaml/v3"
+
 	"backfire.dev/backfire/internal/load"
 )
 
@@ -301,5 +303,46 @@ db:
 	out, err = EditWith([]byte(src), load.Position{Line: 2, Column: 1}, patch, Options{KeepNulls: true})
 	if err != nil || !strings.Contains(string(out), "timeoutSeconds: 5, failureThreshold: 3}  # keep it short") {
 		t.Errorf("in place (%v):\n%s", err, out)
+	}
+}
+
+// A key added after a last key whose entries are commented out goes after
+// those comments: uncommenting them must give that key its items back,
+// not the new key (a kustomization's components: with every component
+// commented, and patches: added by fix).
+func TestNewKeyAfterCommentedOutList(t *testing.T) {
+	patch := map[string]any{"patches": []any{map[string]any{"path": "backfire-fix-deployment-web.yaml"}}}
+	for _, c := range []struct{ in, uncommented string }{
+		{
+			in:          "resources:\n- ../base\ncomponents:\n# - ../components/a\n# - ../components/b\n",
+			uncommented: "components:\n- ../components/a\n",
+		},
+		{
+			in:          "resources:\n- ../base\ncomponents:\n- ../components/c\n# - ../components/b\n\n# commonLabels:\n#   team: web\n",
+			uncommented: "components:\n- ../components/c\n- ../components/b\n",
+		},
+	} {
+		out, err := Edit([]byte(c.in), load.Position{Line: 1, Column: 1}, patch, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Uncomment every commented component, as a user would.
+		text := strings.ReplaceAll(string(out), "# - ../components/", "- ../components/")
+		var got struct {
+			Components []string         `yaml:"components"`
+			Patches    []map[string]any `yaml:"patches"`
+		}
+		if err := yaml.Unmarshal([]byte(text), &got); err != nil {
+			t.Fatalf("uncommented:\n%s\n%v", text, err)
+		}
+		if len(got.Patches) != 1 || len(got.Components) == 0 {
+			t.Errorf("uncommented, the file holds components %v and patches %v:\n%s", got.Components, got.Patches, text)
+		}
+		if !strings.Contains(text, c.uncommented) {
+			t.Errorf("uncommented, the file lacks %q:\n%s", c.uncommented, text)
+		}
+		if strings.Count(string(out), "#") != strings.Count(c.in, "#") {
+			t.Errorf("comments lost:\n%s", out)
+		}
 	}
 }
