@@ -26,7 +26,7 @@ gitdir() { # owner/name -> its git directory
 
 extract() { # repository commit path
 	local dest="$out/${1/\//+}@$2"
-	if [[ -e "$dest/$3/Chart.yaml" ]]; then return; fi
+	if [[ -e "$dest/$3" ]]; then return; fi
 	mkdir -p "$dest"
 	echo "extract $1@$2 $3" >&2
 	if [[ "$3" == "." ]]; then
@@ -36,9 +36,12 @@ extract() { # repository commit path
 	fi
 }
 
-grep -v '^[[:space:]]*\(#\|$\)' "$here/sources.txt" | while read -r _ _ repo commit path deps; do
+grep -v '^[[:space:]]*\(#\|$\)' "$here/sources.txt" | while read -r _ kind repo commit path deps; do
+	# An overlay comes with its parent folder, for the ../crd it names.
+	if [[ "$kind" == kustomize ]]; then path="$(dirname "$path")"; fi
 	extract "$repo" "$commit" "$path"
-	for dep in $deps; do # name=owner/repo@commit:path
+	for dep in $deps; do # name=owner/repo@commit:path, or set:key=value
+		if [[ "$dep" == set:* ]]; then continue; fi
 		spec="${dep#*=}"
 		extract "${spec%%@*}" "$(sed 's/.*@\(.*\):.*/\1/' <<<"$spec")" "${spec#*:}"
 	done

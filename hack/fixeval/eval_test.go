@@ -25,6 +25,7 @@ import (
 	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/fixplan"
 	"backfire.dev/backfire/internal/helm"
+	"backfire.dev/backfire/internal/kustomize"
 	"backfire.dev/backfire/internal/load"
 	"backfire.dev/backfire/internal/model/rollout"
 	"backfire.dev/backfire/internal/object"
@@ -42,9 +43,14 @@ var (
 type dep struct{ name, repo, commit, path string }
 
 type src struct {
-	name, repo, commit, path string
-	deps                     []dep
+	name, kind, repo, commit, path string
+	deps                           []dep
+	set                            []string // Helm --set values the chart needs to render
 }
+
+// overlay is true for a Kustomize overlay: its folder's parent is copied
+// with it, for the ../crd and ../rbac it names.
+func (s src) overlay() bool { return s.kind == "kustomize" }
 
 // outcome is what fix made of one chart.
 type outcome struct {
@@ -71,6 +77,7 @@ type outcome struct {
 	OutLeft     int    `json:"valuesOutLeft"`
 	OutAccepted int    `json:"valuesOutAccepted"`
 	OutRejected int    `json:"valuesOutRejected"`
+	Overlay     bool   `json:"overlay,omitempty"` // no --values-out pass
 	Error       string `json:"error,omitempty"`
 }
 
@@ -91,8 +98,12 @@ func readSources(t *testing.T) []src {
 		if len(fs) < 5 || strings.HasPrefix(fs[0], "#") {
 			continue
 		}
-		s := src{name: fs[0], repo: fs[2], commit: fs[3], path: fs[4]}
+		s := src{name: fs[0], kind: fs[1], repo: fs[2], commit: fs[3], path: fs[4]}
 		for _, d := range fs[5:] {
+			if v, ok := strings.CutPrefix(d, "set:"); ok {
+				s.set = append(s.set, v)
+				continue
+			}
 			name, spec, _ := strings.Cut(d, "=")
 			repo, rest, _ := strings.Cut(spec, "@")
 			commit, path, _ := strings.Cut(rest, ":")
@@ -107,9 +118,16 @@ func checkout(repo, commit, path string) string {
 	return filepath.Join(*checkouts, strings.ReplaceAll(repo, "/", "+")+"@"+commit, path)
 }
 
-// scratch copies a source's chart with its dependencies in charts/.
+// scratch copies a source's chart with its dependencies in charts/, or
+// an overlay with its parent folder; it returns the path to scan.
 func scratch(t *testing.T, s src) string {
 	dir := filepath.Join(t.TempDir(), filepath.Base(strings.ReplaceAll(s.name, "/", "-")))
+	if s.overlay() {
+		if err := os.CopyFS(dir, os.DirFS(checkout(s.repo, s.commit, filepath.Dir(s.path)))); err != nil {
+			t.Fatal(err)
+		}
+		return filepath.Join(dir, filepath.Base(s.path))
+	}
 	if err := os.CopyFS(dir, os.DirFS(checkout(s.repo, s.commit, s.path))); err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +143,7 @@ func scratch(t *testing.T, s src) string {
 
 func options(chart string, h helm.Options, valuesOut string) fixplan.Options {
 	return fixplan.Options{
-		Scan: scan.Options{Paths: []string{chart}, Rules: rules.Options{Config: &config.Config{}, RolloutsVersion: rollout.DefaultVersion}},
+		Scan: scan.Options{Paths: []string{chart}, Kustomize: kustomize.New(), Rules: rules.Options{Config: &config.Config{}, RolloutsVersion: rollout.DefaultVersion}},
 		Helm: &h, ValuesOut: valuesOut,
 	}
 }
@@ -157,14 +175,14 @@ func evaluate(t *testing.T, env *clustertest.Env, s src) outcome {
 	o := outcome{Name: s.name, Commit: s.commit}
 	chart := scratch(t, s)
 	pristine := scratch(t, s)
-	opts := options(chart, helm.Options{}, "")
+	opts := options(chart, helm.Options{Set: s.set}, "")
 
 	p, err := fixplan.Plan(opts)
 	if err != nil {
 		o.Error = err.Error()
 		return o
 	}
-	before, err := findings(chart, nil)
+	before, err := findings(chart, s.set)
 	if err != nil {
 		o.Error = err.Error()
 		return o
@@ -180,7 +198,7 @@ func evaluate(t *testing.T, env *clustertest.Env, s src) outcome {
 		}
 		through := "values"
 		for _, sp := range p.Spans[f.Instance()] {
-			if strings.Contains(filepath.ToSlash(sp.File), "/templates/") {
+			if s.overlay() || strings.Contains(filepath.ToSlash(sp.File), "/templates/") {
 				through = "template"
 			}
 		}
@@ -190,16 +208,22 @@ func evaluate(t *testing.T, env *clustertest.Env, s src) outcome {
 			o.Template++
 		}
 	}
+	// The reasons name files in the scratch copy: relative to it, they
+	// read the same on every run.
+	scratchDir := filepath.Dir(chart)
+	if s.overlay() {
+		scratchDir = filepath.Dir(scratchDir)
+	}
 	for _, l := range p.Left {
 		if counted(l.Finding) {
-			o.Left = append(o.Left, leftItem{l.Finding.Rule, l.Finding.Object.String(), l.Reason})
+			o.Left = append(o.Left, leftItem{l.Finding.Rule, l.Finding.Object.String(), strings.ReplaceAll(l.Reason, scratchDir+string(filepath.Separator), "")})
 		}
 	}
 	if errs := p.Write(); len(errs) > 0 {
 		o.Error = fmt.Sprint(errs)
 		return o
 	}
-	after, err := findings(chart, nil)
+	after, err := findings(chart, s.set)
 	if err != nil {
 		o.Error = err.Error()
 		return o
@@ -208,12 +232,16 @@ func evaluate(t *testing.T, env *clustertest.Env, s src) outcome {
 	if again, err := fixplan.Plan(opts); err == nil {
 		o.SecondRun = len(again.Files)
 	}
-	o.Changed, o.Accepted, o.Rejected = dryRun(t, env, render(t, pristine, nil), render(t, chart, nil))
+	o.Changed, o.Accepted, o.Rejected = dryRun(t, env, render(t, s, pristine, nil), render(t, s, chart, nil))
+	if s.overlay() {
+		o.Overlay = true // --values-out is for charts
+		return o
+	}
 
 	// The same with --values-out, on a fresh copy.
 	chart2 := scratch(t, s)
 	out := filepath.Join(t.TempDir(), "backfire-values.yaml")
-	p2, err := fixplan.Plan(options(chart2, helm.Options{}, out))
+	p2, err := fixplan.Plan(options(chart2, helm.Options{Set: s.set}, out))
 	if err != nil {
 		o.Error = "--values-out: " + err.Error()
 		return o
@@ -236,16 +264,16 @@ func evaluate(t *testing.T, env *clustertest.Env, s src) outcome {
 	if _, err := os.Stat(out); err == nil {
 		values = []string{out}
 	}
-	_, o.OutAccepted, o.OutRejected = dryRun(t, env, render(t, pristine, nil), render(t, chart2, values))
+	_, o.OutAccepted, o.OutRejected = dryRun(t, env, render(t, s, pristine, nil), render(t, s, chart2, values))
 	return o
 }
 
-func findings(chart string, values []string) ([]finding.Finding, error) {
-	r, err := helm.New(helm.Options{ValueFiles: values})
+func findings(chart string, set []string) ([]finding.Finding, error) {
+	r, err := helm.New(helm.Options{Set: set})
 	if err != nil {
 		return nil, err
 	}
-	so := scan.Options{Paths: []string{chart}, Charts: r, Rules: rules.Options{Config: &config.Config{}, RolloutsVersion: rollout.DefaultVersion}}
+	so := scan.Options{Paths: []string{chart}, Charts: r, Kustomize: kustomize.New(), Rules: rules.Options{Config: &config.Config{}, RolloutsVersion: rollout.DefaultVersion}}
 	res, err := scan.Run(so)
 	if err != nil {
 		return nil, err
@@ -279,12 +307,17 @@ func compare(before, after, fixed []finding.Finding) (rescan, notGone, introduce
 	return
 }
 
-func render(t *testing.T, chart string, values []string) map[object.Ref][]byte {
-	r, err := helm.New(helm.Options{ValueFiles: values})
-	if err != nil {
-		t.Fatal(err)
+func render(t *testing.T, s src, chart string, values []string) map[object.Ref][]byte {
+	var r source.Renderer = kustomize.New()
+	kind := source.Kustomization
+	if !s.overlay() {
+		h, err := helm.New(helm.Options{ValueFiles: values, Set: s.set})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, kind = h, source.Chart
 	}
-	streams, errs := r.Render(source.Input{Path: chart, Kind: source.Chart, Explicit: true})
+	streams, errs := r.Render(source.Input{Path: chart, Kind: kind, Explicit: true})
 	if len(errs) > 0 {
 		t.Fatalf("%s: %v", chart, errs)
 	}
@@ -356,8 +389,12 @@ func write(t *testing.T, results []outcome) {
 		if o.Error != "" {
 			note = " (" + o.Error + ")"
 		}
-		fmt.Fprintf(&b, "| %s%s | %d | %d | %d | %d | %d | %d files | %d / %d / %d | %d / %d, %d / %d |\n",
-			o.Name, note, o.Findings, o.Values, o.Template, len(o.Left), o.Rescan, o.SecondRun, o.Changed, o.Accepted, o.Rejected, o.OutFixed, o.OutLeft, o.OutAccepted, o.OutRejected)
+		valuesOut := fmt.Sprintf("%d / %d, %d / %d", o.OutFixed, o.OutLeft, o.OutAccepted, o.OutRejected)
+		if o.Overlay {
+			valuesOut = "(overlay)"
+		}
+		fmt.Fprintf(&b, "| %s%s | %d | %d | %d | %d | %d | %d files | %d / %d / %d | %s |\n",
+			o.Name, note, o.Findings, o.Values, o.Template, len(o.Left), o.Rescan, o.SecondRun, o.Changed, o.Accepted, o.Rejected, valuesOut)
 		tot.Findings += o.Findings
 		tot.Values += o.Values
 		tot.Template += o.Template

@@ -11,7 +11,9 @@
 # (dryRun=All) against the test kube-apiserver (hack/test-assets.sh), before
 # and after; then the same with --values-out. OUT receives table.md (the
 # table of docs/fix.md), results.json and left.md (every finding left, with
-# its reason). ONLY=word limits it to the sources named with it.
+# its reason), and the table replaces the one of docs/fix.md (between its
+# "fixeval table" comments; not with ONLY). ONLY=word limits it to the
+# sources named with it.
 set -euo pipefail
 checkouts="$(cd "${1:?usage: run.sh CHECKOUTS OUT}" && pwd)"
 out="${2:?usage: run.sh CHECKOUTS OUT}"
@@ -23,4 +25,12 @@ export BACKFIRE_HEAVY_TESTS=1
 export KUBEBUILDER_ASSETS="${KUBEBUILDER_ASSETS:-$(hack/test-assets.sh)}"
 go test -tags fixeval -count=1 -timeout 3h -run TestFixEvaluation ./hack/fixeval \
 	-args -checkouts "$checkouts" -out "$out" -only "${ONLY:-}"
+if [[ -z "${ONLY:-}" ]]; then
+	awk -v table="$out/table.md" '
+		/<!-- end fixeval table -->/ { while ((getline line < table) > 0) print line; skip = 0 }
+		!skip { print }
+		/<!-- fixeval table:/ { skip = 1 }
+	' docs/fix.md >"$out/fix.md" && mv "$out/fix.md" docs/fix.md
+	echo "docs/fix.md: table rewritten; check its totals against the prose around it" >&2
+fi
 echo "results in $out" >&2

@@ -566,3 +566,32 @@ func TestChartKeyCommentedOutInValues(t *testing.T) {
 		}
 	}
 }
+
+// InfluxDB 2's chart writes the liveness handler (httpGet) in the template
+// and reads every number from livenessProbe.* with a `default`. No values
+// key reaches the handler BF101 changes, but livenessProbe.timeoutSeconds,
+// livenessProbe.failureThreshold and readinessProbe.timeoutSeconds reach
+// what BF102 and BF103 need (a scan with them set reports neither).
+// BF102 and BF103 must not be left with "the chart's values do not reach".
+func TestChartNumbersReachedBesideATemplateHandler(t *testing.T) {
+	t.Skip("known: BF102's and BF103's patches are composed with BF101's handler change, and the composed change is routed whole: the handler cannot be reached, so all three are left")
+	chart := copyChart(t, "influxdb2", "influxdb2")
+	p, err := Plan(chartOptions(chart, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range p.Left {
+		if l.Finding.Rule == "BF102" || l.Finding.Rule == "BF103" {
+			t.Errorf("left %s on %s: %s", l.Finding.Rule, l.Finding.Object, l.Reason)
+		}
+	}
+	fixed := map[string]bool{}
+	for _, f := range p.Fixed {
+		fixed[f.Rule] = true
+	}
+	for _, rule := range []string{"BF102", "BF103"} {
+		if !fixed[rule] {
+			t.Errorf("%s not fixed", rule)
+		}
+	}
+}
