@@ -69,6 +69,13 @@ func TestPostgreSQL(t *testing.T) {
 	p.kill()
 	redo := l.logLines("server.log", regexp.MustCompile(`redo starts at|was interrupted while in recovery`), pgPrefix)
 	s.Loop = &classify.LabLoop{Probe: live.String(), BudgetSeconds: budget, Kills: 2, Evidence: redo}
+	if len(redo) < 2 {
+		// The first start replayed the whole WAL before the liveness
+		// budget ran out (a fast, idle machine): nothing is left to
+		// recover, so neither the loop nor the probes during a
+		// recovery can be shown here.
+		t.Skipf("on this machine PostgreSQL replayed %d MB of WAL within the lab's liveness budget of %.0f s: the loop and the probes during recovery cannot be shown (a larger WAL would); the log: %q", wal>>20, budget, redo)
+	}
 
 	// (a) The probes, while the recovery runs to its end.
 	os.Truncate(l.path("server.log"), 0)
