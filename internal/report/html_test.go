@@ -34,19 +34,6 @@ func openReportAt(t *testing.T, res *result.Result, fragment string) (*browser.P
 	return browser.Open(t, file+fragment), b.String()
 }
 
-// screenshot checks the page is not blank at this width, and keeps the
-// PNG in $BACKFIRE_SCREENSHOTS when it is set, to be looked at.
-func screenshot(t *testing.T, p *browser.Page, name string) {
-	t.Helper()
-	png := p.Screenshot()
-	browser.NotBlank(t, png)
-	if dir := os.Getenv("BACKFIRE_SCREENSHOTS"); dir != "" {
-		if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 // The HTML report opens in a real browser, fetches nothing, holds every
 // finding grouped by object with its mechanism folded, colours severities
 // as dashboards do, draws the rules most frequent first, and fits a
@@ -141,12 +128,12 @@ func TestHTMLReportInTheBrowser(t *testing.T) {
 	p.Click("#f-expand")
 
 	p.Viewport(1366, 900)
-	screenshot(t, p, "report-laptop")
+	browser.Shot(t, p, "report-laptop")
 	p.Viewport(390, 844)
 	if w := p.Eval(`String(document.documentElement.scrollWidth)`); w != "390" {
 		t.Errorf("at a phone's width (390 px) the page is %s px wide: it scrolls sideways", w)
 	}
-	screenshot(t, p, "report-phone")
+	browser.Shot(t, p, "report-phone")
 }
 
 // Each filter keeps exactly the findings it names, hides the objects left

@@ -192,6 +192,20 @@ func (p *Page) Screenshot() []byte {
 	return buf
 }
 
+// Shot takes a screenshot of the whole page, checks it is not blank, and
+// keeps it as NAME.png in $BACKFIRE_SCREENSHOTS when that is set, to be
+// looked at.
+func Shot(t testing.TB, p *Page, name string) {
+	t.Helper()
+	png := p.Screenshot()
+	NotBlank(t, png)
+	if dir := os.Getenv("BACKFIRE_SCREENSHOTS"); dir != "" {
+		if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // NotBlank fails the test unless the PNG has enough pixels that differ from
 // its top-left corner: a page that rendered nothing is one colour.
 func NotBlank(t testing.TB, pngData []byte) {
