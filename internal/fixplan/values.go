@@ -486,22 +486,23 @@ func planValues(o *object.Object, c fix.Change, chosen []finding.Finding, v *val
 	if owners := handlerOwners(c, chosen); len(missing) > 0 && len(owners) > 0 {
 		// The values do not reach the new handler: its fix is left, and
 		// the others are composed again without it.
+		// Only the handler is said unreached: the numbers composed with
+		// it are planned below, each by its own finding.
+		hs := handlerFields(missing)
 		for _, i := range owners {
-			why := "the chart's values do not reach " + strings.Join(missing, ", ") + ": change the template" + templateLines(o, missing, v.maxSize) + ", or patch the rendered object with " + string(chosen[i].Fix.Patch)
+			why := "the chart's values do not reach " + strings.Join(hs, ", ") + ": change the template" + templateLines(o, hs, v.maxSize) + ", or patch the rendered object with " + string(chosen[i].Fix.Patch)
 			if r := v.reason(tmplWhy); r != "" {
 				why += "; " + r
 			}
 			out.leaveOne(chosen[i], reason(ReasonUnreached, why))
 		}
-		var ok bool
-		if c, ok = without(c, chosen, owners); !ok {
-			return nil
+		// The others are a change of their own: their numbers may be
+		// reached by keys (a map the template reads with a default) that
+		// the composed block, handler and all, was not.
+		if c, ok := without(c, chosen, owners); ok {
+			return planValues(o, c, chosen, v, out)
 		}
-		set, missing, keys = valuesOf(o, c.Patch, v.fileOf)
-		// The template may still write the other fixes' numbers.
-		if done, tmplWhy = v.tryTemplate(o, c, chosen, missing); done {
-			return nil
-		}
+		return nil
 	}
 	if why := v.unwritable(set); why != "" {
 		return reason(ReasonUnwritable, why)
@@ -528,6 +529,26 @@ func (v *valuesPlan) tryTemplate(o *object.Object, c fix.Change, chosen []findin
 		return false, ""
 	}
 	return planTemplate(o, c, chosen, v)
+}
+
+// handlerFields keeps, of the fields valuesOf names, those of a probe's
+// handler (livenessProbe.httpGet, livenessProbe.tcpSocket.port); all of
+// them when none is.
+func handlerFields(fields []string) []string {
+	var out []string
+	for _, f := range fields {
+		segs := strings.Split(strings.TrimSuffix(f, " (deleted)"), ".")
+		for i := 0; i+1 < len(segs); i++ {
+			if contains(probeKeys, segs[i]) && contains(handlerKeys, segs[i+1]) {
+				out = append(out, f)
+				break
+			}
+		}
+	}
+	if len(out) == 0 {
+		return fields
+	}
+	return out
 }
 
 // handlerOwners lists the findings of c whose rule's own patch replaces a
