@@ -99,9 +99,6 @@ type FixPlan struct {
 	Introduced []finding.Finding
 	// Errors are input problems of the scan.
 	Errors []load.Error
-	// templateWhy, when set, says why the template edits did not remove
-	// their findings: the plan is made again without them.
-	templateWhy string
 	// Spans says, for each fixed finding (by finding.Instance), which lines of
 	// the changed files its object's fix wrote, so that a report can give
 	// each finding its part of the diff.
@@ -194,9 +191,6 @@ func keyOf(f finding.Finding) key { return key{f.Identity(), f.Stream} }
 // reason.
 func Plan(opts Options) (*FixPlan, error) {
 	r, err := plan(opts, true, "")
-	if r != nil && r.templateWhy != "" {
-		return plan(opts, false, r.templateWhy)
-	}
 	var pe *templateProofError
 	if errors.As(err, &pe) {
 		return plan(opts, false, pe.err.Error())
@@ -211,18 +205,20 @@ func (e *templateProofError) Error() string { return e.err.Error() }
 
 // planner holds one run's plan and its destinations.
 type planner struct {
-	opts    Options
-	chosen  []finding.Finding
-	out     *FixPlan
-	plain   *plainFile
-	chart   *chart
-	overlay *overlayPlan
+	opts     Options
+	chosen   []finding.Finding
+	out      *FixPlan
+	plain    *plainFile
+	chart    *chart
+	template *chartTemplate
+	inPart   *inPart
+	overlay  *overlayPlan
 }
 
 // destinations lists every destination, in the order their files are
 // made and their edits verified.
 func (p *planner) destinations() []destination {
-	return []destination{p.plain, p.chart, p.overlay}
+	return []destination{p.plain, p.chart, p.template, p.inPart, p.overlay}
 }
 
 // plan scans, gives each object's composed change to its destination,
@@ -279,7 +275,7 @@ func plan(opts Options, templates bool, proofWhy string) (*FixPlan, error) {
 		return out, nil
 	}
 	err = out.prove(opts, res, p.chosen, applied, p.destinations())
-	if err != nil && len(p.chart.values.templates) > 0 {
+	if err != nil && len(p.template.files) > 0 {
 		return nil, &templateProofError{err}
 	}
 	out.placeholderLines()
@@ -325,12 +321,12 @@ func newPlanner(opts Options, res *scan.Result, sink valuesSink, renderer *helm.
 	}
 	maxSize := opts.Scan.MaxFileSize
 	p.plain = &plainFile{out: p.out, chosen: p.chosen, objects: res.Objects, maxSize: maxSize}
-	values := &valuesPlan{set: map[string]any{}, fileOf: map[string]string{}, maxSize: maxSize, proofWhy: proofWhy, editInPlace: opts.ValuesOut == "",
+	values := &valuesPlan{set: map[string]any{}, fileOf: map[string]string{}, maxSize: maxSize, editInPlace: opts.ValuesOut == "",
 		renderer: renderer, trials: map[string]*chartTrial{}, nulls: map[string]bool{}, comments: map[string]string{}}
-	if templates {
-		values.templates = map[string]*File{}
-	}
-	p.chart = &chart{on: opts.Helm != nil, out: p.out, chosen: p.chosen, values: values, sink: sink}
+	charts := opts.Helm != nil
+	p.chart = &chart{on: charts, out: p.out, chosen: p.chosen, values: values, sink: sink}
+	p.template = &chartTemplate{charts: charts, on: templates, proofWhy: proofWhy, chosen: p.chosen, values: values, maxSize: maxSize, files: map[string]*File{}}
+	p.inPart = &inPart{charts: charts, out: p.out, chosen: p.chosen, values: values, template: p.template, reroute: p.route}
 	p.overlay = &overlayPlan{on: opts.Scan.Kustomize != nil, maxSize: maxSize, chosen: p.chosen}
 	return p
 }
@@ -429,21 +425,10 @@ func (r *FixPlan) prove(opts Options, before *scan.Result, chosen []finding.Find
 		f := r.Introduced[0]
 		return fmt.Errorf("the fix would introduce %s on %s (%s), nothing written", f.Rule, f.Object, f.Message)
 	}
-	// A literal scalar edited in a template must be what renders the
-	// field: else the line edited is another (a branch not taken), and
-	// the template is left alone.
-	for _, e := range applied {
-		if why := renders(after, e); why != "" && r.templateWhy == "" {
-			r.templateWhy = e.template + ": " + why
-		}
-	}
 	for _, e := range applied {
 		for _, i := range e.change.Findings {
 			f := chosen[i]
 			if g, ok := still[keyOf(f)]; ok {
-				if e.template != "" && r.templateWhy == "" && replacesHandler(f) {
-					r.templateWhy = e.template + ": still reported after the edit: " + g.Message
-				}
 				r.leaveOne(f, e.stillReason(f, reason(ReasonStill, "still reported after the composed fix: "+g.Message)))
 				continue
 			}
@@ -464,7 +449,8 @@ func (r *FixPlan) prove(opts Options, before *scan.Result, chosen []finding.Find
 	r.fileRules()
 	r.keepFixedRoutes()
 
-	// Each destination's own checks: the plain files' idempotence.
+	// Each destination's own checks: the plain files' idempotence, the
+	// template edits' renders.
 	for _, d := range dests {
 		if err := d.verify(after, overlay); err != nil {
 			return err

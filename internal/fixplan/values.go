@@ -185,12 +185,7 @@ type valuesPlan struct {
 	fileOf       map[string]string // values key -> the values file that sets it
 	placeholders []string          // values keys
 	changes      []planned
-	// templates holds the templates edited for handlers they write
-	// literally; nil when template edits are off.
-	templates map[string]*File
-	maxSize   int64
-	// proofWhy says why a template edit was tried and not kept.
-	proofWhy string
+	maxSize      int64
 	// inPlace: the keys go to the values files that set them.
 	editInPlace bool
 	// renderer renders the charts; trials holds one trial renderer per
@@ -455,140 +450,6 @@ func (v *valuesPlan) place(t *chartTrial, key string, val any) string {
 	return ""
 }
 
-// planValues plans the fix of an object rendered from a chart through the
-// chart's values, and through the template where it writes a field
-// literally. A fix that replaces a probe handler the values cannot reach
-// is left out, and the others are composed again without it: their
-// numbers were only overruled for the sake of the new handler. It returns
-// why nothing can be set, or nil.
-func planValues(o *object.Object, c fix.Change, chosen []finding.Finding, v *valuesPlan, out *FixPlan) *Reason {
-	rest := planRoutes(o, c, chosen, v)
-	if rest == nil {
-		return nil
-	}
-	if v.unwritableWhy != "" {
-		// Not "the values do not reach": they do, in a file fix does not
-		// write; --values-out does.
-		return reason(ReasonUnwritable, v.unwritableWhy)
-	}
-	c, ok := v.admitted(o, *rest, chosen, out)
-	if !ok {
-		return nil
-	}
-	set, missing, keys := valuesOf(o, c.Patch, v.fileOf)
-	if why := v.unwritable(set); why != "" {
-		return reason(ReasonUnwritable, why)
-	}
-	done, tmplWhy := v.tryTemplate(o, c, chosen, missing)
-	if done {
-		return nil
-	}
-	if owners := handlerOwners(c, chosen); len(missing) > 0 && len(owners) > 0 {
-		// The values do not reach the new handler: its fix is left, and
-		// the others are composed again without it.
-		// Only the handler is said unreached: the numbers composed with
-		// it are planned below, each by its own finding.
-		hs := handlerFields(missing)
-		for _, i := range owners {
-			why := "the chart's values do not reach " + strings.Join(hs, ", ") + ": change the template" + templateLines(o, hs, v.maxSize) + ", or patch the rendered object with " + string(chosen[i].Fix.Patch)
-			if r := v.reason(tmplWhy); r != "" {
-				why += "; " + r
-			}
-			out.leaveOne(chosen[i], reason(ReasonUnreached, why))
-		}
-		// The others are a change of their own: their numbers may be
-		// reached by keys (a map the template reads with a default) that
-		// the composed block, handler and all, was not.
-		if c, ok := without(c, chosen, owners); ok {
-			return planValues(o, c, chosen, v, out)
-		}
-		return nil
-	}
-	if why := v.unwritable(set); why != "" {
-		return reason(ReasonUnwritable, why)
-	}
-	if len(set) == 0 {
-		why := "the chart's values do not reach " + strings.Join(missing, ", ") + ": change the template" + templateLines(o, missing, v.maxSize) + ", or patch the rendered object with " + patchText(c.Patch)
-		if r := v.reason(tmplWhy); r != "" {
-			why += "; " + r
-		}
-		for _, i := range c.Findings {
-			out.leaveOne(chosen[i], reason(ReasonUnreached, why))
-		}
-		return nil
-	}
-	v.record(o, c, set, missing, keys, chosen, "", v.reason(tmplWhy))
-	return nil
-}
-
-// tryTemplate edits the template for the fields missing from the values,
-// when template edits are on: whether the change is planned, or why the
-// template is not edited.
-func (v *valuesPlan) tryTemplate(o *object.Object, c fix.Change, chosen []finding.Finding, missing []string) (bool, string) {
-	if len(missing) == 0 || v.templates == nil {
-		return false, ""
-	}
-	return planTemplate(o, c, chosen, v)
-}
-
-// handlerFields keeps, of the fields valuesOf names, those of a probe's
-// handler (livenessProbe.httpGet, livenessProbe.tcpSocket.port); all of
-// them when none is.
-func handlerFields(fields []string) []string {
-	var out []string
-	for _, f := range fields {
-		segs := strings.Split(strings.TrimSuffix(f, " (deleted)"), ".")
-		for i := 0; i+1 < len(segs); i++ {
-			if contains(probeKeys, segs[i]) && contains(handlerKeys, segs[i+1]) {
-				out = append(out, f)
-				break
-			}
-		}
-	}
-	if len(out) == 0 {
-		return fields
-	}
-	return out
-}
-
-// handlerOwners lists the findings of c whose rule's own patch replaces a
-// probe's handler.
-func handlerOwners(c fix.Change, chosen []finding.Finding) []int {
-	var owners []int
-	for _, i := range c.Findings {
-		var p any
-		own := chosen[i].Fix.Patch
-		if chosen[i].Fix.Own != nil {
-			own = chosen[i].Fix.Own
-		}
-		if json.Unmarshal(own, &p) == nil && fix.ReplacesHandler(p) {
-			owners = append(owners, i)
-		}
-	}
-	return owners
-}
-
-// without composes c again without the findings dropped, each of the
-// others with its rule's own patch: false when none is left.
-func without(c fix.Change, chosen []finding.Finding, dropped []int) (fix.Change, bool) {
-	var rest []finding.Finding
-	idx := []int{}
-	for _, i := range c.Findings {
-		if !slices.Contains(dropped, i) {
-			rest = append(rest, chosen[i])
-			idx = append(idx, i)
-		}
-	}
-	rc := fix.Compose(originalPatches(rest))
-	if len(rc) == 0 {
-		return c, false
-	}
-	// The recomposed change's findings are the chosen indexes.
-	nc := rc[0]
-	nc.Findings = idx
-	return nc, true
-}
-
 // unwritable says why a values file that sets one of the keys cannot be
 // edited in place (a symbolic link, a read-only file), or "".
 func (v *valuesPlan) unwritable(set map[string]any) string {
@@ -640,22 +501,6 @@ func cannotWrite(path string) string {
 		return fmt.Sprintf("%s is read-only (mode %v)", path, info.Mode().Perm())
 	}
 	return ""
-}
-
-// reason says why the template was not edited: the refusal of the edit,
-// or the proof that did not bear it out.
-func (v *valuesPlan) reason(tmplWhy string) string {
-	var parts []string
-	if u := v.unreachedWhy(); u != "" {
-		parts = append(parts, u)
-	}
-	if tmplWhy != "" {
-		parts = append(parts, "the template is not edited: "+tmplWhy)
-	}
-	if v.proofWhy != "" {
-		parts = append(parts, "the template edit was not proven: "+v.proofWhy)
-	}
-	return strings.Join(parts, "; ")
 }
 
 // record adds a planned change: the values keys it sets, the template it
@@ -717,22 +562,6 @@ func (v *valuesPlan) record(o *object.Object, c fix.Change, set map[string]any, 
 		}
 	}
 	v.changes = append(v.changes, planned{change: c, obj: o, values: set, missing: missing, rules: rs, template: template, why: why})
-}
-
-// originalPatches gives each finding its rule's own patch back: without
-// the handler change it was composed with, the numbers that change
-// imposed no longer apply.
-func originalPatches(fs []finding.Finding) []finding.Finding {
-	out := make([]finding.Finding, len(fs))
-	for i, f := range fs {
-		out[i] = f
-		if f.Fix != nil && f.Fix.Own != nil {
-			fx := *f.Fix
-			fx.Patch = fx.Own
-			out[i].Fix = &fx
-		}
-	}
-	return out
 }
 
 // file renders the values file: the existing one edited in place, or a
