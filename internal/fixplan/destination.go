@@ -33,8 +33,8 @@ type destination interface {
 }
 
 // destinationsFor is the declared order of the destinations tried for
-// an object of each origin: the first that claims the object and takes
-// the change gets it.
+// an object of each origin: each that claims the object takes what it
+// can of the change and hands the rest to the next.
 func (p *planner) destinationsFor(o *object.Object) []destination {
 	switch o.Doc.Origin.Kind {
 	case load.PlainFile:
