@@ -1,6 +1,8 @@
 package fixplan
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
 
 	"backfire.dev/backfire/internal/finding"
@@ -88,5 +90,25 @@ func TestRouteSkipsUnclaimed(t *testing.T) {
 	p.routeThrough([]destination{other, takes}, o, fix.Change{Findings: []int{0}})
 	if len(other.got) != 0 || len(takes.written) != 1 || len(p.out.Left) != 0 {
 		t.Errorf("unclaimed given %v, taken %v, left %+v", other.got, takes.written, p.out.Left)
+	}
+}
+
+// A template edit changes nothing of its object outside the blocks its
+// changes are for, but for the render's noise and what the chart derives
+// from the values.
+func TestOutsideBlocks(t *testing.T) {
+	var before, now any
+	_ = json.Unmarshal([]byte(`{"metadata":{"annotations":{"checksum/config":"`+strings.Repeat("a", 64)+`"}},"spec":{"containers":[{"name":"db","image":"db:1","livenessProbe":{"exec":{"command":["x"]}}}]}}`), &before)
+	_ = json.Unmarshal([]byte(`{"metadata":{"annotations":{"checksum/config":"`+strings.Repeat("b", 64)+`"}},"spec":{"containers":[{"name":"db","image":"db:1","livenessProbe":{"tcpSocket":{"port":5432}}}]}}`), &now)
+	probe := [][]load.Segment{load.SplitPath("spec.containers[0].livenessProbe")}
+	if why := outsideBlocks(before, now, probe, "Deployment", nil); why != "" {
+		t.Errorf("the probe's own change refused: %s", why)
+	}
+	_ = json.Unmarshal([]byte(`{"metadata":{"annotations":{"checksum/config":"`+strings.Repeat("b", 64)+`"}},"spec":{"containers":[{"name":"db","image":"db:2","livenessProbe":{"tcpSocket":{"port":5432}}}]}}`), &now)
+	if why := outsideBlocks(before, now, probe, "Deployment", nil); !strings.Contains(why, "spec.containers[0].image") {
+		t.Errorf("a changed image passes: %q", why)
+	}
+	if why := outsideBlocks(before, now, probe, "Deployment", map[string]bool{"spec.containers[0].image": true}); why != "" {
+		t.Errorf("the render's noise is counted: %s", why)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/fix"
+	"backfire.dev/backfire/internal/load"
 	"backfire.dev/backfire/internal/object"
 	"backfire.dev/backfire/internal/scan"
 	"backfire.dev/backfire/internal/source"
@@ -239,6 +240,9 @@ func (d *chartTemplate) verify(after *scan.Result, _ map[string][]byte) error {
 		if why := renders(after, e); why != "" {
 			return fmt.Errorf("%s: %s", e.template, why)
 		}
+		if why := d.changedElsewhere(after, e); why != "" {
+			return fmt.Errorf("%s: %s", e.template, why)
+		}
 	}
 	still := map[key]finding.Finding{}
 	for _, f := range after.Findings {
@@ -256,6 +260,55 @@ func (d *chartTemplate) verify(after *scan.Result, _ map[string][]byte) error {
 		}
 	}
 	return nil
+}
+
+// changedElsewhere says what the rescan's render of e's object changes
+// outside the blocks the object's changes are for (the probe, the
+// resources; a values route may have taken part of its fix), or "": a
+// template edit changes nothing else. Fields that differ from render to
+// render (the chart's trial noise) and those the chart derives from the
+// values (a checksum annotation) are not counted.
+func (d *chartTemplate) changedElsewhere(after *scan.Result, e planned) string {
+	a := sameObject(after.Objects, e.obj)
+	var before, now any
+	if a == nil || json.Unmarshal(e.obj.Doc.JSON, &before) != nil || json.Unmarshal(a.Doc.JSON, &now) != nil {
+		return "" // renders says so, for an edit that must render
+	}
+	var blocks [][]load.Segment
+	for _, c := range d.values.changes {
+		if c.obj == nil || c.obj.Ref != e.obj.Ref || c.obj.Doc.File != e.obj.Doc.File {
+			continue
+		}
+		want, err := fix.ApplyChange(e.obj.Doc.JSON, c.change, e.obj.Typed)
+		var fixed any
+		if err != nil || json.Unmarshal(want, &fixed) != nil {
+			return ""
+		}
+		var edits []fieldEdit
+		diffValues(before, alignTo(before, fixed), nil, &edits)
+		for _, ed := range edits {
+			blocks = append(blocks, blockOf(ed.path))
+		}
+	}
+	var noise map[string]bool
+	if t := d.values.trials[e.obj.Doc.Origin.Dir]; t != nil {
+		noise = t.noise[objKey{e.obj.Doc.File, e.obj.Ref}]
+	}
+	return outsideBlocks(before, alignTo(before, now), blocks, e.obj.Ref.Kind, noise)
+}
+
+// outsideBlocks says which field now changes from before outside the
+// blocks, or "".
+func outsideBlocks(before, now any, blocks [][]load.Segment, kind string, noise map[string]bool) string {
+	var edits []fieldEdit
+	diffValues(before, now, nil, &edits)
+	for _, e := range edits {
+		if noise[pathString(e.path)] || insideAny(e.path, blocks) || derivedChange(kind, e) {
+			continue
+		}
+		return "the edit also changes " + pathString(e.path) + " of the object"
+	}
+	return ""
 }
 
 // notEdited says why the fields no values key reaches are not edited in
