@@ -11,23 +11,19 @@ package fixplan
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 
-	"github.com/pmezard/go-difflib/difflib"
 	yaml "go.yaml.in/yaml/v3"
 
 	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/fix"
 	"backfire.dev/backfire/internal/helm"
-	"backfire.dev/backfire/internal/kustomize"
 	"backfire.dev/backfire/internal/load"
 	"backfire.dev/backfire/internal/object"
 	"backfire.dev/backfire/internal/scan"
@@ -99,9 +95,6 @@ type FixPlan struct {
 	Introduced []finding.Finding
 	// Errors are input problems of the scan.
 	Errors []load.Error
-	// templateWhy, when set, says why the template edits did not remove
-	// their findings: the plan is made again without them.
-	templateWhy string
 	// Spans says, for each fixed finding (by finding.Instance), which lines of
 	// the changed files its object's fix wrote, so that a report can give
 	// each finding its part of the diff.
@@ -194,9 +187,6 @@ func keyOf(f finding.Finding) key { return key{f.Identity(), f.Stream} }
 // reason.
 func Plan(opts Options) (*FixPlan, error) {
 	r, err := plan(opts, true, "")
-	if r != nil && r.templateWhy != "" {
-		return plan(opts, false, r.templateWhy)
-	}
 	var pe *templateProofError
 	if errors.As(err, &pe) {
 		return plan(opts, false, pe.err.Error())
@@ -211,18 +201,20 @@ func (e *templateProofError) Error() string { return e.err.Error() }
 
 // planner holds one run's plan and its destinations.
 type planner struct {
-	opts    Options
-	chosen  []finding.Finding
-	out     *FixPlan
-	plain   *plainFile
-	chart   *chart
-	overlay *overlayPlan
+	opts     Options
+	chosen   []finding.Finding
+	out      *FixPlan
+	plain    *plainFile
+	chart    *chart
+	template *chartTemplate
+	inPart   *inPart
+	overlay  *overlayPlan
 }
 
 // destinations lists every destination, in the order their files are
 // made and their edits verified.
 func (p *planner) destinations() []destination {
-	return []destination{p.plain, p.chart, p.overlay}
+	return []destination{p.plain, p.chart, p.template, p.inPart, p.overlay}
 }
 
 // plan scans, gives each object's composed change to its destination,
@@ -279,7 +271,7 @@ func plan(opts Options, templates bool, proofWhy string) (*FixPlan, error) {
 		return out, nil
 	}
 	err = out.prove(opts, res, p.chosen, applied, p.destinations())
-	if err != nil && len(p.chart.values.templates) > 0 {
+	if err != nil && len(p.template.files) > 0 {
 		return nil, &templateProofError{err}
 	}
 	out.placeholderLines()
@@ -325,12 +317,12 @@ func newPlanner(opts Options, res *scan.Result, sink valuesSink, renderer *helm.
 	}
 	maxSize := opts.Scan.MaxFileSize
 	p.plain = &plainFile{out: p.out, chosen: p.chosen, objects: res.Objects, maxSize: maxSize}
-	values := &valuesPlan{set: map[string]any{}, fileOf: map[string]string{}, maxSize: maxSize, proofWhy: proofWhy, editInPlace: opts.ValuesOut == "",
+	values := &valuesPlan{set: map[string]any{}, fileOf: map[string]string{}, maxSize: maxSize, editInPlace: opts.ValuesOut == "",
 		renderer: renderer, trials: map[string]*chartTrial{}, nulls: map[string]bool{}, comments: map[string]string{}}
-	if templates {
-		values.templates = map[string]*File{}
-	}
-	p.chart = &chart{on: opts.Helm != nil, out: p.out, chosen: p.chosen, values: values, sink: sink}
+	charts := opts.Helm != nil
+	p.chart = &chart{on: charts, out: p.out, chosen: p.chosen, values: values, sink: sink}
+	p.template = &chartTemplate{charts: charts, on: templates, proofWhy: proofWhy, chosen: p.chosen, values: values, maxSize: maxSize, files: map[string]*File{}}
+	p.inPart = &inPart{charts: charts, out: p.out, chosen: p.chosen, values: values, template: p.template, reroute: p.route}
 	p.overlay = &overlayPlan{on: opts.Scan.Kustomize != nil, maxSize: maxSize, chosen: p.chosen}
 	return p
 }
@@ -378,201 +370,6 @@ type planned struct {
 	overlay bool
 	// spans are the parts of the changed files this change wrote.
 	spans []Span
-}
-
-// prove rescans the new contents: the fixed findings must be gone, no
-// new finding may appear, the new files must parse, and the fixes applied
-// again must change nothing.
-func (r *FixPlan) prove(opts Options, before *scan.Result, chosen []finding.Finding, applied []planned, dests []destination) error {
-	overlay := map[string][]byte{}
-	for _, f := range r.Files {
-		overlay[f.Path] = f.New
-	}
-	so, renames, cleanup, err := rescanOptions(opts, r.Files, overlay)
-	defer cleanup()
-	if err != nil {
-		return err
-	}
-	so.KeepObjects = true
-	after, err := scan.Run(so)
-	if err != nil {
-		return err
-	}
-	renamed(after, renames)
-	// Any error the first scan did not have is the fix's: a file that no
-	// longer parses, an object the API server would reject (two probe
-	// handlers), a build that fails.
-	had := map[string]bool{}
-	for _, e := range before.Errors {
-		had[e.Message] = true
-	}
-	for _, e := range after.Errors {
-		if !had[e.Message] {
-			e.Message = oneLine(e.Message)
-			return fmt.Errorf("the fixed files do not load, nothing written: %v", e)
-		}
-	}
-	still := map[key]finding.Finding{}
-	for _, f := range after.Findings {
-		still[keyOf(f)] = f
-	}
-	was := map[key]bool{}
-	for _, f := range before.Findings {
-		was[keyOf(f)] = true
-	}
-	for _, f := range after.Findings {
-		if !was[keyOf(f)] {
-			r.Introduced = append(r.Introduced, f)
-		}
-	}
-	if len(r.Introduced) > 0 {
-		f := r.Introduced[0]
-		return fmt.Errorf("the fix would introduce %s on %s (%s), nothing written", f.Rule, f.Object, f.Message)
-	}
-	// A literal scalar edited in a template must be what renders the
-	// field: else the line edited is another (a branch not taken), and
-	// the template is left alone.
-	for _, e := range applied {
-		if why := renders(after, e); why != "" && r.templateWhy == "" {
-			r.templateWhy = e.template + ": " + why
-		}
-	}
-	for _, e := range applied {
-		for _, i := range e.change.Findings {
-			f := chosen[i]
-			if g, ok := still[keyOf(f)]; ok {
-				if e.template != "" && r.templateWhy == "" && replacesHandler(f) {
-					r.templateWhy = e.template + ": still reported after the edit: " + g.Message
-				}
-				r.leaveOne(f, e.stillReason(f, reason(ReasonStill, "still reported after the composed fix: "+g.Message)))
-				continue
-			}
-			r.Fixed = append(r.Fixed, f)
-			r.fixedIn = append(r.fixedIn, spanFiles(e.spans))
-			if r.Spans == nil {
-				r.Spans = map[string][]Span{}
-			}
-			r.Spans[f.Instance()] = e.spans
-		}
-		for _, p := range e.change.Placeholders {
-			if v, ok := valueAt(e.change.Patch, p); ok {
-				r.Placeholders = append(r.Placeholders, Placeholder{File: e.file, Field: p, Value: v})
-			}
-		}
-	}
-
-	r.fileRules()
-	r.keepFixedRoutes()
-
-	// Each destination's own checks: the plain files' idempotence.
-	for _, d := range dests {
-		if err := d.verify(after, overlay); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// rescanOptions are the scan options of the proof: the new contents read
-// from memory (overlay), charts rendered again with them (a copy of the
-// chart, or the new --values-out file), overlays built with them. renames
-// maps a chart's copy to the chart; cleanup removes the copies.
-func rescanOptions(opts Options, files []*File, overlay map[string][]byte) (scan.Options, map[string]string, func(), error) {
-	var temps []string
-	cleanup := func() {
-		for _, t := range temps {
-			os.RemoveAll(t)
-		}
-	}
-	so := opts.Scan
-	so.Overlay = overlay
-	renames := map[string]string{} // a chart's copy -> the chart
-	so.Stdin = nil
-	if opts.ValuesOut != "" {
-		if nv, ok := overlay[opts.ValuesOut]; ok {
-			// Helm reads values files from disk: the new values go to a
-			// temporary file for the rescan.
-			tmp, err := os.CreateTemp("", "backfire-values-*.yaml")
-			if err != nil {
-				return so, nil, cleanup, err
-			}
-			temps = append(temps, tmp.Name())
-			if _, err := tmp.Write(nv); err != nil {
-				tmp.Close()
-				return so, nil, cleanup, err
-			}
-			tmp.Close()
-			r, err := charts(opts, false, tmp.Name())
-			if err != nil {
-				return so, nil, cleanup, fmt.Errorf("the new values do not load: %v", err)
-			}
-			so.Charts = r
-		}
-		// A template edit is proven on a copy of its chart.
-		var rest []*File
-		for _, f := range files {
-			if f.Path != opts.ValuesOut {
-				rest = append(rest, f)
-			}
-		}
-		tmps, err := copyCharts(&so, rest, renames)
-		temps = append(temps, tmps...)
-		if err != nil {
-			return so, nil, cleanup, err
-		}
-	}
-	done := cleanup
-	if opts.Helm != nil && opts.ValuesOut == "" {
-		undo, err := rerender(&so, opts, files, renames)
-		done = func() { undo(); cleanup() }
-		if err != nil {
-			return so, nil, done, err
-		}
-	}
-	if opts.Scan.Kustomize != nil {
-		k, err := kustomize.WithFiles(overlay)
-		if err != nil {
-			return so, nil, done, err
-		}
-		so.Kustomize = k
-	}
-	return so, renames, done, nil
-}
-
-// stillReason says why a finding a change was meant to fix is still
-// reported: the fields of the change nothing reaches, or else why.
-func (e planned) stillReason(f finding.Finding, why *Reason) *Reason {
-	if len(e.missing) == 0 {
-		return why
-	}
-	detail := "the chart's values do not reach " + strings.Join(e.missing, ", ") + ": change the template" + templateLines(e.obj, e.missing, 0) + ", or patch the rendered object with " + string(f.Fix.Patch)
-	if e.why != "" {
-		detail += "; " + e.why
-	}
-	return reason(ReasonUnreached, detail)
-}
-
-// renders checks that the rescan's object has the values a change's
-// template edits wrote; it says which does not.
-func renders(after *scan.Result, e planned) string {
-	if len(e.edited) == 0 {
-		return ""
-	}
-	o := sameObject(after.Objects, e.obj)
-	var doc map[string]any
-	if o == nil || json.Unmarshal(o.Doc.JSON, &doc) != nil {
-		return e.change.Target.String() + " is not rendered after the edit"
-	}
-	for _, field := range sortedKeys(e.edited) {
-		want := fmt.Sprint(e.edited[field])
-		if got, ok := valueAt(doc, field); !ok || got != want {
-			if !ok {
-				got = "absent"
-			}
-			return fmt.Sprintf("%s is %s after the edit, not %s: the line edited does not render it", field, got, want)
-		}
-	}
-	return ""
 }
 
 // documentSpan is the lines of o's document in its file: from its first
@@ -657,46 +454,6 @@ func keyLine(root *yaml.Node, key string) (int, bool) {
 		n = next
 	}
 	return line, true
-}
-
-// renamed names the streams of a rescan that rendered a copy of a chart
-// as the scan named them: after the chart, not the copy.
-func renamed(r *scan.Result, renames map[string]string) {
-	name := func(p string) string {
-		for cp, orig := range renames {
-			if rest, ok := strings.CutPrefix(p, filepath.ToSlash(cp)+"/"); ok {
-				return filepath.ToSlash(filepath.Join(orig, rest))
-			}
-		}
-		return p
-	}
-	if len(renames) == 0 {
-		return
-	}
-	for i := range r.Findings {
-		r.Findings[i].Stream = name(r.Findings[i].Stream)
-		r.Findings[i].File = name(r.Findings[i].File)
-	}
-	for _, o := range r.Objects {
-		o.Doc.File = name(o.Doc.File)
-	}
-	for i := range r.Errors {
-		r.Errors[i].File = name(r.Errors[i].File)
-	}
-}
-
-// sameObject finds o again among the objects of a rescan: the object of
-// its kind and name in the same stream.
-func sameObject(objs []*object.Object, o *object.Object) *object.Object {
-	if o == nil {
-		return nil
-	}
-	for _, p := range objs {
-		if p.Ref == o.Ref && p.Doc.File == o.Doc.File {
-			return p
-		}
-	}
-	return nil
 }
 
 // objectChange is the composed change of the findings on one object.
@@ -842,174 +599,4 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
-}
-
-// Diff writes a unified diff of every changed file.
-func (r *FixPlan) Diff(w io.Writer) error {
-	for _, f := range r.Files {
-		d := difflib.UnifiedDiff{
-			A: difflib.SplitLines(string(f.Old)), B: difflib.SplitLines(string(f.New)),
-			FromFile: "a/" + filepath.ToSlash(f.Path), ToFile: "b/" + filepath.ToSlash(f.Path),
-			Context: 3,
-		}
-		if f.Old == nil {
-			d.A, d.FromFile = nil, "/dev/null" // a new file
-		}
-		if err := difflib.WriteUnifiedDiff(w, d); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// Write writes every changed file, each through a temporary file renamed
-// over it, so that no file is ever left half-written. A file that is read
-// only, a symbolic link, or changed since it was read is not written; the
-// errors say which, and the other files are still written. A finding
-// whose fix writes a file that was not written is not fixed: it moves to
-// Left with the error, and the file to Unwritten.
-func (r *FixPlan) Write() []error {
-	var errs []error
-	failed := map[string]error{}
-	var written []*File
-	for _, f := range r.Files {
-		if err := writeFile(f); err != nil {
-			errs = append(errs, err)
-			failed[f.Path] = err
-			r.Unwritten = append(r.Unwritten, f)
-			continue
-		}
-		written = append(written, f)
-	}
-	if len(failed) == 0 {
-		return nil
-	}
-	r.Files = written
-	var fixed []finding.Finding
-	var in [][]string
-	for i, f := range r.Fixed {
-		var err error
-		for _, p := range r.fixedIn[i] {
-			if e, ok := failed[p]; ok {
-				err = e
-				break
-			}
-		}
-		if err != nil {
-			r.leaveOne(f, reason(ReasonUnwritable, "not written: "+err.Error()))
-			delete(r.Spans, f.Instance())
-			continue
-		}
-		fixed = append(fixed, f)
-		in = append(in, r.fixedIn[i])
-	}
-	r.Fixed, r.fixedIn = fixed, in
-	r.fileRules()
-	return errs
-}
-
-func writeFile(f *File) error {
-	info, err := os.Lstat(f.Path)
-	if os.IsNotExist(err) && f.Old == nil {
-		return create(f)
-	}
-	if err != nil {
-		return err
-	}
-	if info.Mode()&os.ModeSymlink != 0 {
-		return fmt.Errorf("%s: a symbolic link; fix does not write through links: run it on the file the link points to", f.Path)
-	}
-	if !info.Mode().IsRegular() {
-		return fmt.Errorf("%s: not a regular file", f.Path)
-	}
-	if info.Mode().Perm()&0o200 == 0 {
-		return fmt.Errorf("%s: read-only (mode %v); not written", f.Path, info.Mode().Perm())
-	}
-	now, err := os.ReadFile(f.Path)
-	if err != nil {
-		return err
-	}
-	if !bytes.Equal(now, f.Old) {
-		return fmt.Errorf("%s: changed since it was scanned; not written: run fix again", f.Path)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(f.Path), "."+filepath.Base(f.Path)+".backfire-*")
-	if err != nil {
-		return fmt.Errorf("%s: %v", f.Path, err)
-	}
-	done := false
-	defer func() {
-		if !done {
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err := tmp.Write(f.New); err != nil {
-		tmp.Close()
-		return fmt.Errorf("%s: %v", f.Path, err)
-	}
-	if err := tmp.Chmod(info.Mode().Perm()); err != nil {
-		tmp.Close()
-		return fmt.Errorf("%s: %v", f.Path, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("%s: %v", f.Path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("%s: %v", f.Path, err)
-	}
-	if err := os.Rename(tmp.Name(), f.Path); err != nil {
-		return fmt.Errorf("%s: %v", f.Path, err)
-	}
-	done = true
-	return nil
-}
-
-func firstDiffLine(a, b []byte) int {
-	line := 1
-	for i := 0; i < len(a) && i < len(b) && a[i] == b[i]; i++ {
-		if a[i] == '\n' {
-			line++
-		}
-	}
-	return line
-}
-
-// create writes a new file (a values file of --values-out) through a
-// temporary file, and refuses to replace one made in the meantime.
-func create(f *File) error {
-	tmp, err := os.CreateTemp(filepath.Dir(f.Path), "."+filepath.Base(f.Path)+".backfire-*")
-	if err != nil {
-		return fmt.Errorf("%s: %v", f.Path, err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(f.New); err != nil {
-		tmp.Close()
-		return fmt.Errorf("%s: %v", f.Path, err)
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return fmt.Errorf("%s: %v", f.Path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("%s: %v", f.Path, err)
-	}
-	// A hard link fails if the name exists: nothing made since is lost.
-	if err := os.Link(tmp.Name(), f.Path); err != nil {
-		return fmt.Errorf("%s: %v", f.Path, err)
-	}
-	return nil
-}
-
-// replacesHandler reports whether a finding's own fix replaces a probe
-// handler: the part of a change a template edit makes.
-func replacesHandler(f finding.Finding) bool {
-	if f.Fix == nil {
-		return false
-	}
-	own := f.Fix.Patch
-	if f.Fix.Own != nil {
-		own = f.Fix.Own
-	}
-	var p any
-	return json.Unmarshal(own, &p) == nil && fix.ReplacesHandler(p)
 }

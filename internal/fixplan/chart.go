@@ -1,6 +1,8 @@
 package fixplan
 
 import (
+	"strings"
+
 	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/fix"
 	"backfire.dev/backfire/internal/load"
@@ -8,11 +10,13 @@ import (
 	"backfire.dev/backfire/internal/scan"
 )
 
-// chart is the destination of an object rendered from a Helm chart: the
-// values keys that reach each block the change makes (route.go), then the
-// keys that print its fields one by one (values.go), then the template
-// where it writes a field literally (template.go). The keys go to a
-// valuesSink: the values files that set them, or --values-out.
+// chart is the destination of an object rendered from a Helm chart
+// through its values: the keys that reach each block the change makes
+// (route.go), or that print each field it sets (the trace, values.go).
+// It takes a change only when keys reach all of it; what they do not
+// reach goes to the template (template.go), then to the keys that reach
+// part of it (inpart.go). The keys go to a valuesSink: the values files
+// that set them, or --values-out.
 type chart struct {
 	on     bool // charts are rendered by fix (--values, --set: the Helm options)
 	out    *FixPlan
@@ -28,23 +32,48 @@ type valuesSink interface {
 	files(v *valuesPlan) ([]*File, bool, error)
 }
 
-func (d *chart) claim(o *object.Object) *Reason {
-	if o.Doc.Origin.Kind != load.ChartTemplate || !d.on || o.Doc.Trace == nil {
+func (d *chart) claim(o *object.Object) *Reason { return claimChart(o, d.on) }
+
+// claimChart is the claim of each of a chart's destinations: an object
+// rendered from a chart fix renders, with its trace.
+func claimChart(o *object.Object, on bool) *Reason {
+	if o.Doc.Origin.Kind != load.ChartTemplate || !on || o.Doc.Trace == nil {
 		return unclaimed(o)
 	}
 	return nil
 }
 
-func (d *chart) take(o *object.Object, c fix.Change) *Reason {
-	return planValues(o, c, d.chosen, d.values, d.out)
+// take routes what it can of c through the values (see route.go), then
+// takes the rest when the keys the trace ties to its fields reach every
+// one of them. A schema that rejects a finding's values leaves it here.
+func (d *chart) take(o *object.Object, c fix.Change) (*fix.Change, *Reason) {
+	v := d.values
+	rest := planRoutes(o, c, d.chosen, v)
+	if rest == nil {
+		return nil, nil
+	}
+	if v.unwritableWhy != "" {
+		// Not "the values do not reach": they do, in a file fix does not
+		// write; --values-out does.
+		return rest, reason(ReasonUnwritable, v.unwritableWhy)
+	}
+	c, ok := v.admitted(o, *rest, d.chosen, d.out)
+	if !ok {
+		return nil, nil
+	}
+	set, missing, keys := valuesOf(o, c.Patch, v.fileOf)
+	if why := v.unwritable(set); why != "" {
+		return &c, reason(ReasonUnwritable, why)
+	}
+	if len(missing) == 0 && len(set) > 0 {
+		v.record(o, c, set, nil, keys, d.chosen, "", "")
+		return nil, nil
+	}
+	return &c, reason(ReasonUnreached, "the chart's values do not reach "+strings.Join(missing, ", "))
 }
 
 func (d *chart) write(files map[string]*File) ([]planned, error) {
 	v := d.values
-	for p, f := range v.templates {
-		f.Rules = templateRules(v.changes, p)
-		files[p] = f
-	}
 	d.out.Routes = v.routes
 	d.out.Ranges = v.ranges
 	for _, t := range v.trials {
@@ -68,27 +97,9 @@ func (d *chart) write(files map[string]*File) ([]planned, error) {
 	return v.withSpans(fs, all), nil
 }
 
-// verify is done by the plan's rescan: a template edit's literal scalars
-// are checked there (renders), since a failure makes the plan again
-// without template edits; the values files are proven by a second run
-// (see the tests).
+// verify is done by the plan's rescan: the values files are proven by a
+// second run (see the tests).
 func (d *chart) verify(*scan.Result, map[string][]byte) error { return nil }
-
-// templateRules lists the rules of the changes that edit the template p.
-func templateRules(changes []planned, p string) []string {
-	var rules []string
-	for _, c := range changes {
-		if c.template != p {
-			continue
-		}
-		for _, r := range c.rules {
-			if !containsString(rules, r) {
-				rules = append(rules, r)
-			}
-		}
-	}
-	return rules
-}
 
 // valuesInPlace writes each key to the values file that sets it.
 type valuesInPlace struct{ maxSize int64 }

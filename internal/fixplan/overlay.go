@@ -38,9 +38,9 @@ func (p *overlayPlan) claim(o *object.Object) *Reason {
 	return nil
 }
 
-func (p *overlayPlan) take(o *object.Object, c fix.Change) *Reason {
+func (p *overlayPlan) take(o *object.Object, c fix.Change) (*fix.Change, *Reason) {
 	p.add(o, c)
-	return nil
+	return nil, nil
 }
 
 // write adds the patch files and kustomizations; each change spans its

@@ -36,10 +36,10 @@ func (d *plainFile) claim(o *object.Object) *Reason {
 	return nil
 }
 
-func (d *plainFile) take(o *object.Object, c fix.Change) *Reason {
+func (d *plainFile) take(o *object.Object, c fix.Change) (*fix.Change, *Reason) {
 	pos, _ := o.Doc.Locate("")
 	d.edits = append(d.edits, planned{change: c, obj: o, file: o.Doc.File, pos: pos, spans: []Span{documentSpan(d.objects, o)}})
-	return nil
+	return nil, nil
 }
 
 // write edits each file from its last object up, so that an edit never

@@ -50,3 +50,9 @@ func (r *Reason) String() string { return r.Detail }
 
 // reason is a Reason of type t.
 func reason(t ReasonType, detail string) *Reason { return &Reason{Type: t, Detail: detail} }
+
+// final reports whether no destination after the one that gives a reason
+// of type t may take the change: the values reach the fields, in a file
+// fix does not write in place (--values-out does), so another route (a
+// template edit) would be the wrong fix.
+func (t ReasonType) final() bool { return t == ReasonUnwritable }

@@ -9,7 +9,9 @@ import (
 
 	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/fix"
+	"backfire.dev/backfire/internal/load"
 	"backfire.dev/backfire/internal/object"
+	"backfire.dev/backfire/internal/scan"
 	"backfire.dev/backfire/internal/source"
 	"backfire.dev/backfire/internal/yamledit"
 )
@@ -174,21 +176,173 @@ func probeScalars(p, d any, shown string, out *[]scalarEdit) {
 	}
 }
 
-// template is the template that rendered o, with the edits already
-// planned for it.
-func (v *valuesPlan) template(o *object.Object) (*File, error) {
+// chartTemplate is the destination of what no values key reaches of a
+// chart object's change, where the template that renders the object
+// writes it literally: probe handlers it replaces, probe scalars it sets.
+// The fields of the change a values key does reach still go to the
+// values: a template change is recorded with the values' changes (it may
+// set keys too), and its route among theirs, in the order planned. It
+// owns the templates it edits and their proof.
+type chartTemplate struct {
+	charts bool // charts are rendered by fix (the Helm options)
+	// on: template edits are made; off when the plan is made again after
+	// their proof failed (proofWhy says why).
+	on       bool
+	proofWhy string
+	chosen   []finding.Finding
+	values   *valuesPlan
+	maxSize  int64
+	files    map[string]*File
+	// refused says why the last change was not taken, "" when nothing
+	// needs saying (edits off, nothing written literally); inPart says it
+	// with the values' reason.
+	refused string
+}
+
+func (d *chartTemplate) claim(o *object.Object) *Reason { return claimChart(o, d.charts) }
+
+func (d *chartTemplate) take(o *object.Object, c fix.Change) (*fix.Change, *Reason) {
+	d.refused = ""
+	if !d.on {
+		return &c, nil
+	}
+	done, why := d.plan(o, c)
+	if done {
+		return nil, nil
+	}
+	d.refused = why
+	if why == "" {
+		return &c, nil
+	}
+	return &c, reason(ReasonUnreached, "the template is not edited: "+why)
+}
+
+func (d *chartTemplate) write(files map[string]*File) ([]planned, error) {
+	for p, f := range d.files {
+		f.Rules = templateRules(d.values.changes, p)
+		files[p] = f
+	}
+	// The changes that edit a template are given with the values' (see
+	// the type).
+	return nil, nil
+}
+
+// verify proves the template edits on the rescan, beyond their findings
+// being gone: a literal scalar edited must be what renders its field
+// (else the line edited is another, a branch not taken), and a finding
+// whose new handler was written there must be gone. An error makes the
+// plan again without template edits.
+func (d *chartTemplate) verify(after *scan.Result, _ map[string][]byte) error {
+	for _, e := range d.values.changes {
+		if e.template == "" {
+			continue
+		}
+		if why := renders(after, e); why != "" {
+			return fmt.Errorf("%s: %s", e.template, why)
+		}
+		if why := d.changedElsewhere(after, e); why != "" {
+			return fmt.Errorf("%s: %s", e.template, why)
+		}
+	}
+	still := map[key]finding.Finding{}
+	for _, f := range after.Findings {
+		still[keyOf(f)] = f
+	}
+	for _, e := range d.values.changes {
+		if e.template == "" {
+			continue
+		}
+		for _, i := range e.change.Findings {
+			f := d.chosen[i]
+			if g, ok := still[keyOf(f)]; ok && replacesHandler(f) {
+				return fmt.Errorf("%s: still reported after the edit: %s", e.template, g.Message)
+			}
+		}
+	}
+	return nil
+}
+
+// changedElsewhere says what the rescan's render of e's object changes
+// outside the blocks the object's changes are for (the probe, the
+// resources; a values route may have taken part of its fix), or "": a
+// template edit changes nothing else. Fields that differ from render to
+// render (the chart's trial noise) and those the chart derives from the
+// values (a checksum annotation) are not counted.
+func (d *chartTemplate) changedElsewhere(after *scan.Result, e planned) string {
+	a := sameObject(after.Objects, e.obj)
+	var before, now any
+	if a == nil || json.Unmarshal(e.obj.Doc.JSON, &before) != nil || json.Unmarshal(a.Doc.JSON, &now) != nil {
+		return "" // renders says so, for an edit that must render
+	}
+	var blocks [][]load.Segment
+	for _, c := range d.values.changes {
+		if c.obj == nil || c.obj.Ref != e.obj.Ref || c.obj.Doc.File != e.obj.Doc.File {
+			continue
+		}
+		want, err := fix.ApplyChange(e.obj.Doc.JSON, c.change, e.obj.Typed)
+		var fixed any
+		if err != nil || json.Unmarshal(want, &fixed) != nil {
+			return ""
+		}
+		var edits []fieldEdit
+		diffValues(before, alignTo(before, fixed), nil, &edits)
+		for _, ed := range edits {
+			blocks = append(blocks, blockOf(ed.path))
+		}
+	}
+	var noise map[string]bool
+	if t := d.values.trials[e.obj.Doc.Origin.Dir]; t != nil {
+		noise = t.noise[objKey{e.obj.Doc.File, e.obj.Ref}]
+	}
+	return outsideBlocks(before, alignTo(before, now), blocks, e.obj.Ref.Kind, noise)
+}
+
+// outsideBlocks says which field now changes from before outside the
+// blocks, or "".
+func outsideBlocks(before, now any, blocks [][]load.Segment, kind string, noise map[string]bool) string {
+	var edits []fieldEdit
+	diffValues(before, now, nil, &edits)
+	for _, e := range edits {
+		if noise[pathString(e.path)] || insideAny(e.path, blocks) || derivedChange(kind, e) {
+			continue
+		}
+		return "the edit also changes " + pathString(e.path) + " of the object"
+	}
+	return ""
+}
+
+// notEdited says why the fields no values key reaches are not edited in
+// the template: why the keys do not reach them (unreached), the refusal
+// of the edit, or the proof that did not bear it out.
+func notEdited(unreached, refused, proofWhy string) string {
+	var parts []string
+	if unreached != "" {
+		parts = append(parts, unreached)
+	}
+	if refused != "" {
+		parts = append(parts, "the template is not edited: "+refused)
+	}
+	if proofWhy != "" {
+		parts = append(parts, "the template edit was not proven: "+proofWhy)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// file is the template that rendered o, with the edits already planned
+// for it.
+func (d *chartTemplate) file(o *object.Object) (*File, error) {
 	path := o.Doc.File
-	if f := v.templates[path]; f != nil {
+	if f := d.files[path]; f != nil {
 		return f, nil
 	}
-	data, err := source.ReadFile(path, v.maxSize)
+	data, err := source.ReadFile(path, d.maxSize)
 	if err != nil {
 		return nil, err
 	}
 	return &File{Path: path, Old: data, New: data}, nil
 }
 
-// planTemplate plans a change that the template that rendered o writes in
+// plan plans a change that the template that rendered o writes in
 // part literally: the probe handlers it replaces, and the probe scalars no
 // values key reaches, are edited in the template; the rest goes through
 // the values. It reports whether the change is planned, or why the
@@ -197,7 +351,8 @@ func (v *valuesPlan) template(o *object.Object) (*File, error) {
 // reason); a handler that cannot be replaced leaves the whole template
 // alone, so that the numbers chosen for the new handler are not written
 // for the old one.
-func planTemplate(o *object.Object, c fix.Change, chosen []finding.Finding, v *valuesPlan) (bool, string) {
+func (d *chartTemplate) plan(o *object.Object, c fix.Change) (bool, string) {
+	v := d.values
 	var doc any
 	if json.Unmarshal(o.Doc.JSON, &doc) != nil {
 		return false, ""
@@ -218,7 +373,7 @@ func planTemplate(o *object.Object, c fix.Change, chosen []finding.Finding, v *v
 	if len(handlers) == 0 && len(scalars) == 0 {
 		return false, ""
 	}
-	f, err := v.template(o)
+	f, err := d.file(o)
 	if err != nil {
 		return false, err.Error()
 	}
@@ -254,12 +409,12 @@ func planTemplate(o *object.Object, c fix.Change, chosen []finding.Finding, v *v
 	for k, p := range fileOf {
 		v.fileOf[k] = p
 	}
-	v.templates[f.Path] = &File{Path: f.Path, Old: f.Old, New: next}
-	v.record(o, c, set, missing, keys, chosen, f.Path, v.reason(why))
+	d.files[f.Path] = &File{Path: f.Path, Old: f.Old, New: next}
+	v.record(o, c, set, missing, keys, d.chosen, f.Path, notEdited(v.unreachedWhy(), why, d.proofWhy))
 	var rules []string
 	for _, i := range c.Findings {
-		if !slices.Contains(rules, chosen[i].Rule) {
-			rules = append(rules, chosen[i].Rule)
+		if !slices.Contains(rules, d.chosen[i].Rule) {
+			rules = append(rules, d.chosen[i].Rule)
 		}
 	}
 	sort.Strings(rules)
@@ -278,4 +433,20 @@ func planTemplate(o *object.Object, c fix.Change, chosen []finding.Finding, v *v
 		}
 	}
 	return true, ""
+}
+
+// templateRules lists the rules of the changes that edit the template p.
+func templateRules(changes []planned, p string) []string {
+	var rules []string
+	for _, c := range changes {
+		if c.template != p {
+			continue
+		}
+		for _, r := range c.rules {
+			if !containsString(rules, r) {
+				rules = append(rules, r)
+			}
+		}
+	}
+	return rules
 }
