@@ -12,6 +12,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -133,12 +134,25 @@ func newLab(t *testing.T, wellKnown int, programs ...string) *lab {
 			}
 		}
 	}
+	return labIn(t, wellKnown)
+}
+
+// labIn makes the lab's directory and user, and the cleanup that leaves
+// nothing of it behind.
+func labIn(t *testing.T, wellKnown int) *lab {
+	t.Helper()
 	dir, err := os.MkdirTemp("", "serverlab-")
 	if err != nil {
 		t.Fatal(err)
 	}
 	l := &lab{t: t, dir: dir, wellKnown: strconv.Itoa(wellKnown)}
 	t.Cleanup(func() { os.RemoveAll(dir) })
+	// Cleanups run last first: the sweep after the servers' own kills.
+	t.Cleanup(func() {
+		if left := sweep(markVar + "=" + dir); len(left) > 0 {
+			t.Logf("killed %d processes the lab started that outlived their process group: %v", len(left), left)
+		}
+	})
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -157,8 +171,53 @@ func newLab(t *testing.T, wellKnown int, programs ...string) *lab {
 		}
 	}
 	l.port = freePort(t)
-	l.env = []string{"HOME=" + dir, "PATH=" + os.Getenv("PATH"), "LANG=C.UTF-8", "TMPDIR=" + dir}
+	l.env = []string{"HOME=" + dir, "PATH=" + os.Getenv("PATH"), "LANG=C.UTF-8", "TMPDIR=" + dir, markVar + "=" + dir}
 	return l
+}
+
+// markVar marks every process a lab starts, in its environment, which
+// its children and daemons inherit.
+const markVar = "BACKFIRE_SERVERLAB"
+
+// sweep kills every process whose environment holds mark, and waits, a
+// little, until they are gone; it returns what each was. A server's
+// process group is killed when it stops, but a daemon leaves the group
+// (epmd -daemon, which RabbitMQ's node starts, calls setsid) and once
+// outlived a run, holding port 4369.
+func sweep(mark string) []string {
+	var killed []string
+	var pids []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err != nil || !bytes.Contains(append([]byte{0}, env...), []byte("\x00"+mark+"\x00")) {
+			continue
+		}
+		comm, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "comm"))
+		if syscall.Kill(pid, syscall.SIGKILL) == nil {
+			killed = append(killed, fmt.Sprintf("%s (%d)", strings.TrimSpace(string(comm)), pid))
+			pids = append(pids, pid)
+		}
+	}
+	for i := 0; i < 50 && slices.ContainsFunc(pids, alive); i++ {
+		time.Sleep(100 * time.Millisecond)
+	}
+	return killed
+}
+
+// alive: the process exists and is not a zombie (one that its parent,
+// init in a container, has not reaped holds no port and no file).
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	return i < 0 || i+2 >= len(b) || b[i+2] != 'Z'
 }
 
 func freePort(t *testing.T) int {
