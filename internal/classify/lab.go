@@ -112,8 +112,14 @@ type LabStop struct {
 // its probe has failed for the budget, as the kubelet would.
 type LabLoop struct {
 	Probe         string  // the probe command
-	BudgetSeconds float64 // time from the restart to the kill
-	Kills         int
+	BudgetSeconds float64 // time from the restart to the kill, the longest of the kills
+	Kills         int     // kills in a row, each before the recovery had ended
+	// KillSeconds is the time from each restart to its kill.
+	KillSeconds []float64 `json:",omitempty"`
+	// CPUShare is the share of a core the server got during the loop
+	// (0.1: 10 ms of every 100 ms), as a BestEffort pod gets on a busy
+	// node; 0 when it ran at full speed.
+	CPUShare float64 `json:",omitempty"`
 	// Evidence that each restart began the recovery again: the server's
 	// log lines, one a restart.
 	Evidence []string
@@ -312,7 +318,7 @@ func labMarkdown(r LabRun) string {
 	fmt.Fprintf(&b, "The server lab (`internal/serverlab`, run by `hack/test-serverlab.sh`) starts each server from Debian's package in a temporary directory as an unprivileged user, kills it with SIGKILL under a write load, restarts it, and runs the probe commands over and over until it serves; then it stops it with SIGTERM with a client connected. Last run: %s, %s. A row of the tables above that these figures contradict fails the lab and the fast tests.\n\n", r.Date, r.Machine)
 	b.WriteString("What the lab's first runs (December 2026) changed: no verdict of the tables. Every probe command the tables classify did during the recovery what its row says (the last column against the one before it), and so did the port of each server. One text changed: MariaDB's clients do not print MySQL's `ERROR 2003 ... (111)` while InnoDB recovers but `ERROR 2002 (HY000): Can't connect to server on '127.0.0.1' (115)`, which the table of what users see now quotes (the lab fails if they stop printing it). Two things the sources did not say: `pg_isready` exits 2 (\"no response\") in the second before the postmaster listens, then 1, as the issue's earlier run saw; and ZooKeeper answered `echo ruok | nc` with nothing now and then, during its load and after it, where `printf ruok` (no trailing newline left unread when the server closes) always got `imok` in the same run: one empty answer in a row, which a probe's default failureThreshold of 3 absorbs, so the lab judges runs of three failed samples, as the kubelet would. RabbitMQ, whose rows are *assumed*, was measured too: `rabbitmq-diagnostics -q check_running` failed until the broker had booted, as assumed, its AMQP port stayed closed meanwhile, and `rabbitmq-diagnostics -q ping`, which asks the Erlang node rather than the broker, passed throughout the boot.\n\n")
 	b.WriteString("What the December 5 runs changed: RabbitMQ's rows are no longer *assumed*. Its AMQP port stays closed until the boot has recovered the queues (an earlier run's sample that found it open at 0.0 s was the killed node, not yet gone: the lab now waits for the whole process group), so RabbitMQ is a server whose port is closed during recovery and a tcpSocket probe of 5672 now fails during it, a verdict that changed; `rabbitmq-diagnostics check_running`, `rabbitmqctl node_health_check` and `rabbitmq-diagnostics check_local_alarms` fail until the broker has booted (the last two with exit 64, \"this command requires the 'rabbit' app to be running\"). A health check of the shape of the MariaDB image's `healthcheck.sh --connect --innodb_initialized` failed during the recovery, as its row says. PostgreSQL's fast shutdown writes the dirty pages of shared_buffers in its shutdown checkpoint, as BF601 counts them: after some 100 MB of inserted rows, SIGINT with a client connected stopped it in 1.3 s, its checkpoint having written 11165 pages of 8 kB, 68.1 % of shared_buffers 128MB (2026-12-05, fsync off). That run's recovery figures are not in the table below: at a load average of 24 on 2 cores its probes outlasted their 2 s timeout before and after the server was ready, and the lab's next run on a quieter machine records the stop in the table.\n\n")
-	b.WriteString("Not measured, and why: the lab runs the servers Debian 12 ships. MongoDB, Cassandra, Elasticsearch, CouchDB, Kafka, Neo4j, CockroachDB, MinIO, Loki, Mimir, NATS Streaming and ClickHouse Keeper are not in Debian 12, so their rows stay read from source or *assumed*. Debian ships Prometheus 2.42, InfluxDB 1.6 and ClickHouse 18.16, which the lab does not run yet (a write-ahead log large enough to replay takes a scrape or write load of its own to build). NATS (nats-server) and memcached are in Debian, but no rule or table row speaks of them. ZooKeeper's quorum row is read from source: the lab runs one server. Of the servers it runs, these rows are read from source, not measured: PostgreSQL 14's \"starting up\" text (Debian 12 ships 15 only) and the \"in recovery mode\" text of an in-place crash restart (the lab kills the whole server, as a container restart does); MySQL's own `ERROR 2003` text (Debian ships MariaDB); a Redis started with `--save \"\"` loading nothing. The stop of etcd, ZooKeeper and RabbitMQ is measured without a client: no rule sizes their stop (BF601 sizes PostgreSQL's and Redis's).\n\n")
+	b.WriteString("Not measured, and why: the lab runs the servers Debian 12 ships. MongoDB, Cassandra, Elasticsearch, CouchDB, Kafka, Neo4j, CockroachDB, MinIO, Loki, Mimir, NATS Streaming and ClickHouse Keeper are not in Debian 12, so their rows stay read from source or *assumed*. Debian ships Prometheus 2.42, InfluxDB 1.6 and ClickHouse 18.16, which the lab does not run yet (a write-ahead log large enough to replay takes a scrape or write load of its own to build). NATS (nats-server) and memcached are in Debian, but no rule or row of these tables speaks of how they recover: NATS Streaming's row is another server, not in Debian, and memcached appears only as a workload of BF303's examples, whose finding is about its disruption budget, not its recovery. ZooKeeper's quorum row is read from source: the lab runs one server. Of the servers it runs, these rows are read from source, not measured: PostgreSQL 14's \"starting up\" text (Debian 12 ships 15 only) and the \"in recovery mode\" text of an in-place crash restart (the lab kills the whole server, as a container restart does); MySQL's own `ERROR 2003` text (Debian ships MariaDB); a Redis started with `--save \"\"` loading nothing. The stop of etcd, ZooKeeper and RabbitMQ is measured without a client: no rule sizes their stop (BF601 sizes PostgreSQL's and Redis's).\n\n")
 	b.WriteString("Its seconds are how long things took on that machine at that time (the load average when the recovery began is in the recovery's column), not how fast the servers are: the lab checks what the probes did while the server recovered, which does not depend on the speed.\n\n")
 	b.WriteString("| server | version | recovered | port open | ready | probe | what it did, seconds after the restart | tables say | measured |\n|---|---|---|---|---|---|---|---|---|\n")
 	servers := append([]LabServer{}, r.Servers...)
@@ -360,11 +366,24 @@ func labMarkdown(r LabRun) string {
 			fmt.Fprintf(&b, "| %s | %s | %v | %s |\n", s.Server, st.Signal, yesNo(st.Client), cell(res))
 		}
 	}
-	b.WriteString("\n| server | liveness probe | killed after | kills | each restart | recovery left alone |\n|---|---|---|---|---|---|\n")
+	b.WriteString("\nThe loop: the lab runs the liveness probe as the kubelet would (every second, a timeout of 1 s, failureThreshold 3), kills the server with SIGKILL when it has failed three times in a row, and restarts it, which begins the recovery again. During the loop the server gets a share of a core, as the seed outage's BestEffort pod did (cpu.weight 1 against its neighbours' 100): the lab stops its process group with SIGSTOP for the rest of every 100 ms and continues it with SIGCONT, which is what cgroup v2's `cpu.max` does to a cgroup (a writable, delegated cgroup, which cpu.max needs, is not there for an unprivileged CI job or on a cgroup v1 machine; a process group always is). Starved, a recovery that takes its dataset a second of CPU lasts ten, past the probe's budget on any machine; at full speed on an idle machine (load average 2.2, 2026-12-04) PostgreSQL replayed 1040 MB of WAL and Redis loaded its AOF in 5.2 s each, which a budget of a few seconds more lets through, so the lab no longer depends on the machine's speed to show the loop. The recovery left alone afterwards runs at full speed. The lab fails if the probe passes during the loop or a recovery ends before its kill.\n\n")
+	b.WriteString("| server | liveness probe | server's share of a core | killed, seconds after each restart | kills in a row | each restart | recovery left alone, full speed |\n|---|---|---|---|---|---|---|\n")
 	for i := range servers {
 		s := &servers[i]
 		if l := s.Loop; l != nil {
-			fmt.Fprintf(&b, "| %s | `%s` | %.0f s | %d | %s | %.1f s |\n", s.Server, cell(l.Probe), l.BudgetSeconds, l.Kills, cell(strings.Join(l.Evidence, "; ")), l.RecoverySeconds)
+			share := "all of it"
+			if l.CPUShare > 0 {
+				share = fmt.Sprintf("%.0f %%", l.CPUShare*100)
+			}
+			at := fmt.Sprintf("%.0f s", l.BudgetSeconds)
+			if len(l.KillSeconds) > 0 {
+				var w []string
+				for _, k := range l.KillSeconds {
+					w = append(w, fmt.Sprintf("%.1f s", k))
+				}
+				at = strings.Join(w, ", ")
+			}
+			fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %d | %s | %.1f s |\n", s.Server, cell(l.Probe), share, at, l.Kills, cell(strings.Join(l.Evidence, "; ")), l.RecoverySeconds)
 		}
 	}
 	return b.String()
