@@ -69,7 +69,7 @@ func writeRun() error {
 		s.Date = r.Date
 		replaced := false
 		for i := range r.Servers {
-			if r.Servers[i].Server == s.Server {
+			if r.Servers[i].Server == s.Server && r.Servers[i].Replicas == s.Replicas {
 				r.Servers[i], replaced = s, true
 			}
 		}
@@ -77,7 +77,10 @@ func writeRun() error {
 			r.Servers = append(r.Servers, s)
 		}
 	}
-	sort.SliceStable(r.Servers, func(i, j int) bool { return r.Servers[i].Server < r.Servers[j].Server })
+	sort.SliceStable(r.Servers, func(i, j int) bool {
+		a, b := r.Servers[i], r.Servers[j]
+		return a.Server < b.Server || a.Server == b.Server && a.Replicas < b.Replicas
+	})
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err
