@@ -68,10 +68,15 @@ type Server struct {
 	// stays database-like for the resource rules.
 	NoCrashRecovery bool
 	// EnsembleEnv lists variables that name the servers of its ensemble
-	// (ZOO_SERVERS). When set, whether it listens during recovery depends
-	// on the ensemble (see Members): a server that runs alone listens, a
-	// quorum member keeps its port closed.
+	// (ZOO_SERVERS). When set, what it does during recovery depends on
+	// the ensemble (see Members): a server that runs alone listens and
+	// answers ruok, a quorum member has its port bound but answers nothing.
 	EnsembleEnv []string
+	// BoundButSilent: while it recovers, its port is bound and listening
+	// (the kernel completes a connection, so a tcpSocket probe passes)
+	// but nothing accepts or answers a connection: every exec probe that
+	// waits for an answer fails.
+	BoundButSilent bool
 	// ComponentArg selects which of the server's components a container
 	// runs (Loki's -target=querier). Only DataComponents hold data and
 	// replay a log; DefaultComponent runs when the argument is absent.
@@ -139,7 +144,8 @@ var Servers = []Server{
 		PortClosedDuringRecovery: true},
 	{Name: "ZooKeeper", ImageTokens: []string{"zookeeper"}, Ports: []int32{2181},
 		Recovery: "does not serve until it has loaded its snapshot and log",
-		// Standalone: listens, then loads; a quorum member: loads, then listens.
+		// Standalone: listens and answers, then loads; a quorum member:
+		// binds its port, loads, then answers (see Members).
 		EnsembleEnv: []string{"ZOO_SERVERS"}},
 	{Name: "Kafka", ImageTokens: []string{"kafka"}, Ports: []int32{9092},
 		Recovery: "does not serve until log recovery has finished"},

@@ -9,8 +9,12 @@ import (
 
 // Members refines verdict v of container c, run by a workload of replicas
 // pods, for a server whose behaviour during recovery depends on its
-// ensemble (EnsembleEnv): ZooKeeper run alone opens its client port before
-// it loads its data, a quorum member only after. Other verdicts are
+// ensemble (EnsembleEnv): ZooKeeper run alone serves its client port
+// (ruok, srvr) before it loads its data; a quorum member binds it before
+// it loads (QuorumPeerMain.runFromConfig configures the connection factory,
+// whose configure binds the socket, before QuorumPeer.start loads the
+// data), but starts accepting connections only after: the kernel completes
+// a connection, nothing answers it. Other verdicts are
 // returned unchanged.
 func Members(v Verdict, c *corev1.Container, replicas int32) Verdict {
 	if v.Server == nil || len(v.Server.EnsembleEnv) == 0 {
@@ -33,8 +37,8 @@ func Members(v Verdict, c *corev1.Container, replicas int32) Verdict {
 		s.ListensDuringRecovery = true
 		s.Recovery = "runs standalone (" + why + "): it listens, and answers ruok with imok, while it loads its snapshot and log, but serves no request until it has loaded them"
 	} else {
-		s.PortClosedDuringRecovery = true
-		s.Recovery = "is a quorum member (" + why + "): it does not open its client port until it has loaded its snapshot and log"
+		s.BoundButSilent = true
+		s.Recovery = "is a quorum member (" + why + "): its client port is bound before it loads its snapshot and log, so a connection opens, but nothing is accepted or answered, ruok neither, until it has loaded them"
 	}
 	v.Server = &s
 	return v

@@ -40,6 +40,9 @@ type LabServer struct {
 	// classification of its probes ("postgres:15").
 	Image string
 	Port  int32 // its well-known port, as a manifest writes it
+	// Replicas is the size of the ensemble the measured server was a
+	// member of (ZooKeeper's quorum); 0 or 1: it ran alone.
+	Replicas int32 `json:",omitempty"`
 	// Skipped says why it could not run on the machine; nothing else is
 	// then recorded.
 	Skipped string `json:",omitempty"`
@@ -112,8 +115,14 @@ type LabStop struct {
 // its probe has failed for the budget, as the kubelet would.
 type LabLoop struct {
 	Probe         string  // the probe command
-	BudgetSeconds float64 // time from the restart to the kill
-	Kills         int
+	BudgetSeconds float64 // time from the restart to the kill, the longest of the kills
+	Kills         int     // kills in a row, each before the recovery had ended
+	// KillSeconds is the time from each restart to its kill.
+	KillSeconds []float64 `json:",omitempty"`
+	// CPUShare is the share of a core the server got during the loop
+	// (0.1: 10 ms of every 100 ms), as a BestEffort pod gets on a busy
+	// node; 0 when it ran at full speed.
+	CPUShare float64 `json:",omitempty"`
 	// Evidence that each restart began the recovery again: the server's
 	// log lines, one a restart.
 	Evidence []string
@@ -132,11 +141,20 @@ func Lab() (LabRun, error) {
 // LabServerOf returns the lab's record of a server, or nil.
 func (r *LabRun) LabServerOf(server string) *LabServer {
 	for i := range r.Servers {
-		if r.Servers[i].Server == server && r.Servers[i].Skipped == "" {
+		if r.Servers[i].Server == server && r.Servers[i].Skipped == "" && r.Servers[i].Replicas <= 1 {
 			return &r.Servers[i]
 		}
 	}
 	return nil
+}
+
+// name is the server's name in the lab's tables, with its ensemble's
+// size when it was a member of one.
+func (s *LabServer) name() string {
+	if s.Replicas > 1 {
+		return fmt.Sprintf("%s, a member of %d", s.Server, s.Replicas)
+	}
+	return s.Server
 }
 
 // Probe renders the probe as a manifest's exec command, or tcpSocket.
@@ -169,8 +187,9 @@ func (p LabProbe) during(ready float64) []LabPhase {
 // recovers: Fails, Passes, or "" when they do not say.
 func (s *LabServer) Expected(p LabProbe) (string, string) {
 	c := &corev1.Container{Name: "server", Image: s.Image, Ports: []corev1.ContainerPort{{ContainerPort: s.Port}}}
-	// The lab runs one server: a ZooKeeper of its own is standalone.
-	v := Members(ContainerOf("", c), c, 1)
+	// A ZooKeeper the lab runs alone is standalone; one of its ensemble
+	// is a quorum member.
+	v := Members(ContainerOf("", c), c, max(1, s.Replicas))
 	if v.Server == nil {
 		return "", "the image " + s.Image + " is not classified as a server"
 	}
@@ -311,8 +330,8 @@ func labMarkdown(r LabRun) string {
 	fmt.Fprintf(&b, "\n## Measured in the server lab\n\n")
 	fmt.Fprintf(&b, "The server lab (`internal/serverlab`, run by `hack/test-serverlab.sh`) starts each server from Debian's package in a temporary directory as an unprivileged user, kills it with SIGKILL under a write load, restarts it, and runs the probe commands over and over until it serves; then it stops it with SIGTERM with a client connected. Last run: %s, %s. A row of the tables above that these figures contradict fails the lab and the fast tests.\n\n", r.Date, r.Machine)
 	b.WriteString("What the lab's first runs (December 2026) changed: no verdict of the tables. Every probe command the tables classify did during the recovery what its row says (the last column against the one before it), and so did the port of each server. One text changed: MariaDB's clients do not print MySQL's `ERROR 2003 ... (111)` while InnoDB recovers but `ERROR 2002 (HY000): Can't connect to server on '127.0.0.1' (115)`, which the table of what users see now quotes (the lab fails if they stop printing it). Two things the sources did not say: `pg_isready` exits 2 (\"no response\") in the second before the postmaster listens, then 1, as the issue's earlier run saw; and ZooKeeper answered `echo ruok | nc` with nothing now and then, during its load and after it, where `printf ruok` (no trailing newline left unread when the server closes) always got `imok` in the same run: one empty answer in a row, which a probe's default failureThreshold of 3 absorbs, so the lab judges runs of three failed samples, as the kubelet would. RabbitMQ, whose rows are *assumed*, was measured too: `rabbitmq-diagnostics -q check_running` failed until the broker had booted, as assumed, its AMQP port stayed closed meanwhile, and `rabbitmq-diagnostics -q ping`, which asks the Erlang node rather than the broker, passed throughout the boot.\n\n")
-	b.WriteString("What the December 5 runs changed: RabbitMQ's rows are no longer *assumed*. Its AMQP port stays closed until the boot has recovered the queues (an earlier run's sample that found it open at 0.0 s was the killed node, not yet gone: the lab now waits for the whole process group), so RabbitMQ is a server whose port is closed during recovery and a tcpSocket probe of 5672 now fails during it, a verdict that changed; `rabbitmq-diagnostics check_running`, `rabbitmqctl node_health_check` and `rabbitmq-diagnostics check_local_alarms` fail until the broker has booted (the last two with exit 64, \"this command requires the 'rabbit' app to be running\"). A health check of the shape of the MariaDB image's `healthcheck.sh --connect --innodb_initialized` failed during the recovery, as its row says. PostgreSQL's fast shutdown writes the dirty pages of shared_buffers in its shutdown checkpoint, as BF601 counts them: after some 100 MB of inserted rows, SIGINT with a client connected stopped it in 1.3 s, its checkpoint having written 11165 pages of 8 kB, 68.1 % of shared_buffers 128MB (2026-12-05, fsync off). That run's recovery figures are not in the table below: at a load average of 24 on 2 cores its probes outlasted their 2 s timeout before and after the server was ready, and the lab's next run on a quieter machine records the stop in the table.\n\n")
-	b.WriteString("Not measured, and why: the lab runs the servers Debian 12 ships. MongoDB, Cassandra, Elasticsearch, CouchDB, Kafka, Neo4j, CockroachDB, MinIO, Loki, Mimir, NATS Streaming and ClickHouse Keeper are not in Debian 12, so their rows stay read from source or *assumed*. Debian ships Prometheus 2.42, InfluxDB 1.6 and ClickHouse 18.16, which the lab does not run yet (a write-ahead log large enough to replay takes a scrape or write load of its own to build). NATS (nats-server) and memcached are in Debian, but no rule or table row speaks of them. ZooKeeper's quorum row is read from source: the lab runs one server. Of the servers it runs, these rows are read from source, not measured: PostgreSQL 14's \"starting up\" text (Debian 12 ships 15 only) and the \"in recovery mode\" text of an in-place crash restart (the lab kills the whole server, as a container restart does); MySQL's own `ERROR 2003` text (Debian ships MariaDB); a Redis started with `--save \"\"` loading nothing. The stop of etcd, ZooKeeper and RabbitMQ is measured without a client: no rule sizes their stop (BF601 sizes PostgreSQL's and Redis's).\n\n")
+	b.WriteString("What the December 5 runs changed: RabbitMQ's rows are no longer *assumed*. Its AMQP port stays closed until the boot has recovered the queues (an earlier run's sample that found it open at 0.0 s was the killed node, not yet gone: the lab now waits for the whole process group), so RabbitMQ is a server whose port is closed during recovery and a tcpSocket probe of 5672 now fails during it, a verdict that changed; `rabbitmq-diagnostics check_running`, `rabbitmqctl node_health_check` and `rabbitmq-diagnostics check_local_alarms` fail until the broker has booted (the last two with exit 64, \"this command requires the 'rabbit' app to be running\"). A health check of the shape of the MariaDB image's `healthcheck.sh --connect --innodb_initialized` failed during the recovery, as its row says. PostgreSQL's fast shutdown writes the dirty pages of shared_buffers in its shutdown checkpoint, as BF601 counts them: after some 100 MB of inserted rows, SIGINT with a client connected stopped it in 1.3 s, its checkpoint having written 11165 pages of 8 kB, 68.1 % of shared_buffers 128MB (2026-12-05, fsync off). That run's recovery figures are not in the table below: at a load average of 24 on 2 cores its probes outlasted their 2 s timeout before and after the server was ready, and the lab's next run on a quieter machine records the stop in the table. A ZooKeeper quorum member, measured as member 1 of an ensemble of 3 on localhost ports, all three killed under a write load and member 1 restarted alone, changed a verdict: its log shows the client port bound before the snapshot is read (QuorumPeerMain's `runFromConfig` configures the connection factory, which binds the socket, before `QuorumPeer.start` loads the data and only then starts the accept thread), so a tcpSocket probe passes during the load, while ruok and srvr get no answer until it has ended; the table had a quorum member's port closed, so that tcpSocket failed. Without a quorum, the member then answers ruok with imok and srvr with \"This ZooKeeper instance is not currently serving requests\" until a second member joins it.\n\n")
+	b.WriteString("Not measured, and why: the lab runs the servers Debian 12 ships. MongoDB, Cassandra, Elasticsearch, CouchDB, Kafka, Neo4j, CockroachDB, MinIO, Loki, Mimir, NATS Streaming and ClickHouse Keeper are not in Debian 12, so their rows stay read from source or *assumed*. Debian ships Prometheus 2.42, InfluxDB 1.6 and ClickHouse 18.16, which the lab does not run yet (a write-ahead log large enough to replay takes a scrape or write load of its own to build). NATS (nats-server) and memcached are in Debian, but no rule or row of these tables speaks of how they recover: NATS Streaming's row is another server, not in Debian, and memcached appears only as a workload of BF303's examples, whose finding is about its disruption budget, not its recovery. ZooKeeper runs both ways: alone, and as member 1 of an ensemble of 3 on localhost ports, all three killed under a write load and member 1 restarted without the others, so that it has no quorum. Of the servers it runs, these rows are read from source, not measured: PostgreSQL 14's \"starting up\" text (Debian 12 ships 15 only) and the \"in recovery mode\" text of an in-place crash restart (the lab kills the whole server, as a container restart does); MySQL's own `ERROR 2003` text (Debian ships MariaDB); a Redis started with `--save \"\"` loading nothing. The stop of etcd, ZooKeeper and RabbitMQ is measured without a client: no rule sizes their stop (BF601 sizes PostgreSQL's and Redis's).\n\n")
 	b.WriteString("Its seconds are how long things took on that machine at that time (the load average when the recovery began is in the recovery's column), not how fast the servers are: the lab checks what the probes did while the server recovered, which does not depend on the speed.\n\n")
 	b.WriteString("| server | version | recovered | port open | ready | probe | what it did, seconds after the restart | tables say | measured |\n|---|---|---|---|---|---|---|---|---|\n")
 	servers := append([]LabServer{}, r.Servers...)
@@ -320,7 +339,7 @@ func labMarkdown(r LabRun) string {
 	for i := range servers {
 		s := &servers[i]
 		if s.Skipped != "" {
-			fmt.Fprintf(&b, "| %s | %s | not run: %s | | | | | | |\n", s.Server, s.Package, cell(s.Skipped))
+			fmt.Fprintf(&b, "| %s | %s | not run: %s | | | | | | |\n", s.name(), s.Package, cell(s.Skipped))
 			continue
 		}
 		listen := "never before ready"
@@ -330,7 +349,7 @@ func labMarkdown(r LabRun) string {
 		for j, p := range s.Probes {
 			head := "| | | | | "
 			if j == 0 {
-				head = fmt.Sprintf("| %s | %s %s | %s (load average %.1f) | %s | %.1f s | ", s.Server, s.Package, s.Version, cell(s.Recovery.What), s.LoadAverage, listen, s.Recovery.ReadySeconds)
+				head = fmt.Sprintf("| %s | %s %s | %s (load average %.1f) | %s | %.1f s | ", s.name(), s.Package, s.Version, cell(s.Recovery.What), s.LoadAverage, listen, s.Recovery.ReadySeconds)
 			}
 			want, _ := s.Expected(p)
 			if want == "" {
@@ -357,14 +376,27 @@ func labMarkdown(r LabRun) string {
 			if st.What != "" {
 				res += " (" + st.What + ")"
 			}
-			fmt.Fprintf(&b, "| %s | %s | %v | %s |\n", s.Server, st.Signal, yesNo(st.Client), cell(res))
+			fmt.Fprintf(&b, "| %s | %s | %v | %s |\n", s.name(), st.Signal, yesNo(st.Client), cell(res))
 		}
 	}
-	b.WriteString("\n| server | liveness probe | killed after | kills | each restart | recovery left alone |\n|---|---|---|---|---|---|\n")
+	b.WriteString("\nThe loop: the lab runs the liveness probe as the kubelet would (every second, a timeout of 1 s, failureThreshold 3), kills the server with SIGKILL when it has failed three times in a row, and restarts it, which begins the recovery again. During the loop the server gets a share of a core, as the seed outage's BestEffort pod did (cpu.weight 1 against its neighbours' 100): the lab stops its process group with SIGSTOP for the rest of every 100 ms and continues it with SIGCONT, which is what cgroup v2's `cpu.max` does to a cgroup (a writable, delegated cgroup, which cpu.max needs, is not there for an unprivileged CI job or on a cgroup v1 machine; a process group always is). Starved, a recovery that takes its dataset a second of CPU lasts ten, past the probe's budget on any machine; at full speed on an idle machine (load average 2.2, 2026-12-04) PostgreSQL replayed 1040 MB of WAL and Redis loaded its AOF in 5.2 s each, which a budget of a few seconds more lets through, so the lab no longer depends on the machine's speed to show the loop. The recovery left alone afterwards runs at full speed. The lab fails if the probe passes during the loop or a recovery ends before its kill.\n\n")
+	b.WriteString("| server | liveness probe | server's share of a core | killed, seconds after each restart | kills in a row | each restart | recovery left alone, full speed |\n|---|---|---|---|---|---|---|\n")
 	for i := range servers {
 		s := &servers[i]
 		if l := s.Loop; l != nil {
-			fmt.Fprintf(&b, "| %s | `%s` | %.0f s | %d | %s | %.1f s |\n", s.Server, cell(l.Probe), l.BudgetSeconds, l.Kills, cell(strings.Join(l.Evidence, "; ")), l.RecoverySeconds)
+			share := "all of it"
+			if l.CPUShare > 0 {
+				share = fmt.Sprintf("%.0f %%", l.CPUShare*100)
+			}
+			at := fmt.Sprintf("%.0f s", l.BudgetSeconds)
+			if len(l.KillSeconds) > 0 {
+				var w []string
+				for _, k := range l.KillSeconds {
+					w = append(w, fmt.Sprintf("%.1f s", k))
+				}
+				at = strings.Join(w, ", ")
+			}
+			fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %d | %s | %.1f s |\n", s.Server, cell(l.Probe), share, at, l.Kills, cell(strings.Join(l.Evidence, "; ")), l.RecoverySeconds)
 		}
 	}
 	return b.String()
@@ -405,15 +437,26 @@ func serverIndex(name string) int {
 // measuredServer is the mark of a server row the lab ran: "*measured*
 // (PostgreSQL 15.18, Debian's postgresql-15, 2026-12-04); ", or "".
 func (r *LabRun) measuredServer(server string) string {
-	s := r.LabServerOf(server)
-	if s == nil {
+	var w []string
+	for i := range r.Servers {
+		s := &r.Servers[i]
+		if s.Server != server || s.Skipped != "" {
+			continue
+		}
+		date := s.Date
+		if date == "" {
+			date = r.Date
+		}
+		what := fmt.Sprintf("%s %s, Debian's %s, %s", s.Server, s.Version, s.Package, date)
+		if s.Replicas > 1 {
+			what = fmt.Sprintf("a member of an ensemble of %d, %s", s.Replicas, date)
+		}
+		w = append(w, what)
+	}
+	if len(w) == 0 {
 		return ""
 	}
-	date := s.Date
-	if date == "" {
-		date = r.Date
-	}
-	return fmt.Sprintf("*measured* (%s %s, Debian's %s, %s); ", s.Server, s.Version, s.Package, date)
+	return "*measured* (" + strings.Join(w, "; ") + "); "
 }
 
 // measuredCommand is the mark of a command row whose command the lab ran

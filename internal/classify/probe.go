@@ -138,6 +138,8 @@ type ProbeQuery struct {
 	Assumption string
 	// endpoint: the verdict comes from a known health endpoint.
 	endpoint bool
+	// tcp: a tcpSocket probe, which the kernel's handshake passes.
+	tcp bool
 }
 
 // FailsDuringRecovery reports whether the probe fails while the server of
@@ -152,6 +154,11 @@ func (q ProbeQuery) FailsDuringRecovery(v Verdict) bool {
 	if v.Server != nil && v.Server.PortClosedDuringRecovery {
 		return q.Queries || q.Connects
 	}
+	if v.Server != nil && v.Server.BoundButSilent {
+		// Only the kernel's handshake succeeds: a command waits for an
+		// answer (nc for the server to reply or close).
+		return q.Queries || q.Connects && !q.tcp
+	}
 	return q.Queries
 }
 
@@ -164,6 +171,9 @@ func (q ProbeQuery) FailsDuringRecovery(v Verdict) bool {
 // pass.
 func (q ProbeQuery) PassesDuringRecovery(v Verdict) bool {
 	s := v.Server
+	if s != nil && s.BoundButSilent {
+		return q.tcp && !q.Queries && !q.Assumed
+	}
 	if s == nil || s.NoCrashRecovery || !s.ListensDuringRecovery {
 		return false
 	}
@@ -226,7 +236,7 @@ func ProbeWith(kind string, c *corev1.Container, p *corev1.Probe, v Verdict, fil
 }
 
 func tcpQuery(c *corev1.Container, h *corev1.TCPSocketAction, v Verdict) ProbeQuery {
-	q := ProbeQuery{Connects: true, Evidence: "tcpSocket only opens a connection, which the kernel accepts without the server answering"}
+	q := ProbeQuery{Connects: true, tcp: true, Evidence: "tcpSocket only opens a connection, which the kernel accepts without the server answering"}
 	if v.Server == nil || !v.Server.PortClosedDuringRecovery {
 		return q
 	}
@@ -408,7 +418,10 @@ func execQuery(kind string, c *corev1.Container, argv []string, v Verdict, files
 	// imok whatever its state (RuokCommand).
 	// It says more than nc's exit status, so it replaces that reading.
 	if v.Server != nil && len(v.Server.EnsembleEnv) > 0 && sendsWord(cmds, "ruok") {
-		q := ProbeQuery{Connects: true, Evidence: "exec sends ruok, which " + v.Server.Name + " answers with imok as soon as its client port is open, while it loads its data too"}
+		q := ProbeQuery{Connects: true, Evidence: "exec sends ruok, which " + v.Server.Name + " answers with imok as soon as it serves its client port, while it loads its data too when it runs alone"}
+		if v.Server.BoundButSilent {
+			q.Evidence = "exec sends ruok, which " + v.Server.Name + ", a quorum member, does not answer until it has loaded its snapshot and log: its client port is bound, but nothing accepts the connection"
+		}
 		passing = &q
 	}
 	// Scripts: read from the input where it holds them, known ones by

@@ -75,9 +75,9 @@ var Recoveries = []RecoveryBehaviour{
 	{Server: "ZooKeeper",
 		Messages: []Message{
 			{"a standalone server (one server), while it loads its snapshot and log", `ruok is answered imok; other requests: "This ZooKeeper instance is not currently serving requests"`},
-			{"clients and tcpSocket probes of a quorum member, until it has loaded its snapshot and log", `Connection refused (the client port is not open yet)`},
+			{"clients of a quorum member, until it has loaded its snapshot and log", `no answer: the connection opens (the client port is bound), nothing accepts it; nc waits until its timeout`},
 		},
-		Source: "zookeeper: zookeeper-server/src/main/java/org/apache/zookeeper/server/NIOServerCnxnFactory.java `startup` (`start()` opens the port, then `zks.startdata()` loads the data); command/RuokCommand.java `commandRun` (prints imok whatever the server's state); quorum/QuorumPeer.java `start` (`loadDataBase()` before `startServerCnxnFactory()`)"},
+		Source: "zookeeper: zookeeper-server/src/main/java/org/apache/zookeeper/server/NIOServerCnxnFactory.java `startup` (`start()` opens the port, then `zks.startdata()` loads the data); command/RuokCommand.java `commandRun` (prints imok whatever the server's state); quorum/QuorumPeerMain.java `runFromConfig` (`cnxnFactory.configure`, whose NIOServerCnxnFactory `configure` binds the socket, before `quorumPeer.start()`); quorum/QuorumPeer.java `start` (`loadDataBase()` before `startServerCnxnFactory()`, which starts the accept thread)"},
 	{Server: "CouchDB",
 		Messages: []Message{
 			{"clients, after a crash and restart", `answers as soon as it listens: there is no recovery phase; a partly written update is simply not in the file's last committed header`},

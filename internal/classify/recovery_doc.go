@@ -31,7 +31,7 @@ lab: the figures are in [Measured in the server lab](#measured-in-the-server-lab
 		listens := "not known (*assumed* not to answer queries)"
 		switch {
 		case len(s.EnsembleEnv) > 0:
-			listens = "run alone (1 replica, and " + strings.Join(s.EnsembleEnv, ", ") + " lists at most one server): yes, a tcpSocket probe passes; a quorum member: no, every probe that connects fails"
+			listens = "run alone (1 replica, and " + strings.Join(s.EnsembleEnv, ", ") + " lists at most one server): yes, a tcpSocket probe passes; a quorum member: its port is bound before it loads, so a tcpSocket probe passes, but nothing answers until it has loaded: every exec probe fails, ruok too"
 		case s.NoCrashRecovery:
 			listens = "no recovery phase: it serves as soon as it starts, and no probe fails because of a recovery"
 		case s.ListensDuringRecovery:

@@ -4,8 +4,12 @@
 // them with SIGKILL under a write load, and record what the probe commands
 // of internal/classify's tables do while they recover; then stop them with
 // SIGTERM with a client connected, and let a liveness budget shorter than
-// the recovery kill them over and over. A row of the tables that a
-// measurement contradicts fails the test.
+// the recovery kill them over and over: during that loop the server gets
+// a tenth of a core (see starve), as a BestEffort pod does on a busy node,
+// so that the recovery outlasts the budget on any machine. A row of the
+// tables that a measurement contradicts fails the test. Every process a
+// lab starts is killed when its test ends, daemons that left the server's
+// process group too (see sweep).
 //
 // It is a package of the main module, not a module of its own, because it
 // needs nothing but the standard library and internal/classify (the

@@ -1,0 +1,46 @@
+package serverlab
+
+import (
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// A process the lab started that left the server's process group, as
+// epmd -daemon does with setsid, is gone when the test ends: no server
+// of one run holds a port of the next. It needs only sh, setsid and
+// sleep, so it runs without the lab's switch.
+func TestCleanupKillsDaemons(t *testing.T) {
+	for _, p := range []string{"sh", "setsid", "sleep"} {
+		if _, err := exec.LookPath(p); err != nil {
+			t.Skipf("%s is not installed: %v", p, err)
+		}
+	}
+	var pidFile string
+	t.Run("lab", func(t *testing.T) {
+		l := labIn(t, 1)
+		pidFile = l.path("daemon.pid")
+		l.serve("server.log", "sh", "-c", "setsid sleep 300 & echo $! > daemon.pid; exec sleep 300")
+		for i := 0; i < 50; i++ {
+			if b, _ := os.ReadFile(pidFile); len(b) > 0 && strings.HasSuffix(string(b), "\n") {
+				pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+				pidFile = strconv.Itoa(pid)
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		t.Fatal("the daemon did not start")
+	})
+	pid, err := strconv.Atoi(pidFile)
+	if err != nil {
+		t.Fatalf("no daemon pid: %q", pidFile)
+	}
+	if alive(pid) {
+		syscall.Kill(pid, syscall.SIGKILL)
+		t.Errorf("the daemon %d, outside the server's process group, outlived the test", pid)
+	}
+}
