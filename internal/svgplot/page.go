@@ -31,6 +31,10 @@ type Figure struct {
 	// Note explains a drawing convention of the panel (CoveredNote).
 	Note string
 	SVG  []byte
+	// Narrow lets the plot shrink to a phone's width instead of scrolling
+	// sideways: for a plot drawn narrow, with text large enough to stay
+	// readable when scaled down (BarsFigure's bars).
+	Narrow bool
 }
 
 // Figures draws each panel as its own figure, width by height (a state
@@ -107,10 +111,11 @@ func (p Page) HTML() ([]byte, error) {
 		Title, Note string
 		Keys        []template.HTML
 		SVG         template.HTML
+		Narrow      bool
 	}
 	var figs []figure
 	for _, f := range p.Figures {
-		fg := figure{Title: f.Title, Note: f.Note, SVG: template.HTML(stripXMLHeader(f.SVG))} // our own SVG, inlined
+		fg := figure{Title: f.Title, Note: f.Note, SVG: template.HTML(stripXMLHeader(f.SVG)), Narrow: f.Narrow} // our own SVG, inlined
 		for _, k := range f.Keys {
 			fg.Keys = append(fg.Keys, keyHTML(k))
 		}
@@ -184,7 +189,7 @@ code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-s
 code{overflow-wrap:anywhere}
 #cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(9.5rem,1fr));gap:.75rem;margin-top:1rem}
 .card{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:.75rem 1rem;border-top:4px solid var(--line)}
-.card .n{display:block;font-size:1.9rem;font-weight:650;line-height:1.1}
+.card .n{display:block;font-size:1.9rem;font-weight:650;line-height:1.1;overflow-wrap:break-word}
 .card .label{color:var(--muted);font-size:.85rem}
 .card.bad{border-top-color:var(--error)}.card.bad .n{color:var(--error)}
 .card.good{border-top-color:var(--good)}.card.good .n{color:var(--good)}
@@ -202,13 +207,19 @@ ul.legend svg.key{flex:none}
 figure.chart .note{color:var(--muted);font-size:.8rem;margin:0 0 .4rem}
 .plot{overflow-x:auto}
 .plot svg{display:block;width:100%;max-width:52rem;min-width:30rem;height:auto}
+.plot.narrow svg{max-width:30rem;min-width:0}
+td.least,b.least{font-weight:650;color:var(--good)}
+table.compare td:first-child,table.compare th:first-child{position:sticky;left:0;background:var(--card)}
+table.compare td{white-space:nowrap}
+dl.remedies dt{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.85em;font-weight:600;margin-top:.5rem}
+dl.remedies dd{margin:0 0 0 1rem}
 pre{background:#f6f8fa;border:1px solid var(--line);border-radius:6px;padding:.6rem .8rem;overflow-x:auto;margin:.4rem 0}
 pre.patch{white-space:pre-wrap;overflow-wrap:anywhere}
 .fix b{color:var(--good)}
 @media (max-width:40rem){main{padding:.5rem .75rem 2rem}header.top{padding:.7rem .9rem}
 #cards{grid-template-columns:repeat(auto-fit,minmax(6.5rem,1fr));gap:.5rem}
 .card{padding:.5rem .7rem}.card .n{font-size:1.5rem}.panel{padding:.75rem}
-.plot svg{min-width:26rem}}
+.plot svg{min-width:26rem}.plot.narrow svg{min-width:0}}
 </style></head>
 <body>
 <header class="top"><h1>{{.Title}}</h1>{{if .Subtitle}}<p>{{.Subtitle}}</p>{{end}}</header>
@@ -220,7 +231,7 @@ pre.patch{white-space:pre-wrap;overflow-wrap:anywhere}
 {{if .Results}}<div class="panel">{{.Results}}</div>{{end}}
 {{range .Figs}}<figure class="chart panel"><figcaption>{{.Title}}</figcaption>
 {{if .Keys}}<ul class="legend">{{range .Keys}}<li>{{.}}</li>{{end}}</ul>{{end}}{{if .Note}}<p class="note">{{.Note}}</p>{{end}}
-<div class="plot">{{.SVG}}</div></figure>
+<div class="plot{{if .Narrow}} narrow{{end}}">{{.SVG}}</div></figure>
 {{end}}{{range .Inline}}<figure class="chart panel"><div class="plot">{{.}}</div></figure>
 {{end}}</section>
 {{range .Sections}}<section id="{{.ID}}"><h2>{{.Title}}</h2><div class="panel">{{.Body}}</div></section>
