@@ -64,7 +64,7 @@ type listedEntry struct {
 // again from its source when a rule needs it (see SetLoader).
 func Retained(kind string) bool {
 	switch kind {
-	case "ConfigMap", "Secret", "AnalysisTemplate", "ClusterAnalysisTemplate", "MetricTemplate",
+	case "ConfigMap", "Secret", "AnalysisTemplate", "ClusterAnalysisTemplate", "MetricTemplate", "Canary",
 		"HorizontalPodAutoscaler", "ScaledObject",
 		"PodDisruptionBudget", "NetworkPolicy", "Ingress", "DestinationRule", "Application":
 		return true
