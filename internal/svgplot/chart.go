@@ -45,6 +45,8 @@ type Panel struct {
 	// Bands draw one row each, the first on top, coloured by state.
 	Bands  []Band
 	States []State
+	// MarkName names the bands' Marks in the legend ("kill").
+	MarkName string
 	// Seconds marks x values as seconds: the ticks then read 30s, 1m, 1h30m.
 	Seconds bool
 }
@@ -147,6 +149,12 @@ func panelPlot(p Panel, xlabel string, legend bool) (*plot.Plot, []Key, error) {
 			keys = append(keys, Key{Name: st.Name, Colour: b.colours[i], Fill: true})
 			if legend {
 				pl.Legend.Add(st.Name, swatch{b.colours[i]})
+			}
+		}
+		if p.MarkName != "" {
+			keys = append(keys, Key{Name: p.MarkName, Colour: markColour, Mark: true})
+			if legend {
+				pl.Legend.Add(p.MarkName, markThumb{})
 			}
 		}
 		return pl, keys, nil

@@ -20,6 +20,8 @@ type Key struct {
 	Dash   []vg.Length
 	Width  vg.Length
 	Fill   bool
+	// Mark is a band's event mark: a small triangle pointing down.
+	Mark bool
 }
 
 // Figure is one panel for a page: its title and legend are the page's
@@ -140,9 +142,12 @@ func keyHTML(k Key) template.HTML {
 	r, g, b, _ := k.Colour.RGBA()
 	hex := fmt.Sprintf("#%02x%02x%02x", r>>8, g>>8, b>>8)
 	var mark string
-	if k.Fill {
+	switch {
+	case k.Mark:
+		mark = fmt.Sprintf(`<path d="M10 2 L20 2 L15 12 Z" fill="%s"/>`, hex)
+	case k.Fill:
 		mark = fmt.Sprintf(`<rect x="2" y="1" width="26" height="12" fill="%s"/>`, hex)
-	} else {
+	default:
 		// Points to CSS pixels, so the key shows the chart's line.
 		px := func(l vg.Length) string { return fmt.Sprintf("%.1f", float64(l)*4/3) }
 		var dash []string
