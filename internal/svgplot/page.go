@@ -22,6 +22,10 @@ type Key struct {
 	Fill   bool
 	// Mark is a band's event mark: a small triangle pointing down.
 	Mark bool
+	// UnderWidth and UnderColour draw the pale band a line has where a
+	// later line hides it (0: none).
+	UnderWidth  vg.Length
+	UnderColour color.Color
 }
 
 // Figure is one panel for a page: its title and legend are the page's
@@ -65,7 +69,7 @@ func Figures(xlabel string, width, height vg.Length, panels []Panel) ([]Figure, 
 		}
 		f := Figure{Title: p.Title, Keys: keys, SVG: svg}
 		for _, k := range keys {
-			if k.Width > lineWidth {
+			if k.UnderWidth > 0 {
 				f.Note = CoveredNote
 			}
 		}
@@ -159,6 +163,10 @@ func keyHTML(k Key) template.HTML {
 			da = ` stroke-dasharray="` + strings.Join(dash, " ") + `"`
 		}
 		mark = fmt.Sprintf(`<line x1="1" y1="7" x2="29" y2="7" stroke="%s" stroke-width="%s"%s/>`, hex, px(k.Width), da)
+		if k.UnderWidth > 0 && k.UnderColour != nil {
+			ur, ug, ub, _ := k.UnderColour.RGBA()
+			mark = fmt.Sprintf(`<line x1="1" y1="7" x2="29" y2="7" stroke="#%02x%02x%02x" stroke-width="%s"/>`, ur>>8, ug>>8, ub>>8, px(k.UnderWidth)) + mark
+		}
 	}
 	return template.HTML(`<svg class="key" width="30" height="14" viewBox="0 0 30 14" aria-hidden="true">` + mark + `</svg><span>` +
 		template.HTMLEscapeString(k.Name) + `</span>`)
