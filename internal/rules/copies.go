@@ -14,7 +14,7 @@ import (
 // finding of the copy alone (its own replica count, say) stays on it.
 func check(o *object.Object, ix *index.Index, rules []*Rule, opts *Options) Outcome {
 	res := checkOne(o, ix, rules, opts)
-	if len(res.Findings) == 0 {
+	if len(res.Findings) == 0 || opts.EachObject {
 		return res
 	}
 	pair := ix.CopyOf(o)
