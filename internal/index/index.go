@@ -64,7 +64,7 @@ type listedEntry struct {
 // again from its source when a rule needs it (see SetLoader).
 func Retained(kind string) bool {
 	switch kind {
-	case "ConfigMap", "Secret", "AnalysisTemplate", "ClusterAnalysisTemplate", "MetricTemplate",
+	case "ConfigMap", "Secret", "AnalysisTemplate", "ClusterAnalysisTemplate", "MetricTemplate", "Canary",
 		"HorizontalPodAutoscaler", "ScaledObject",
 		"PodDisruptionBudget", "NetworkPolicy", "Ingress", "DestinationRule", "Application":
 		return true
@@ -129,7 +129,8 @@ func listed(kind string) bool {
 	switch kind {
 	case "Service", "AnalysisTemplate", "PodDisruptionBudget", "NetworkPolicy", "Ingress", "Application",
 		"Deployment",     // by name: the Flagger controller a Canary runs under
-		"MetricTemplate": // by name: the shared templates of Flagger's Canaries
+		"MetricTemplate", // by name: the shared templates of Flagger's Canaries
+		"Canary":         // the Canary whose target a workload is (see CopyOf)
 		return true
 	}
 	return false

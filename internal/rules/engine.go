@@ -105,9 +105,9 @@ func Run(ix *index.Index, rules []*Rule, opts *Options) Outcome {
 	return res
 }
 
-// check applies the rules to one object; rules that read the others'
+// checkOne applies the rules to one object; rules that read the others'
 // findings run last.
-func check(o *object.Object, ix *index.Index, rules []*Rule, opts *Options) Outcome {
+func checkOne(o *object.Object, ix *index.Index, rules []*Rule, opts *Options) Outcome {
 	var res Outcome
 	shared := map[any]any{}
 	var reported map[string]bool // rule IDs that reported here, made on the first

@@ -113,6 +113,10 @@ type Options struct {
 	// has ended. The outcome is then incomplete; the caller that set it
 	// checks Context.Err() and drops it.
 	Context context.Context
+	// EachObject reports each object's findings as they are, without
+	// merging those of a copy into its original (see check): for a test of
+	// what a rule itself asks the index.
+	EachObject bool
 }
 
 // Canceled reports whether the options' Context is done.

@@ -131,7 +131,8 @@ func ReadProblems(r *rules.Rule, cases []Case) []string {
 				return []string{err.Error()}
 			}
 			ix := index.Build(res.Objects)
-			opts := &rules.Options{Config: &config.Config{}}
+			// The rule's own questions: not the engine's about a copy.
+			opts := &rules.Options{Config: &config.Config{}, EachObject: true}
 			for _, o := range res.Objects {
 				rec := &index.Recorder{}
 				rules.RunObject(o, ix.View(index.Everywhere, rec), []*rules.Rule{r}, opts)

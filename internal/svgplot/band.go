@@ -20,6 +20,9 @@ type State struct {
 type Band struct {
 	Name  string
 	Spans []Span
+	// Marks are the x of events on the row (a probe's kills), drawn as
+	// small dark triangles hanging from its top edge, over the states.
+	Marks []float64
 }
 
 // Span is a stretch of x in one state (an index into Panel.States).
@@ -35,6 +38,13 @@ type bands struct {
 	rows    []Band
 	colours []color.Color
 }
+
+// markColour is the colour of Band.Marks: the page's ink, apart from every
+// state colour.
+var markColour = color.RGBA{R: 0x1f, G: 0x23, B: 0x28, A: 0xff}
+
+// markSize is the width and height of a mark's triangle.
+const markSize = 5 * vg.Length(1)
 
 func newBands(rows []Band, states []State) bands {
 	b := bands{rows: rows}
@@ -72,6 +82,13 @@ func (b bands) Plot(c draw.Canvas, p *plot.Plot) {
 			x0, x1 := trX(s.From), trX(s.To)
 			c.FillPolygon(b.colours[s.State], c.ClipPolygonXY([]vg.Point{{X: x0, Y: bottom}, {X: x1, Y: bottom}, {X: x1, Y: top}, {X: x0, Y: top}}))
 		}
+		for _, m := range row.Marks {
+			if math.IsNaN(m) || math.IsInf(m, 0) {
+				continue
+			}
+			x := trX(m)
+			c.FillPolygon(markColour, c.ClipPolygonXY([]vg.Point{{X: x - markSize/2, Y: top}, {X: x + markSize/2, Y: top}, {X: x, Y: top - markSize}}))
+		}
 	}
 }
 
@@ -96,4 +113,14 @@ type swatch struct{ color.Color }
 func (s swatch) Thumbnail(c *draw.Canvas) {
 	r := c.Rectangle
 	c.FillPolygon(s.Color, []vg.Point{r.Min, {X: r.Max.X, Y: r.Min.Y}, r.Max, {X: r.Min.X, Y: r.Max.Y}})
+}
+
+// markThumb is the legend thumbnail of Band.Marks.
+type markThumb struct{}
+
+// Thumbnail implements plot.Thumbnailer.
+func (markThumb) Thumbnail(c *draw.Canvas) {
+	r := c.Rectangle
+	mid := (r.Min.X + r.Max.X) / 2
+	c.FillPolygon(markColour, []vg.Point{{X: mid - markSize, Y: r.Max.Y}, {X: mid + markSize, Y: r.Max.Y}, {X: mid, Y: r.Min.Y}})
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"image/color"
+	"math"
 	"strconv"
 
 	stdfont "golang.org/x/image/font"
@@ -82,6 +83,27 @@ func StackedBarsSVG(title, ylabel string, width, height vg.Length, categories []
 // The height grows with the categories (rowHeight each). The title, when
 // given, heads the plot; a page may rather caption the chart itself.
 func HorizontalStackedBarsSVG(title, xlabel string, width, rowHeight vg.Length, categories []string, stacks []Stack) ([]byte, error) {
+	return horizontalBars(title, xlabel, width, rowHeight, 0, categories, stacks, true)
+}
+
+// BarsFigure draws the same bars as HorizontalStackedBarsSVG for a page:
+// the title and the legend are the figure's text, which wraps on a narrow
+// screen, and the SVG is the plot alone, its text fontSize high.
+func BarsFigure(title, xlabel string, width, rowHeight, fontSize vg.Length, categories []string, stacks []Stack) (Figure, error) {
+	svg, err := horizontalBars("", xlabel, width, rowHeight, fontSize, categories, stacks, false)
+	if err != nil {
+		return Figure{}, err
+	}
+	f := Figure{Title: title, SVG: svg}
+	for i, s := range stacks {
+		f.Keys = append(f.Keys, Key{Name: s.Name, Colour: s.color(i), Fill: true})
+	}
+	return f, nil
+}
+
+// horizontalBars draws the bars, with the legend in a strip above the plot
+// when legend is set; a fontSize of 0 keeps gonum's.
+func horizontalBars(title, xlabel string, width, rowHeight, fontSize vg.Length, categories []string, stacks []Stack, legend bool) ([]byte, error) {
 	if len(categories) == 0 || len(stacks) == 0 {
 		return nil, fmt.Errorf("chart: no categories or stacks")
 	}
@@ -90,8 +112,12 @@ func HorizontalStackedBarsSVG(title, xlabel string, width, rowHeight vg.Length, 
 	pl.Title.Text = title
 	pl.X.Label.Text = xlabel
 	pl.X.Min = 0
+	pl.X.Tick.Marker = plainTicks{}
 	for _, f := range []*font.Font{&pl.Title.TextStyle.Font, &pl.X.Label.TextStyle.Font, &pl.X.Tick.Label.Font, &pl.Y.Tick.Label.Font} {
 		f.Variant = "Sans"
+		if fontSize > 0 {
+			f.Size = fontSize
+		}
 	}
 	pl.Title.TextStyle.Font.Weight = stdfont.WeightBold
 	pl.Add(plotter.NewGrid())
@@ -138,7 +164,7 @@ func HorizontalStackedBarsSVG(title, xlabel string, width, rowHeight vg.Length, 
 	most := 0.0
 	for i, t := range totals {
 		xys = append(xys, plotter.XY{X: t, Y: float64(n - 1 - i)})
-		labels = append(labels, strconv.FormatFloat(t, 'f', -1, 64))
+		labels = append(labels, total(t))
 		most = max(most, t)
 	}
 	ends, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: labels})
@@ -148,6 +174,9 @@ func HorizontalStackedBarsSVG(title, xlabel string, width, rowHeight vg.Length, 
 	for i := range ends.TextStyle {
 		ends.TextStyle[i].YAlign = draw.YCenter
 		ends.TextStyle[i].Font.Variant = "Sans"
+		if fontSize > 0 {
+			ends.TextStyle[i].Font.Size = fontSize
+		}
 	}
 	ends.Offset = vg.Point{X: vg.Points(4)}
 	pl.Add(ends)
@@ -159,6 +188,9 @@ func HorizontalStackedBarsSVG(title, xlabel string, width, rowHeight vg.Length, 
 	pl.NominalY(names...)
 
 	strip := vg.Points(22)
+	if !legend {
+		legends, strip = nil, 0
+	}
 	height := rowHeight*vg.Length(n) + 2*vg.Centimeter + strip
 	canvas := vgsvg.New(width, height)
 	dc := draw.New(canvas)
@@ -177,4 +209,16 @@ func HorizontalStackedBarsSVG(title, xlabel string, width, rowHeight vg.Length, 
 	// The text was measured with Liberation Sans, whose metrics are
 	// Arial's: a browser without it falls back to a face of the same widths.
 	return bytes.ReplaceAll(buf.Bytes(), []byte("font-family:Liberation Sans;"), []byte("font-family:Liberation Sans,Arial,Helvetica,sans-serif;")), nil
+}
+
+// total labels a bar's end: a count as it is, a sum of fractional counts
+// (requests failed at a rate) without its float noise (10656.000000000047).
+func total(t float64) string {
+	switch r := math.Round(t); {
+	case math.Abs(t-r) < 1e-6*max(1, math.Abs(t)):
+		return strconv.FormatFloat(r, 'f', -1, 64)
+	case math.Abs(t) >= 100:
+		return strconv.FormatFloat(r, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(t, 'g', 3, 64)
 }

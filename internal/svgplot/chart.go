@@ -45,6 +45,8 @@ type Panel struct {
 	// Bands draw one row each, the first on top, coloured by state.
 	Bands  []Band
 	States []State
+	// MarkName names the bands' Marks in the legend ("kill").
+	MarkName string
 	// Seconds marks x values as seconds: the ticks then read 30s, 1m, 1h30m.
 	Seconds bool
 }
@@ -149,14 +151,47 @@ func panelPlot(p Panel, xlabel string, legend bool) (*plot.Plot, []Key, error) {
 				pl.Legend.Add(st.Name, swatch{b.colours[i]})
 			}
 		}
+		if p.MarkName != "" {
+			keys = append(keys, Key{Name: p.MarkName, Colour: markColour, Mark: true})
+			if legend {
+				pl.Legend.Add(p.MarkName, markThumb{})
+			}
+		}
 		return pl, keys, nil
 	}
 	depth := coverDepths(p.Series)
-	covered := false
-	for i, s := range p.Series {
+	for _, s := range p.Series {
 		if len(s.X) != len(s.Y) {
 			return nil, nil, fmt.Errorf("chart: series %q has %d x and %d y values", s.Name, len(s.X), len(s.Y))
 		}
+	}
+	// The pale bands first, under every line, where each line is hidden.
+	bands := make([]*plotter.Line, len(p.Series))
+	for i, s := range p.Series {
+		if depth[i] == 0 {
+			continue
+		}
+		for _, sp := range hiddenSpans(p.Series, i) {
+			pts := clip(s, sp[0], sp[1])
+			xy := make(plotter.XYs, len(pts))
+			for j, pt := range pts {
+				xy[j].X, xy[j].Y = pt[0], pt[1]
+			}
+			band, err := plotter.NewLine(xy)
+			if err != nil {
+				return nil, nil, fmt.Errorf("chart: series %q: %w", s.Name, err)
+			}
+			if s.Step {
+				band.StepStyle = plotter.PostStep
+			}
+			band.Color = pale(palette[colourIndex(i, s)])
+			band.Width = lineWidth + coverStep*vg.Length(depth[i])
+			pl.Add(band)
+			bands[i] = band
+		}
+	}
+	covered := false
+	for i, s := range p.Series {
 		xy := make(plotter.XYs, len(s.X))
 		for j := range s.X {
 			xy[j].X, xy[j].Y = s.X[j], s.Y[j]
@@ -172,19 +207,22 @@ func panelPlot(p Panel, xlabel string, legend bool) (*plot.Plot, []Key, error) {
 		}
 		line.Color = palette[colourIndex(i, s)]
 		line.Dashes = dashes[s.Dash%len(dashes)]
-		line.Width = lineWidth + coverStep*vg.Length(depth[i])
-		if depth[i] > 0 {
-			line.Color = pale(line.Color)
-			covered = true
-		}
+		line.Width = lineWidth
 		pl.Add(line)
-		keys = append(keys, Key{Name: s.Name, Colour: line.Color, Dash: line.Dashes, Width: line.Width})
+		k := Key{Name: s.Name, Colour: line.Color, Dash: line.Dashes, Width: line.Width}
+		thumbs := []plot.Thumbnailer{line}
+		if b := bands[i]; b != nil {
+			covered = true
+			k.UnderColour, k.UnderWidth = b.Color, b.Width
+			thumbs = []plot.Thumbnailer{b, line}
+		}
+		keys = append(keys, k)
 		if legend {
-			pl.Legend.Add(s.Name, line)
+			pl.Legend.Add(s.Name, thumbs...)
 		}
 	}
 	if covered && legend {
-		pl.Legend.Add("wide, pale: under a later line where equal")
+		pl.Legend.Add("wide, pale: where a later line hides it")
 	}
 	return pl, keys, nil
 }

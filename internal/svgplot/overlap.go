@@ -1,6 +1,7 @@
 package svgplot
 
 import (
+	"cmp"
 	"image/color"
 	"math"
 	"slices"
@@ -10,8 +11,9 @@ import (
 
 // A line drawn before another with the same values is hidden under it
 // wherever they agree (a weight and the share of requests it sends, two runs
-// at 0). Such a line is drawn wider and paler, one step per line that
-// covers it, so that it shows as a band around the lines drawn over it.
+// at 0). Where it is hidden, and only there, a wide pale band of its colour
+// is drawn under it, one step wider per line that covers it, so that it
+// shows around the lines drawn over it; elsewhere it is an ordinary line.
 
 // lineWidth and coverStep are the width of a line nothing covers and what
 // each covering line adds (vg.Length is in points); maxDepth caps the
@@ -24,7 +26,7 @@ const (
 
 // CoveredNote says what a wide, pale line means, in the legend of a chart
 // that has one.
-const CoveredNote = "a wide, pale line runs under the narrower lines drawn over it where their values are equal"
+const CoveredNote = "a wide, pale band shows a line where it runs under another drawn over it with the same values"
 
 // coverDepths returns, for each series, how many lines drawn after it
 // cover it in turn (0: it is on top wherever it is); a series is covered
@@ -64,17 +66,27 @@ func colourIndex(i int, s Series) int {
 
 // coveredLength is the length of x over which b has a's values.
 func coveredLength(a, b Series) float64 {
+	var sum float64
+	for _, sp := range coveredSpans(a, b) {
+		sum += sp[1] - sp[0]
+	}
+	return sum
+}
+
+// coveredSpans are the stretches of x over which b has a's values, in
+// order, neighbours joined.
+func coveredSpans(a, b Series) [][2]float64 {
 	if len(a.X) < 2 || len(b.X) < 2 || !slices.IsSorted(a.X) || !slices.IsSorted(b.X) {
-		return 0
+		return nil
 	}
 	lo, hi := max(a.X[0], b.X[0]), min(a.X[len(a.X)-1], b.X[len(b.X)-1])
 	if !(hi > lo) {
-		return 0
+		return nil
 	}
 	xs := append(slices.Clone(a.X), b.X...)
 	slices.Sort(xs)
 	xs = slices.Compact(xs)
-	var sum float64
+	var out [][2]float64
 	for k := 0; k+1 < len(xs); k++ {
 		x0, x1 := xs[k], xs[k+1]
 		if x0 < lo || x1 > hi {
@@ -88,9 +100,52 @@ func coveredLength(a, b Series) float64 {
 		if (!a.Step || !b.Step) && (!same(valueAt(a, x0), valueAt(b, x0)) || !same(valueAt(a, x1), valueAt(b, x1))) {
 			continue
 		}
-		sum += x1 - x0
+		out = join(out, [2]float64{x0, x1})
 	}
-	return sum
+	return out
+}
+
+// join appends sp to spans sorted by start, merging it into the last
+// one it touches.
+func join(spans [][2]float64, sp [2]float64) [][2]float64 {
+	if n := len(spans); n > 0 && sp[0] <= spans[n-1][1] {
+		spans[n-1][1] = max(spans[n-1][1], sp[1])
+		return spans
+	}
+	return append(spans, sp)
+}
+
+// hiddenSpans are the stretches where series i lies under a later line
+// that hides it (see coverDepths): where its pale band is drawn.
+func hiddenSpans(series []Series, i int) [][2]float64 {
+	var all [][2]float64
+	for j := i + 1; j < len(series); j++ {
+		if series[j].Dash == 0 || colourIndex(i, series[i]) == colourIndex(j, series[j]) {
+			all = append(all, coveredSpans(series[i], series[j])...)
+		}
+	}
+	slices.SortFunc(all, func(a, b [2]float64) int { return cmp.Compare(a[0], b[0]) })
+	var out [][2]float64
+	for _, sp := range all {
+		out = join(out, sp)
+	}
+	return out
+}
+
+// clip returns the points of s drawn between x0 and x1, as it is drawn.
+func clip(s Series, x0, x1 float64) [][2]float64 {
+	pts := [][2]float64{{x0, valueAt(s, x0)}}
+	for k, x := range s.X {
+		if x > x0 && x < x1 {
+			pts = append(pts, [2]float64{x, s.Y[k]})
+		}
+	}
+	end := valueAt(s, x1)
+	if s.Step {
+		// The value that holds up to x1, not the one from it.
+		end = pts[len(pts)-1][1]
+	}
+	return append(pts, [2]float64{x1, end})
 }
 
 // valueAt is the series' value at x, as it is drawn: a step holds Y[i]

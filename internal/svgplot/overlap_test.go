@@ -48,7 +48,7 @@ func TestCoveredLineIsDrawnWide(t *testing.T) {
 		t.Fatal(err)
 	}
 	k := figs[0].Keys
-	if len(k) != 2 || k[0].Width <= k[1].Width || figs[0].Note != CoveredNote {
+	if len(k) != 2 || k[0].UnderWidth <= k[0].Width || k[1].UnderWidth != 0 || k[0].Width != k[1].Width || figs[0].Note != CoveredNote {
 		t.Errorf("keys %+v, note %q", k, figs[0].Note)
 	}
 	svg, err := SVG("x", 10*vg.Centimeter, 5*vg.Centimeter, []Panel{{Title: "p", Series: []Series{weight, share}}})
@@ -91,5 +91,24 @@ func TestPlainTickLabels(t *testing.T) {
 		if len(tk.Label) > 4 {
 			t.Errorf("label %q", tk.Label)
 		}
+	}
+}
+
+// The pale band is drawn only where the line is hidden: the fix's restarts
+// lie on the run as written until its first kill, and part from there.
+func TestPaleOnlyWhereHidden(t *testing.T) {
+	asWritten := Series{Name: "as written", X: []float64{0, 1, 2, 3, 24}, Y: []float64{0, 1, 2, 3, 3}, Step: true}
+	fixed := Series{Name: "fixed", X: []float64{0, 24}, Y: []float64{0, 0}, Step: true}
+	got := hiddenSpans([]Series{asWritten, fixed}, 0)
+	if len(got) != 1 || got[0] != [2]float64{0, 1} {
+		t.Fatalf("hidden %v, want [[0 1]]", got)
+	}
+	if pts := clip(asWritten, 0, 1); len(pts) != 2 || pts[0] != [2]float64{0, 0} || pts[1] != [2]float64{1, 0} {
+		t.Errorf("the band's points %v, want the step at 0 from 0 to 1", pts)
+	}
+	// Two lines that meet again: two stretches, not one from the first to the last.
+	other := Series{Name: "other", X: []float64{0, 1, 2, 3, 24}, Y: []float64{0, 5, 2, 9, 3}, Step: true}
+	if got := hiddenSpans([]Series{asWritten, other}, 0); len(got) != 2 || got[0] != [2]float64{0, 1} || got[1] != [2]float64{2, 3} {
+		t.Errorf("hidden %v, want [[0 1] [2 3]]", got)
 	}
 }

@@ -20,6 +20,12 @@ type Key struct {
 	Dash   []vg.Length
 	Width  vg.Length
 	Fill   bool
+	// Mark is a band's event mark: a small triangle pointing down.
+	Mark bool
+	// UnderWidth and UnderColour draw the pale band a line has where a
+	// later line hides it (0: none).
+	UnderWidth  vg.Length
+	UnderColour color.Color
 }
 
 // Figure is one panel for a page: its title and legend are the page's
@@ -31,6 +37,10 @@ type Figure struct {
 	// Note explains a drawing convention of the panel (CoveredNote).
 	Note string
 	SVG  []byte
+	// Narrow lets the plot shrink to a phone's width instead of scrolling
+	// sideways: for a plot drawn narrow, with text large enough to stay
+	// readable when scaled down (BarsFigure's bars).
+	Narrow bool
 }
 
 // Figures draws each panel as its own figure, width by height (a state
@@ -59,7 +69,7 @@ func Figures(xlabel string, width, height vg.Length, panels []Panel) ([]Figure, 
 		}
 		f := Figure{Title: p.Title, Keys: keys, SVG: svg}
 		for _, k := range keys {
-			if k.Width > lineWidth {
+			if k.UnderWidth > 0 {
 				f.Note = CoveredNote
 			}
 		}
@@ -107,10 +117,11 @@ func (p Page) HTML() ([]byte, error) {
 		Title, Note string
 		Keys        []template.HTML
 		SVG         template.HTML
+		Narrow      bool
 	}
 	var figs []figure
 	for _, f := range p.Figures {
-		fg := figure{Title: f.Title, Note: f.Note, SVG: template.HTML(stripXMLHeader(f.SVG))} // our own SVG, inlined
+		fg := figure{Title: f.Title, Note: f.Note, SVG: template.HTML(stripXMLHeader(f.SVG)), Narrow: f.Narrow} // our own SVG, inlined
 		for _, k := range f.Keys {
 			fg.Keys = append(fg.Keys, keyHTML(k))
 		}
@@ -135,9 +146,12 @@ func keyHTML(k Key) template.HTML {
 	r, g, b, _ := k.Colour.RGBA()
 	hex := fmt.Sprintf("#%02x%02x%02x", r>>8, g>>8, b>>8)
 	var mark string
-	if k.Fill {
+	switch {
+	case k.Mark:
+		mark = fmt.Sprintf(`<path d="M10 2 L20 2 L15 12 Z" fill="%s"/>`, hex)
+	case k.Fill:
 		mark = fmt.Sprintf(`<rect x="2" y="1" width="26" height="12" fill="%s"/>`, hex)
-	} else {
+	default:
 		// Points to CSS pixels, so the key shows the chart's line.
 		px := func(l vg.Length) string { return fmt.Sprintf("%.1f", float64(l)*4/3) }
 		var dash []string
@@ -149,6 +163,10 @@ func keyHTML(k Key) template.HTML {
 			da = ` stroke-dasharray="` + strings.Join(dash, " ") + `"`
 		}
 		mark = fmt.Sprintf(`<line x1="1" y1="7" x2="29" y2="7" stroke="%s" stroke-width="%s"%s/>`, hex, px(k.Width), da)
+		if k.UnderWidth > 0 && k.UnderColour != nil {
+			ur, ug, ub, _ := k.UnderColour.RGBA()
+			mark = fmt.Sprintf(`<line x1="1" y1="7" x2="29" y2="7" stroke="#%02x%02x%02x" stroke-width="%s"/>`, ur>>8, ug>>8, ub>>8, px(k.UnderWidth)) + mark
+		}
 	}
 	return template.HTML(`<svg class="key" width="30" height="14" viewBox="0 0 30 14" aria-hidden="true">` + mark + `</svg><span>` +
 		template.HTMLEscapeString(k.Name) + `</span>`)
@@ -184,7 +202,7 @@ code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-s
 code{overflow-wrap:anywhere}
 #cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(9.5rem,1fr));gap:.75rem;margin-top:1rem}
 .card{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:.75rem 1rem;border-top:4px solid var(--line)}
-.card .n{display:block;font-size:1.9rem;font-weight:650;line-height:1.1}
+.card .n{display:block;font-size:1.9rem;font-weight:650;line-height:1.1;overflow-wrap:break-word}
 .card .label{color:var(--muted);font-size:.85rem}
 .card.bad{border-top-color:var(--error)}.card.bad .n{color:var(--error)}
 .card.good{border-top-color:var(--good)}.card.good .n{color:var(--good)}
@@ -202,13 +220,19 @@ ul.legend svg.key{flex:none}
 figure.chart .note{color:var(--muted);font-size:.8rem;margin:0 0 .4rem}
 .plot{overflow-x:auto}
 .plot svg{display:block;width:100%;max-width:52rem;min-width:30rem;height:auto}
+.plot.narrow svg{max-width:30rem;min-width:0}
+td.least,b.least{font-weight:650;color:var(--good)}
+table.compare td:first-child,table.compare th:first-child{position:sticky;left:0;background:var(--card)}
+table.compare td{white-space:nowrap}
+dl.remedies dt{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.85em;font-weight:600;margin-top:.5rem}
+dl.remedies dd{margin:0 0 0 1rem}
 pre{background:#f6f8fa;border:1px solid var(--line);border-radius:6px;padding:.6rem .8rem;overflow-x:auto;margin:.4rem 0}
 pre.patch{white-space:pre-wrap;overflow-wrap:anywhere}
 .fix b{color:var(--good)}
 @media (max-width:40rem){main{padding:.5rem .75rem 2rem}header.top{padding:.7rem .9rem}
 #cards{grid-template-columns:repeat(auto-fit,minmax(6.5rem,1fr));gap:.5rem}
 .card{padding:.5rem .7rem}.card .n{font-size:1.5rem}.panel{padding:.75rem}
-.plot svg{min-width:26rem}}
+.plot svg{min-width:26rem}.plot.narrow svg{min-width:0}}
 </style></head>
 <body>
 <header class="top"><h1>{{.Title}}</h1>{{if .Subtitle}}<p>{{.Subtitle}}</p>{{end}}</header>
@@ -220,7 +244,7 @@ pre.patch{white-space:pre-wrap;overflow-wrap:anywhere}
 {{if .Results}}<div class="panel">{{.Results}}</div>{{end}}
 {{range .Figs}}<figure class="chart panel"><figcaption>{{.Title}}</figcaption>
 {{if .Keys}}<ul class="legend">{{range .Keys}}<li>{{.}}</li>{{end}}</ul>{{end}}{{if .Note}}<p class="note">{{.Note}}</p>{{end}}
-<div class="plot">{{.SVG}}</div></figure>
+<div class="plot{{if .Narrow}} narrow{{end}}">{{.SVG}}</div></figure>
 {{end}}{{range .Inline}}<figure class="chart panel"><div class="plot">{{.}}</div></figure>
 {{end}}</section>
 {{range .Sections}}<section id="{{.ID}}"><h2>{{.Title}}</h2><div class="panel">{{.Body}}</div></section>

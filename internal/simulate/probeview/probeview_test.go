@@ -133,6 +133,16 @@ if(!f)return "";var s={};f.querySelectorAll(".plot path").forEach(function(e){va
 	if n := len(strings.Fields(strings.ReplaceAll(fills, ", ", ","))); n < 3 {
 		t.Errorf("the state band has %d fills (%q), want serving, recovering and stopped", n, fills)
 	}
+	// Each kill is marked on its run's band, and the legend names the mark.
+	kills := 0
+	for _, run := range rep.runs() {
+		kills += len(run.Result.Kills)
+	}
+	marks := p.Eval(`(function(){var f=Array.prototype.find.call(document.querySelectorAll("figure.chart"),function(f){return f.querySelector("figcaption").textContent==="Server state"});
+if(!f)return "";return String(Array.prototype.filter.call(f.querySelectorAll(".plot path"),function(e){return e.style.fill==="rgb(31, 35, 40)"}).length)})()`)
+	if kills == 0 || marks != fmt.Sprint(kills) || !strings.Contains(text, "kill (the probe restarts the container)") {
+		t.Errorf("%s kill marks on the state band for %d kills", marks, kills)
+	}
 	results, fix := p.Rects("#results"), p.Rects("#fix")
 	if len(results) != 1 || len(fix) != 1 || fix[0].Top < results[0].Bottom {
 		t.Errorf("the fix is not after the results: results %+v, fix %+v", results, fix)

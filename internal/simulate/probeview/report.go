@@ -189,7 +189,7 @@ func (r *Report) panels() []svgplot.Panel {
 	}
 	panels := []svgplot.Panel{
 		{Title: "Restarts (cumulative)", YLabel: "restarts", Series: restarts},
-		{Title: "Server state", Bands: states, States: stateKeys},
+		{Title: "Server state", Bands: states, States: stateKeys, MarkName: "kill (the probe restarts the container)"},
 	}
 	if lat := latencySeries(&r.AsWritten); lat != nil {
 		panels = append(panels, svgplot.Panel{Title: "Liveness probe answers, as written", YLabel: "seconds", Series: lat})
@@ -229,6 +229,10 @@ func stateBand(run *Run) svgplot.Band {
 	}
 	if len(b.Spans) == 0 {
 		b.Spans = []svgplot.Span{{From: 0, To: run.Result.Duration / 3600, State: 0}}
+	}
+	// The kills on the band: where each grey stretch begins and why.
+	for _, k := range run.Result.Kills {
+		b.Marks = append(b.Marks, k.At/3600)
 	}
 	return b
 }

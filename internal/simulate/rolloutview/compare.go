@@ -146,27 +146,124 @@ func CompareSVG(c *Comparison) ([]byte, error) {
 	return svgplot.StackedBarsSVG(title, "failed requests", 26*vg.Centimeter, 10*vg.Centimeter, names, stacks)
 }
 
-var compareBody = template.Must(template.New("compare").Parse(`<p>Rollout <b>{{.Rollout}}</b>, Argo Rollouts {{.Version}}: a rollback within the rollback window from {{.Broken}}, tried {{len .Result.Remedies}} ways.</p>
-<pre>{{.Text}}</pre>`))
+// compareFigure draws the requests each remedy failed at the inputs given,
+// stacked by cause, for the page: one horizontal bar per remedy, its name
+// beside it and its total at its end, so that it reads at a phone's width.
+func compareFigure(c *Comparison) (svgplot.Figure, error) {
+	b := c.Result.Base
+	var names []string
+	stacks := []svgplot.Stack{{Name: "errors of " + c.Broken, Colour: svgplot.Orange}, {Name: "too few Ready pods", Colour: svgplot.Red}, {Name: "no Ready endpoint", Colour: svgplot.Purple}}
+	for _, t := range b.Tried {
+		names = append(names, t.Remedy)
+		stacks[0].Values = append(stacks[0].Values, t.FailedByCause.BrokenVersion)
+		stacks[1].Values = append(stacks[1].Values, t.FailedByCause.TooFewReady)
+		stacks[2].Values = append(stacks[2].Values, t.FailedByCause.NoEndpoint)
+	}
+	f, err := svgplot.BarsFigure(fmt.Sprintf("Failed requests by cause at these inputs, over %s", seconds(b.Horizon)),
+		"failed requests", 12*vg.Centimeter, vg.Centimeter, vg.Points(12), names, stacks)
+	f.Narrow = true
+	return f, err
+}
 
-// CompareHTML writes one self-contained page: the text and the chart.
+var compareResults = template.Must(template.New("compare").Parse(`<p>Rollout <b>{{.Rollout}}</b>, Argo Rollouts {{.Version}}: a rollback within the rollback window from {{.Broken}}, tried {{len .Result.Remedies}} ways (the remedies are described after the results).</p>
+<p>At these inputs: {{.Broken}}, the version rolled back from, failing {{.ErrorRate}} of its requests; pods starting in {{.Result.Base.Case.Start}}; {{.RPS}} rps. Each run is counted over {{.Horizon}}, the time the slowest remedy took to settle (a run that settled earlier repeats its last second). <b class="least">In bold</b>: the remedy that loses least.</p>
+<div class="scroll"><table class="compare"><tr><th>remedy</th><th>failed</th><th>errors of {{.Broken}}</th><th>too few Ready pods</th><th>no Ready endpoint</th><th>{{.Broken}} got requests until</th><th>settled at</th><th>outcome</th></tr>
+{{range .Base}}<tr><td{{if .Least}} class="least"{{end}}>{{.Remedy}}</td><td{{if .Least}} class="least"{{end}}>{{.Failed}}</td>{{range .Cells}}<td>{{.}}</td>{{end}}</tr>
+{{end}}</table></div>`))
+
+var compareSweep = template.Must(template.New("sweep").Parse(`<p>Over what the manifest cannot know, {{len .Rows}} cases: the share of requests each remedy failed, each case over its own slowest remedy; in bold, the one that lost least.</p>
+<div class="scroll"><table class="compare sweep"><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
+{{range .Rows}}<tr>{{range .}}<td{{if .Least}} class="least"{{end}}>{{.Text}}</td>{{end}}</tr>
+{{end}}</table></div>
+<p>Loses least: {{.Wins}}.</p>`))
+
+var compareRemedies = template.Must(template.New("remedies").Parse(`<dl class="remedies">{{range .}}<dt>{{.Name}}</dt><dd>{{.Change}}</dd>{{end}}</dl>`))
+
+// CompareHTML writes one self-contained page in the look of the other
+// simulate pages: tiles, the results at the inputs (a chart by cause and
+// a table), the sweep, then the remedies and the inputs.
 func CompareHTML(c *Comparison) ([]byte, error) {
-	svg, err := CompareSVG(c)
+	fig, err := compareFigure(c)
 	if err != nil {
 		return nil, err
 	}
-	var text, b bytes.Buffer
-	if err := CompareText(&text, c); err != nil {
-		return nil, err
+	r := c.Result
+	b := r.Base
+	type baseRow struct {
+		Remedy, Failed string
+		Least          bool
+		Cells          []string
 	}
-	if err := compareBody.Execute(&b, struct {
+	var base []baseRow
+	for _, t := range b.Tried {
+		base = append(base, baseRow{Remedy: t.Remedy, Failed: fmt.Sprintf("%.0f (%s)", t.FailedRequests, percent(t.FailedShare)), Least: t.Remedy == b.Least,
+			Cells: []string{fmt.Sprintf("%.0f", t.FailedByCause.BrokenVersion), fmt.Sprintf("%.0f", t.FailedByCause.TooFewReady), fmt.Sprintf("%.0f", t.FailedByCause.NoEndpoint),
+				seconds(t.BrokenUntil), seconds(t.Settled), t.Outcome}})
+	}
+	var res bytes.Buffer
+	if err := compareResults.Execute(&res, struct {
 		*Comparison
-		Text string
-	}{c, text.String()}); err != nil {
+		ErrorRate, RPS, Horizon string
+		Base                    []baseRow
+	}{c, percent(b.Case.ErrorRate), fmt.Sprintf("%.0f", b.Case.RPS), seconds(b.Horizon), base}); err != nil {
 		return nil, err
 	}
-	b2 := c.Result.Base
-	return svgplot.Page{Title: "backfire simulate rollout --compare: " + c.Rollout, Subtitle: "Argo Rollouts " + c.Version,
-		Tiles:   []svgplot.Tile{{Value: fmt.Sprint(len(c.Result.Remedies)), Label: "remedies tried"}, {Value: b2.Least, Label: "loses least at these inputs"}},
-		Results: template.HTML(b.String()), Charts: [][]byte{svg}}.HTML() // built by html/template above
+	var sections []svgplot.Section
+	if len(r.Cases) > 0 {
+		type cell struct {
+			Text  string
+			Least bool
+		}
+		head := []string{"errors of " + c.Broken, "pod start", "rps"}
+		for _, rem := range r.Remedies {
+			head = append(head, rem.Name)
+		}
+		var rows [][]cell
+		for _, cr := range r.Cases {
+			row := []cell{{Text: percent(cr.Case.ErrorRate)}, {Text: cr.Case.Start}, {Text: fmt.Sprintf("%.0f", cr.Case.RPS)}}
+			for _, t := range cr.Tried {
+				row = append(row, cell{Text: percent(t.FailedShare), Least: t.Remedy == cr.Least})
+			}
+			rows = append(rows, row)
+		}
+		var wins []string
+		for _, rem := range r.Remedies {
+			if n := r.Wins[rem.Name]; n > 0 {
+				wins = append(wins, fmt.Sprintf("%s in %d", rem.Name, n))
+			}
+		}
+		var sw bytes.Buffer
+		if err := compareSweep.Execute(&sw, struct {
+			Head []string
+			Rows [][]cell
+			Wins string
+		}{head, rows, fmt.Sprintf("%s of %d cases", strings.Join(wins, ", "), len(r.Cases))}); err != nil {
+			return nil, err
+		}
+		sections = append(sections, svgplot.Section{ID: "sweep", Title: "Over the sweep", Body: template.HTML(sw.String())}) // built by html/template
+	}
+	var rem, inputs bytes.Buffer
+	if err := compareRemedies.Execute(&rem, r.Remedies); err != nil {
+		return nil, err
+	}
+	sections = append(sections, svgplot.Section{ID: "remedies", Title: "The remedies", Body: template.HTML(rem.String())}) // built by html/template
+	if notes := slices.Concat(c.Notes, r.Notes); len(notes) > 0 {
+		if err := inputsSection.Execute(&inputs, notes); err != nil {
+			return nil, err
+		}
+		sections = append(sections, svgplot.Section{ID: "inputs", Title: "Inputs", Body: template.HTML(inputs.String())}) // built by html/template
+	}
+	// Numbers in the tiles, as on the other pages; the remedies' names in
+	// the labels, where they wrap.
+	tiles := []svgplot.Tile{{Value: fmt.Sprint(len(r.Remedies)), Label: "remedies tried"}}
+	for _, t := range b.Tried {
+		switch {
+		case t.Remedy == b.Least:
+			tiles = append(tiles, svgplot.Tile{Value: fmt.Sprintf("%.0f", t.FailedRequests), Label: fmt.Sprintf("failed requests (%s) with %s, which loses least at these inputs", percent(t.FailedShare), t.Remedy), Tone: "good"})
+		case t.Remedy == "as-written":
+			tiles = append(tiles, svgplot.Tile{Value: fmt.Sprintf("%.0f", t.FailedRequests), Label: fmt.Sprintf("failed requests (%s) as written", percent(t.FailedShare)), Tone: "bad"})
+		}
+	}
+	return svgplot.Page{Title: "backfire simulate rollout --compare: " + c.Rollout, Subtitle: "Argo Rollouts " + rollout.VersionName(c.Version) + ", a rollback within the window from " + c.Broken,
+		Tiles: tiles, Results: template.HTML(res.String()), Figures: []svgplot.Figure{fig}, Sections: sections}.HTML() // built by html/template above
 }

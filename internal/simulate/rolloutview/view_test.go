@@ -289,3 +289,89 @@ func TestCompareHTMLAndJSON(t *testing.T) {
 		t.Fatalf("json %v: %s", err, b.String())
 	}
 }
+
+// comparison is seed 000's comparison at the inputs (the figures of
+// examples/order-front-api.compare.txt) with a sweep of three cases.
+func comparison() *Comparison {
+	names := []string{"as-written", "drop-last-setweight", "cap-last-setweight", "dynamic-stable-scale", "no-rollback-window", "undo-promote-full"}
+	causes := [][3]float64{{1536, 3345, 3840}, {10656, 0, 0}, {10176, 0, 0}, {0, 3345, 6912}, {49197.12, 0, 0}, {11136, 0, 0}}
+	var rems []rolloutsim.Remedy
+	for _, n := range names {
+		rems = append(rems, rolloutsim.Remedy{Name: n, Change: "what " + n + " changes"})
+	}
+	base := rolloutsim.CaseResult{Case: rolloutsim.Case{ErrorRate: 0.5, Start: "20s..4m0s", RPS: 96}, Horizon: 1056, Least: "as-written"}
+	for i, n := range names {
+		c := causes[i]
+		f := c[0] + c[1] + c[2]
+		base.Tried = append(base.Tried, rolloutsim.Tried{Remedy: n, Outcome: "completed", OfferedRequests: 101376, FailedRequests: f, FailedShare: f / 101376,
+			FailedByCause: rolloutsim.Failures{BrokenVersion: c[0], TooFewReady: c[1], NoEndpoint: c[2]}, BrokenUntil: 232, Settled: 232})
+	}
+	var cases []rolloutsim.CaseResult
+	for k, least := range []string{"as-written", "cap-last-setweight", "cap-last-setweight"} {
+		cr := rolloutsim.CaseResult{Case: rolloutsim.Case{ErrorRate: []float64{1, 0.02, 0.1}[k], Start: "10s..30s", RPS: 48}, Horizon: 600, Least: least}
+		for i, n := range names {
+			cr.Tried = append(cr.Tried, rolloutsim.Tried{Remedy: n, FailedShare: 0.01 * float64(i+1+k)})
+		}
+		cases = append(cases, cr)
+	}
+	return &Comparison{Rollout: "order-front-api", Version: "v1.10.2", Broken: "current", Notes: []string{"replicas 20 from --replicas"},
+		Result: &rolloutsim.Comparison{Remedies: rems, Base: base, Cases: cases, Wins: map[string]int{"as-written": 1, "cap-last-setweight": 2}}}
+}
+
+// TestCompareHTMLInBrowser opens the --compare page in headless Chromium at
+// a laptop's and a phone's width: the bars by cause with their legend as
+// page text, readable and within the screen at both widths (the chart
+// shrinks rather than scrolls, its text stays at least 10 px high), the
+// table at the inputs and the sweep with the least marked, the remedies
+// after the results.
+func TestCompareHTMLInBrowser(t *testing.T) {
+	page, err := CompareHTML(comparison())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := filepath.Join(t.TempDir(), "compare.html")
+	if err := os.WriteFile(f, page, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := browser.Open(t, f)
+	if n := p.Count("figure.chart .plot svg"); n != 1 {
+		t.Errorf("%d charts, want 1", n)
+	}
+	if n := p.Count("ul.legend li"); n != 3 {
+		t.Errorf("%d legend entries, want the 3 causes", n)
+	}
+	// The least of the inputs' table (name and total) and of each case.
+	if n := p.Count("td.least"); n != 2+3 {
+		t.Errorf("%d cells marked least, want 5", n)
+	}
+	text := p.Text()
+	for _, want := range []string{"8721 (8.6%)", "49197", "no Ready endpoint", "Loses least: as-written in 1, cap-last-setweight in 2 of 3 cases", "what undo-promote-full changes", "replicas 20 from --replicas"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("page text lacks %q", want)
+		}
+	}
+	if strings.Contains(text, "49197.12") {
+		t.Error("a bar's total carries its fraction")
+	}
+	results, remedies := p.Rects("#results"), p.Rects("#remedies")
+	if len(results) != 1 || len(remedies) != 1 || remedies[0].Top < results[0].Bottom {
+		t.Errorf("the remedies are not after the results: %+v %+v", results, remedies)
+	}
+	for _, w := range browser.Widths {
+		p.Viewport(w, 900)
+		browser.CheckLegible(t, p, "ul.legend li", w)
+		if o := p.Eval(`String(document.querySelector("figure.chart .plot").scrollWidth - document.querySelector("figure.chart .plot").clientWidth)`); o != "0" {
+			t.Errorf("at %d px the chart scrolls sideways by %s px", w, o)
+		}
+		var small int
+		for _, r := range p.Rects("figure.chart .plot svg text") {
+			if r.Bottom-r.Top < 10 {
+				small++
+			}
+		}
+		if small > 0 {
+			t.Errorf("at %d px %d of the chart's labels are less than 10 px high", w, small)
+		}
+		browser.Shot(t, p, fmt.Sprintf("simulate-rollout-compare-%d", w))
+	}
+}
