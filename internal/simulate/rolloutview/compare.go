@@ -128,19 +128,25 @@ func CompareText(w io.Writer, c *Comparison) error {
 	return nil
 }
 
-// CompareSVG draws the requests each remedy failed at the inputs given,
-// stacked by cause.
-func CompareSVG(c *Comparison) ([]byte, error) {
-	b := c.Result.Base
+// failedByCause gives each remedy's name and its failed requests stacked by
+// cause, in the colours of the causes in the timeline chart.
+func failedByCause(c *Comparison) ([]string, []svgplot.Stack) {
 	var names []string
-	// The colours of the causes in the timeline chart.
 	stacks := []svgplot.Stack{{Name: "errors of " + c.Broken, Colour: svgplot.Orange}, {Name: "too few Ready pods", Colour: svgplot.Red}, {Name: "no Ready endpoint", Colour: svgplot.Purple}}
-	for _, t := range b.Tried {
+	for _, t := range c.Result.Base.Tried {
 		names = append(names, t.Remedy)
 		stacks[0].Values = append(stacks[0].Values, t.FailedByCause.BrokenVersion)
 		stacks[1].Values = append(stacks[1].Values, t.FailedByCause.TooFewReady)
 		stacks[2].Values = append(stacks[2].Values, t.FailedByCause.NoEndpoint)
 	}
+	return names, stacks
+}
+
+// CompareSVG draws the requests each remedy failed at the inputs given,
+// stacked by cause.
+func CompareSVG(c *Comparison) ([]byte, error) {
+	b := c.Result.Base
+	names, stacks := failedByCause(c)
 	title := fmt.Sprintf("Failed requests by cause over %s (%s of %s's requests failing, pods starting in %s, %.0f rps)",
 		seconds(b.Horizon), percent(b.Case.ErrorRate), c.Broken, b.Case.Start, b.Case.RPS)
 	return svgplot.StackedBarsSVG(title, "failed requests", 26*vg.Centimeter, 10*vg.Centimeter, names, stacks)
@@ -151,14 +157,7 @@ func CompareSVG(c *Comparison) ([]byte, error) {
 // beside it and its total at its end, so that it reads at a phone's width.
 func compareFigure(c *Comparison) (svgplot.Figure, error) {
 	b := c.Result.Base
-	var names []string
-	stacks := []svgplot.Stack{{Name: "errors of " + c.Broken, Colour: svgplot.Orange}, {Name: "too few Ready pods", Colour: svgplot.Red}, {Name: "no Ready endpoint", Colour: svgplot.Purple}}
-	for _, t := range b.Tried {
-		names = append(names, t.Remedy)
-		stacks[0].Values = append(stacks[0].Values, t.FailedByCause.BrokenVersion)
-		stacks[1].Values = append(stacks[1].Values, t.FailedByCause.TooFewReady)
-		stacks[2].Values = append(stacks[2].Values, t.FailedByCause.NoEndpoint)
-	}
+	names, stacks := failedByCause(c)
 	f, err := svgplot.BarsFigure(fmt.Sprintf("Failed requests by cause at these inputs, over %s", seconds(b.Horizon)),
 		"failed requests", 12*vg.Centimeter, vg.Centimeter, vg.Points(12), names, stacks)
 	f.Narrow = true
