@@ -97,8 +97,8 @@ type state struct {
 	// workloadRefs maps a Deployment to the Rollouts that run its template.
 	workloadRefs map[key][]entry
 	// podSets holds every workload's labels and counts, by namespace
-	// (see PodSet).
-	podSets map[string][]podSetEntry
+	// and scope (see PodSet, scopedPodSets).
+	podSets map[string]*scopedPodSets
 	// filtered holds the pod sets each registered PodFilter matches.
 	filtered map[*PodFilter][]podSetEntry
 	// load reads a dropped object again, for a frozen index.
@@ -150,7 +150,7 @@ func New() *Index {
 		byKind:       map[string][]listedEntry{},
 		scalers:      map[key][]scaler{},
 		workloadRefs: map[key][]entry{},
-		podSets:      map[string][]podSetEntry{},
+		podSets:      map[string]*scopedPodSets{},
 		filtered:     map[*PodFilter][]podSetEntry{},
 		scopes:       []scopeDef{{}},
 		trees:        map[string]Scope{},
@@ -190,7 +190,12 @@ func (ix *Index) Add(o *object.Object, ord Ordinal, scope Scope, keep bool) {
 	if ps, decoded, ok := podSetOf(o, ord, scope); ok {
 		ps.kind, ps.namespace = kind, namespace
 		ns := normalNamespace(namespace)
-		ix.podSets[ns] = insert(ix.podSets[ns], ps)
+		sets := ix.podSets[ns]
+		if sets == nil {
+			sets = &scopedPodSets{at: map[Scope]int{}}
+			ix.podSets[ns] = sets
+		}
+		sets.add(ps)
 		// The filters see the template's labels as decoded.
 		for _, f := range registeredFilters() {
 			if f.Match(ps.podSet(&ps, decoded)) {
