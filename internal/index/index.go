@@ -243,9 +243,15 @@ func (e entry) ordinal() Ordinal       { return e.ord }
 func (e podSetEntry) ordinal() Ordinal { return e.ord }
 func (s scaler) ordinal() Ordinal      { return s.ord }
 
-// insert adds e to list in its place.
+// insert adds e to list in its place. A full list grows by an eighth,
+// not by append's half or more: the index's lists are kept until the scan
+// ends, and what append leaves unused was a third of the pod sets'
+// memory; the copies stay linear in the list's length.
 func insert[E inOrder](list []E, e E) []E {
 	i, _ := slices.BinarySearchFunc(list, e.ordinal(), func(x E, o Ordinal) int { return cmp.Compare(x.ordinal(), o) })
+	if len(list) == cap(list) {
+		list = append(make([]E, 0, len(list)+1+len(list)/8), list...)
+	}
 	return slices.Insert(list, i, e)
 }
 

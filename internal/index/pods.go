@@ -57,7 +57,7 @@ type PodContainer struct {
 type podSetEntry struct {
 	kind, namespace, name string
 	labels                podLabels
-	containers            []PodContainer
+	containers            podContainers
 	serviceName           string
 	// workloadRef names the Deployment whose template a Rollout runs.
 	workloadRef string
@@ -100,10 +100,11 @@ func podSetOf(o *object.Object, ord Ordinal, scope Scope) (e podSetEntry, decode
 	e.labels = compactLabels(t.Meta.Labels)
 	e.hostNetwork = t.Spec.HostNetwork
 	if cs := t.Containers(); len(cs) > 0 {
-		e.containers = make([]PodContainer, len(cs))
+		list := make([]PodContainer, len(cs))
 		for i, c := range cs {
-			e.containers[i] = PodContainer{Name: c.Name, Image: c.Image, PullPolicy: c.ImagePullPolicy}
+			list[i] = PodContainer{Name: c.Name, Image: c.Image, PullPolicy: c.ImagePullPolicy}
 		}
+		e.containers = compactContainers(list)
 	}
 	return e, t.Meta.Labels, true
 }
@@ -116,7 +117,7 @@ func (e *podSetEntry) podSet(t *podSetEntry, labels map[string]string) PodSet {
 		Kind: e.kind, Namespace: e.namespace, Name: e.name,
 		Labels:      labels,
 		PerNode:     e.perNode,
-		Containers:  t.containers,
+		Containers:  t.containers.List(),
 		HostNetwork: t.hostNetwork,
 		ServiceName: e.serviceName,
 		Scalable:    e.scalable,
