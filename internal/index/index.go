@@ -97,8 +97,8 @@ type state struct {
 	// workloadRefs maps a Deployment to the Rollouts that run its template.
 	workloadRefs map[key][]entry
 	// podSets holds every workload's labels and counts, by namespace
-	// (see PodSet).
-	podSets map[string][]podSetEntry
+	// and scope (see PodSet, scopedPodSets).
+	podSets map[string]*scopedPodSets
 	// filtered holds the pod sets each registered PodFilter matches.
 	filtered map[*PodFilter][]podSetEntry
 	// load reads a dropped object again, for a frozen index.
@@ -150,7 +150,7 @@ func New() *Index {
 		byKind:       map[string][]listedEntry{},
 		scalers:      map[key][]scaler{},
 		workloadRefs: map[key][]entry{},
-		podSets:      map[string][]podSetEntry{},
+		podSets:      map[string]*scopedPodSets{},
 		filtered:     map[*PodFilter][]podSetEntry{},
 		scopes:       []scopeDef{{}},
 		trees:        map[string]Scope{},
@@ -190,7 +190,12 @@ func (ix *Index) Add(o *object.Object, ord Ordinal, scope Scope, keep bool) {
 	if ps, decoded, ok := podSetOf(o, ord, scope); ok {
 		ps.kind, ps.namespace = kind, namespace
 		ns := normalNamespace(namespace)
-		ix.podSets[ns] = insert(ix.podSets[ns], ps)
+		sets := ix.podSets[ns]
+		if sets == nil {
+			sets = &scopedPodSets{at: map[Scope]int{}}
+			ix.podSets[ns] = sets
+		}
+		sets.add(ps)
 		// The filters see the template's labels as decoded.
 		for _, f := range registeredFilters() {
 			if f.Match(ps.podSet(&ps, decoded)) {
@@ -238,9 +243,15 @@ func (e entry) ordinal() Ordinal       { return e.ord }
 func (e podSetEntry) ordinal() Ordinal { return e.ord }
 func (s scaler) ordinal() Ordinal      { return s.ord }
 
-// insert adds e to list in its place.
+// insert adds e to list in its place. A full list grows by an eighth,
+// not by append's half or more: the index's lists are kept until the scan
+// ends, and what append leaves unused was a third of the pod sets'
+// memory; the copies stay linear in the list's length.
 func insert[E inOrder](list []E, e E) []E {
 	i, _ := slices.BinarySearchFunc(list, e.ordinal(), func(x E, o Ordinal) int { return cmp.Compare(x.ordinal(), o) })
+	if len(list) == cap(list) {
+		list = append(make([]E, 0, len(list)+1+len(list)/8), list...)
+	}
 	return slices.Insert(list, i, e)
 }
 

@@ -107,3 +107,23 @@ func TestScopes(t *testing.T) {
 		}
 	}
 }
+
+// A list grows by an eighth, keeping its order, so that what it leaves
+// unused stays small.
+func TestInsertGrowsByAnEighth(t *testing.T) {
+	var list []entry
+	for _, o := range []Ordinal{5, 1, 9, 3, 7, 2, 8, 0, 6, 4} {
+		list = insert(list, entry{ord: o})
+	}
+	for i := 10; i < 1000; i++ {
+		list = insert(list, entry{ord: Ordinal(i)})
+		if cap(list) > len(list)+len(list)/8+1 {
+			t.Fatalf("%d entries in a list of %d", len(list), cap(list))
+		}
+	}
+	for i, e := range list {
+		if e.ord != Ordinal(i) {
+			t.Fatalf("entry %d is %d", i, e.ord)
+		}
+	}
+}

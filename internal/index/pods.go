@@ -57,7 +57,7 @@ type PodContainer struct {
 type podSetEntry struct {
 	kind, namespace, name string
 	labels                podLabels
-	containers            []PodContainer
+	containers            podContainers
 	serviceName           string
 	// workloadRef names the Deployment whose template a Rollout runs.
 	workloadRef string
@@ -100,10 +100,11 @@ func podSetOf(o *object.Object, ord Ordinal, scope Scope) (e podSetEntry, decode
 	e.labels = compactLabels(t.Meta.Labels)
 	e.hostNetwork = t.Spec.HostNetwork
 	if cs := t.Containers(); len(cs) > 0 {
-		e.containers = make([]PodContainer, len(cs))
+		list := make([]PodContainer, len(cs))
 		for i, c := range cs {
-			e.containers[i] = PodContainer{Name: c.Name, Image: c.Image, PullPolicy: c.ImagePullPolicy}
+			list[i] = PodContainer{Name: c.Name, Image: c.Image, PullPolicy: c.ImagePullPolicy}
 		}
+		e.containers = compactContainers(list)
 	}
 	return e, t.Meta.Labels, true
 }
@@ -116,7 +117,7 @@ func (e *podSetEntry) podSet(t *podSetEntry, labels map[string]string) PodSet {
 		Kind: e.kind, Namespace: e.namespace, Name: e.name,
 		Labels:      labels,
 		PerNode:     e.perNode,
-		Containers:  t.containers,
+		Containers:  t.containers.List(),
 		HostNetwork: t.hostNetwork,
 		ServiceName: e.serviceName,
 		Scalable:    e.scalable,
@@ -266,14 +267,9 @@ func (ix *Index) selected(scope Scope, ns string, match podSetMatch) ([]PodSet, 
 func (ix *Index) selectedLocked(scope Scope, ns string, match podSetMatch, collect bool) ([]PodSet, Ordinal) {
 	var out []PodSet
 	var h hash
-	list := ix.podSetsIn(ns)
-	for i := range list {
-		e := &list[i]
-		if !ix.sees(scope, e.scope) {
-			continue
-		}
+	ix.eachPodSet(scope, ns, func(e *podSetEntry) {
 		if e.kind == "Deployment" && slices.ContainsFunc(ix.workloadRefs[keyOf("Deployment", e.namespace, e.name)], func(r entry) bool { return ix.sees(e.scope, r.scope) }) {
-			continue // run by a Rollout
+			return // run by a Rollout
 		}
 		// The pods' template: a Rollout with workloadRef runs its
 		// Deployment's.
@@ -281,13 +277,13 @@ func (ix *Index) selectedLocked(scope Scope, ns string, match podSetMatch, colle
 		if e.workloadRef != "" {
 			d, ok := ix.podSetNamed(e.scope, e.namespace, "Deployment", e.workloadRef)
 			if !ok {
-				continue
+				return
 			}
 			t = d
 			h.add(d.ord)
 		}
 		if !match(e, &t.labels) {
-			continue
+			return
 		}
 		h.add(e.ord)
 		r := ix.replicasLocked(scope, e, &h)
@@ -296,31 +292,124 @@ func (ix *Index) selectedLocked(scope Scope, ns string, match podSetMatch, colle
 			ps.Replicas = r
 			out = append(out, ps)
 		}
-	}
+	})
 	return out, Ordinal(h)
 }
 
-func (ix *Index) podSetsIn(ns string) []podSetEntry {
-	if ns != "" {
-		return ix.podSets[ns]
-	}
-	var all []podSetEntry
-	for _, list := range ix.podSets {
-		all = append(all, list...)
-	}
-	slices.SortFunc(all, func(a, b podSetEntry) int { return compareOrd(a.ord, b.ord) })
-	return all
+// scopedPodSets are the pod sets of one namespace, a list for each scope
+// they were added in: a question walks the lists of the scopes its asker
+// sees, not every workload of the namespace. An input of many sibling
+// trees (a repository's copies per environment or cluster) writes the
+// same namespace in each; walking them all made each question cost as
+// much as the whole input held, and a scan's CPU grow with the square of
+// its objects.
+type scopedPodSets struct {
+	lists []scopedList
+	at    map[Scope]int // a scope's place in lists
 }
 
-// podSetNamed finds the pod set an object of scope sees by kind and name.
-func (ix *Index) podSetNamed(scope Scope, ns, kind, name string) (*podSetEntry, bool) {
-	list := ix.podSets[normalNamespace(ns)]
-	for i := range list {
-		if e := &list[i]; e.kind == kind && e.name == name && ix.sees(scope, e.scope) {
-			return e, true
+type scopedList struct {
+	scope Scope
+	list  []podSetEntry // sorted by ordinal
+}
+
+func (s *scopedPodSets) add(e podSetEntry) {
+	i, ok := s.at[e.scope]
+	if !ok {
+		i = len(s.lists)
+		s.at[e.scope] = i
+		s.lists = append(s.lists, scopedList{scope: e.scope})
+	}
+	s.lists[i].list = insert(s.lists[i].list, e)
+}
+
+// eachPodSet calls f with every pod set of namespace ns (every namespace
+// for "") that an object of scope sees, in ordinal order; ix.mu is held.
+func (ix *Index) eachPodSet(scope Scope, ns string, f func(*podSetEntry)) {
+	var seen [][]podSetEntry
+	add := func(s *scopedPodSets) {
+		if s == nil {
+			return
+		}
+		for _, l := range s.lists {
+			if len(l.list) > 0 && ix.sees(scope, l.scope) {
+				seen = append(seen, l.list)
+			}
 		}
 	}
-	return nil, false
+	if ns != "" {
+		add(ix.podSets[ns])
+	} else {
+		for _, s := range ix.podSets {
+			add(s)
+		}
+	}
+	mergeOrdered(seen, f)
+}
+
+// mergeOrdered calls f with the entries of lists, each sorted by
+// ordinal, in ordinal order.
+func mergeOrdered(lists [][]podSetEntry, f func(*podSetEntry)) {
+	switch {
+	case len(lists) == 1:
+		for i := range lists[0] {
+			f(&lists[0][i])
+		}
+		return
+	case len(lists) > 8:
+		// Many lists (an object of scope Everywhere asking about an input
+		// of many trees): sort once rather than pick among them at every
+		// step.
+		var all []*podSetEntry
+		for _, l := range lists {
+			for i := range l {
+				all = append(all, &l[i])
+			}
+		}
+		slices.SortFunc(all, func(a, b *podSetEntry) int { return compareOrd(a.ord, b.ord) })
+		for _, e := range all {
+			f(e)
+		}
+		return
+	}
+	next := make([]int, len(lists))
+	for {
+		pick := -1
+		for i, l := range lists {
+			if next[i] < len(l) && (pick < 0 || l[next[i]].ord < lists[pick][next[pick]].ord) {
+				pick = i
+			}
+		}
+		if pick < 0 {
+			return
+		}
+		f(&lists[pick][next[pick]])
+		next[pick]++
+	}
+}
+
+// podSetNamed finds the first pod set, in input order, that an object of
+// scope sees by kind and name; ix.mu is held.
+func (ix *Index) podSetNamed(scope Scope, ns, kind, name string) (*podSetEntry, bool) {
+	var found *podSetEntry
+	s := ix.podSets[normalNamespace(ns)]
+	if s == nil {
+		return nil, false
+	}
+	for _, l := range s.lists {
+		if !ix.sees(scope, l.scope) {
+			continue
+		}
+		for i := range l.list {
+			if e := &l.list[i]; e.kind == kind && e.name == name {
+				if found == nil || e.ord < found.ord {
+					found = e
+				}
+				break
+			}
+		}
+	}
+	return found, found != nil
 }
 
 // replicasLocked resolves a pod set's count as ReplicasOf does, with the

@@ -1,6 +1,9 @@
 package index
 
 import (
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/labels"
@@ -142,5 +145,78 @@ spec: {maxUnavailable: 1, selector: {matchLabels: {app: db}}}
 	}
 	if got := ix.View(Everywhere, nil).Selected("default", sel); len(got) != 2 {
 		t.Errorf("everywhere selects %d pod sets, want both", len(got))
+	}
+}
+
+// The pod sets of a namespace are kept by scope, and an answer merges the
+// scopes its asker sees back into input order, whatever order the
+// workloads were added in: a tree sees its own, those above and below
+// it, not a sibling's; Everywhere sees every tree (more trees than the
+// merge picks among, so they are sorted).
+func TestPodSetsOfManyTreesInInputOrder(t *testing.T) {
+	ix := New()
+	root := ix.Tree("/r")
+	trees := []Scope{root, ix.Tree("/r/a"), ix.Tree("/r/a/base"), ix.Tree("/r/b")}
+	for i := range 12 {
+		trees = append(trees, ix.Tree(fmt.Sprintf("/r/c/%d", i)))
+	}
+	// Ordinals 0..63 spread over the trees, added from the last.
+	var src strings.Builder
+	for i := range 64 {
+		fmt.Fprintf(&src, "---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d%d, namespace: shop}\n"+
+			"spec: {template: {metadata: {labels: {app: db}}, spec: {containers: [{name: c}]}}}\n", i)
+	}
+	objs := decodeAll(t, src.String())
+	scopeOf := func(i int) Scope { return trees[(i*7)%len(trees)] }
+	for i := len(objs) - 1; i >= 0; i-- {
+		ix.Add(objs[i], Ordinal(i), scopeOf(i), false)
+	}
+	ix.Freeze()
+	sel, _ := labels.Parse("app=db")
+	for _, asker := range []Scope{Everywhere, root, trees[1], trees[2], trees[3], trees[5]} {
+		var want []string
+		for i := range objs {
+			if ix.sees(asker, scopeOf(i)) {
+				want = append(want, fmt.Sprintf("d%d", i))
+			}
+		}
+		var got []string
+		for _, ps := range ix.View(asker, nil).Selected("shop", sel) {
+			got = append(got, ps.Name)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("scope %+v selects\n%v\nwant\n%v", ix.scopes[asker], got, want)
+		}
+	}
+}
+
+// A workload added in a sibling tree does not change what a tree was
+// answered, so its check is not done again.
+func TestPodSetInSiblingTreeIsNotStale(t *testing.T) {
+	objs := decodeAll(t, `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: a}
+spec: {template: {metadata: {labels: {app: a}}, spec: {containers: [{name: c}]}}}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: a}
+spec: {template: {metadata: {labels: {app: a}}, spec: {containers: [{name: c}]}}}
+`)
+	ix := New()
+	a, b := ix.Tree("/r/a"), ix.Tree("/r/b")
+	ix.Add(objs[0], 0, a, false)
+	sel, _ := labels.Parse("app=a")
+	rec := &Recorder{}
+	if got := ix.View(a, rec).Selected("", sel); len(got) != 1 {
+		t.Fatalf("got %+v", got)
+	}
+	ix.Add(objs[1], 1, b, false)
+	ix.Freeze()
+	if rec.Stale(ix) {
+		t.Error("stale after a workload of a sibling tree was added")
+	}
+	if got := ix.View(ix.Tree("/r"), nil).Selected("", sel); len(got) != 2 {
+		t.Errorf("the root sees %d pod sets, want both trees'", len(got))
 	}
 }
