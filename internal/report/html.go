@@ -59,8 +59,6 @@ func HTML(w io.Writer, r *result.Result, opts HTMLOptions) error {
 	return bw.Flush()
 }
 
-var severities = []finding.Severity{finding.Error, finding.Warning, finding.Info}
-
 // pageData is what the page's script draws from. S is the table of
 // strings; every other text is an index into it (-1: none).
 type pageData struct {

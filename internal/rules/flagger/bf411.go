@@ -50,12 +50,14 @@ func runBF411(p *rules.Pass) {
 	var blind []blindMetric
 	var missing []string
 	for i, m := range a.Metrics {
+		//lint:ignore SA1019 Flagger v1.44.0 still runs an inline query
 		if m.TemplateRef == nil && (m.Query == "" || builtin[m.Name]) {
 			continue
 		}
 		if !canFail(m) {
 			continue
 		}
+		//lint:ignore SA1019 Flagger v1.44.0 still runs an inline query
 		query, provider, kindName := m.Query, "prometheus", "the inline query"
 		if m.TemplateRef != nil {
 			ns := p.Object.Namespace

@@ -21,6 +21,7 @@ func canaryOf(p *rules.Pass) *flaggerv1.Canary {
 // analysisField is the path of the analysis the Canary writes: analysis,
 // or the deprecated canaryAnalysis (GetAnalysis).
 func analysisField(cd *flaggerv1.Canary) string {
+	//lint:ignore SA1019 a Canary may still write canaryAnalysis, which GetAnalysis reads
 	if cd.Spec.Analysis == nil && cd.Spec.CanaryAnalysis != nil {
 		return "canaryAnalysis"
 	}
