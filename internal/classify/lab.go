@@ -312,7 +312,7 @@ func LabContradictions(r LabRun) []string {
 			out = append(out, fmt.Sprintf("%s: %s: the tables say it %s during recovery (%s), the lab measured that it %s", s.Server, p.String(), want, why, got))
 		}
 	}
-	return out
+	return append(out, messageContradictions(r)...)
 }
 
 func serverNamed(name string) *Server {
@@ -330,8 +330,9 @@ func labMarkdown(r LabRun) string {
 	fmt.Fprintf(&b, "\n## Measured in the server lab\n\n")
 	fmt.Fprintf(&b, "The server lab (`internal/serverlab`, run by `hack/test-serverlab.sh`) starts each server from Debian's package in a temporary directory as an unprivileged user, kills it with SIGKILL under a write load, restarts it, and runs the probe commands over and over until it serves; then it stops it with SIGTERM with a client connected. Last run: %s, %s. A row of the tables above that these figures contradict fails the lab and the fast tests.\n\n", r.Date, r.Machine)
 	b.WriteString("What the lab's first runs (December 2026) changed: no verdict of the tables. Every probe command the tables classify did during the recovery what its row says (the last column against the one before it), and so did the port of each server. One text changed: MariaDB's clients do not print MySQL's `ERROR 2003 ... (111)` while InnoDB recovers but `ERROR 2002 (HY000): Can't connect to server on '127.0.0.1' (115)`, which the table of what users see now quotes (the lab fails if they stop printing it). Two things the sources did not say: `pg_isready` exits 2 (\"no response\") in the second before the postmaster listens, then 1, as the issue's earlier run saw; and ZooKeeper answered `echo ruok | nc` with nothing now and then, during its load and after it, where `printf ruok` (no trailing newline left unread when the server closes) always got `imok` in the same run: one empty answer in a row, which a probe's default failureThreshold of 3 absorbs, so the lab judges runs of three failed samples, as the kubelet would. RabbitMQ, whose rows are *assumed*, was measured too: `rabbitmq-diagnostics -q check_running` failed until the broker had booted, as assumed, its AMQP port stayed closed meanwhile, and `rabbitmq-diagnostics -q ping`, which asks the Erlang node rather than the broker, passed throughout the boot.\n\n")
-	b.WriteString("What the December 5 runs changed: RabbitMQ's rows are no longer *assumed*. Its AMQP port stays closed until the boot has recovered the queues (an earlier run's sample that found it open at 0.0 s was the killed node, not yet gone: the lab now waits for the whole process group), so RabbitMQ is a server whose port is closed during recovery and a tcpSocket probe of 5672 now fails during it, a verdict that changed; `rabbitmq-diagnostics check_running`, `rabbitmqctl node_health_check` and `rabbitmq-diagnostics check_local_alarms` fail until the broker has booted (the last two with exit 64, \"this command requires the 'rabbit' app to be running\"). A health check of the shape of the MariaDB image's `healthcheck.sh --connect --innodb_initialized` failed during the recovery, as its row says. PostgreSQL's fast shutdown writes the dirty pages of shared_buffers in its shutdown checkpoint, as BF601 counts them: after some 100 MB of inserted rows, SIGINT with a client connected stopped it in 1.3 s, its checkpoint having written 11165 pages of 8 kB, 68.1 % of shared_buffers 128MB (2026-12-05, fsync off). That run's recovery figures are not in the table below: at a load average of 24 on 2 cores its probes outlasted their 2 s timeout before and after the server was ready, and the lab's next run on a quieter machine records the stop in the table. A ZooKeeper quorum member, measured as member 1 of an ensemble of 3 on localhost ports, all three killed under a write load and member 1 restarted alone, changed a verdict: its log shows the client port bound before the snapshot is read (QuorumPeerMain's `runFromConfig` configures the connection factory, which binds the socket, before `QuorumPeer.start` loads the data and only then starts the accept thread), so a tcpSocket probe passes during the load, while ruok and srvr get no answer until it has ended; the table had a quorum member's port closed, so that tcpSocket failed. Without a quorum, the member then answers ruok with imok and srvr with \"This ZooKeeper instance is not currently serving requests\" until a second member joins it.\n\n")
-	b.WriteString("Not measured, and why: the lab runs the servers Debian 12 ships. MongoDB, Cassandra, Elasticsearch, CouchDB, Kafka, Neo4j, CockroachDB, MinIO, Loki, Mimir, NATS Streaming and ClickHouse Keeper are not in Debian 12, so their rows stay read from source or *assumed*. Debian ships Prometheus 2.42, InfluxDB 1.6 and ClickHouse 18.16, which the lab does not run yet (a write-ahead log large enough to replay takes a scrape or write load of its own to build). NATS (nats-server) and memcached are in Debian, but no rule or row of these tables speaks of how they recover: NATS Streaming's row is another server, not in Debian, and memcached appears only as a workload of BF303's examples, whose finding is about its disruption budget, not its recovery. ZooKeeper runs both ways: alone, and as member 1 of an ensemble of 3 on localhost ports, all three killed under a write load and member 1 restarted without the others, so that it has no quorum. Of the servers it runs, these rows are read from source, not measured: PostgreSQL 14's \"starting up\" text (Debian 12 ships 15 only) and the \"in recovery mode\" text of an in-place crash restart (the lab kills the whole server, as a container restart does); MySQL's own `ERROR 2003` text (Debian ships MariaDB); a Redis started with `--save \"\"` loading nothing. The stop of etcd, ZooKeeper and RabbitMQ is measured without a client: no rule sizes their stop (BF601 sizes PostgreSQL's and Redis's).\n\n")
+	b.WriteString("What the December 5 runs changed: RabbitMQ's rows are no longer *assumed*. Its AMQP port stays closed until the boot has recovered the queues (an earlier run's sample that found it open at 0.0 s was the killed node, not yet gone: the lab now waits for the whole process group), so RabbitMQ is a server whose port is closed during recovery and a tcpSocket probe of 5672 now fails during it, a verdict that changed; `rabbitmq-diagnostics check_running`, `rabbitmqctl node_health_check` and `rabbitmq-diagnostics check_local_alarms` fail until the broker has booted (the last two with exit 64, \"this command requires the 'rabbit' app to be running\"). A health check of the shape of the MariaDB image's `healthcheck.sh --connect --innodb_initialized` failed during the recovery, as its row says. PostgreSQL's fast shutdown writes the dirty pages of shared_buffers in its shutdown checkpoint, as BF601 counts them: after some 100 MB of inserted rows, SIGINT with a client connected stopped it in 1.3 s, its checkpoint having written 11165 pages of 8 kB, 68.1 % of shared_buffers 128MB (2026-12-05, fsync off); that run's probes outlasted their 2 s timeout before and after the server was ready, at a load average of 24 on 2 cores, so its figures were not kept, and the lab's next run of PostgreSQL, the one in the tables below, measured the stop again: 0.5 s, 11229 pages, 68.5 % (the stop table). A ZooKeeper quorum member, measured as member 1 of an ensemble of 3 on localhost ports, all three killed under a write load and member 1 restarted alone, changed a verdict: its log shows the client port bound before the snapshot is read (QuorumPeerMain's `runFromConfig` configures the connection factory, which binds the socket, before `QuorumPeer.start` loads the data and only then starts the accept thread), so a tcpSocket probe passes during the load, while ruok and srvr get no answer until it has ended; the table had a quorum member's port closed, so that tcpSocket failed. Without a quorum, the member then answers ruok with imok and srvr with \"This ZooKeeper instance is not currently serving requests\" until a second member joins it.\n\n")
+	b.WriteString("What the lab's record changed in the table of what users see, whose rows the lab measures are now held to its record (the signs in the table's last column): etcd's row said etcdctl and HTTP clients print `Error: context deadline exceeded`; the lab's `etcdctl endpoint health`, given a --command-timeout shorter than the probe's timeout, printed `http://127.0.0.1:2379 is unhealthy: failed to commit proposal: context deadline exceeded` and exited 1 while etcd replayed its WAL, and curl got no answer at all until its timeout, so the rows now say each. Debian's etcd 3.4 does not log `\"msg\":\"bootstrap successfully\"` once the replay is over (etcd 3.6's `NewServer` does) but `embed: ready to serve client requests`, now a row of its own. MariaDB's log line goes on, `InnoDB: Starting crash recovery from checkpoint LSN=...`, where the row ended with a full stop.\n\n")
+	b.WriteString("Not measured, and why: the lab runs the servers Debian 12 ships. MongoDB, Cassandra, Elasticsearch, CouchDB, Kafka, Neo4j, CockroachDB, MinIO, Loki, Mimir, NATS Streaming and ClickHouse Keeper are not in Debian 12, so their rows stay read from source or *assumed*. Debian ships Prometheus 2.42, InfluxDB 1.6 and ClickHouse 18.16, which the lab does not run yet (a write-ahead log large enough to replay takes a scrape or write load of its own to build). NATS (nats-server) and memcached are in Debian, but no rule or row of these tables speaks of how they recover: NATS Streaming's row is another server, not in Debian, and memcached appears only as a workload of BF303's examples, whose finding is about its disruption budget, not its recovery. ZooKeeper runs both ways: alone, and as member 1 of an ensemble of 3 on localhost ports, all three killed under a write load and member 1 restarted without the others, so that it has no quorum. Of the servers it runs, these rows are read from source, not measured: PostgreSQL 14's \"starting up\" text (Debian 12 ships 15 only) and the \"in recovery mode\" text of an in-place crash restart (the lab kills the whole server, as a container restart does); MySQL's own `ERROR 2003` text (Debian ships MariaDB); etcd 3.6's log line (Debian ships 3.4) and the `Error: context deadline exceeded` of etcdctl's other commands (the lab probes with `endpoint health`); a Redis started with `--save \"\"` loading nothing. The stop of etcd, ZooKeeper and RabbitMQ is measured without a client: no rule sizes their stop (BF601 sizes PostgreSQL's and Redis's).\n\n")
 	b.WriteString("Its seconds are how long things took on that machine at that time (the load average when the recovery began is in the recovery's column), not how fast the servers are: the lab checks what the probes did while the server recovered, which does not depend on the speed.\n\n")
 	b.WriteString("| server | version | recovered | port open | ready | probe | what it did, seconds after the restart | tables say | measured |\n|---|---|---|---|---|---|---|---|---|\n")
 	servers := append([]LabServer{}, r.Servers...)
@@ -524,4 +525,139 @@ func containsWord(words []string, w string) bool {
 		}
 	}
 	return false
+}
+
+// messageRecord is the lab's record that a message of the table of what
+// users see is about: the server's, run alone or as a member of an
+// ensemble as the message says; nil when the lab did not run it.
+func (r *LabRun) messageRecord(server string, m Message) *LabServer {
+	for i := range r.Servers {
+		s := &r.Servers[i]
+		if s.Server == server && s.Skipped == "" && (s.Replicas > 1) == m.Member {
+			return s
+		}
+	}
+	return nil
+}
+
+// shows says whether the record holds the sign: for a probe, a sample
+// taken during the recovery with its exit code and output; for the log,
+// one of the server's log lines, during the recovery or the loop.
+func (s *LabServer) shows(g LabSign) bool {
+	if g.Probe == "" {
+		for _, line := range s.Recovery.Log {
+			if strings.Contains(line, g.Says) {
+				return true
+			}
+		}
+		if s.Loop != nil {
+			for _, line := range s.Loop.Evidence {
+				if strings.Contains(line, g.Says) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	for _, p := range s.Probes {
+		if !p.runs(g.Probe) {
+			continue
+		}
+		for _, ph := range p.during(s.Recovery.RecoveringSeconds) {
+			if ph.Exit == g.Exit && strings.Contains(spaced(ph.Output), g.Says) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// runs: word is "tcpSocket" and the probe is one, or a word of its
+// command line.
+func (p LabProbe) runs(word string) bool {
+	if p.TCP {
+		return word == "tcpSocket"
+	}
+	return containsWord(strings.Fields(strings.Join(p.Command, " ")), word)
+}
+
+// spaced collapses runs of spaces: psql prints "FATAL:  the".
+func spaced(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// String is a sign as the docs and the failures write it.
+func (g LabSign) String() string {
+	if g.Probe == "" {
+		return fmt.Sprintf("a log line with %q", g.Says)
+	}
+	exit := fmt.Sprintf("exit %d", g.Exit)
+	if g.Exit == LabTimedOut {
+		exit = "no answer within its timeout"
+	}
+	if g.Says == "" {
+		return fmt.Sprintf("%s: %s", g.Probe, exit)
+	}
+	return fmt.Sprintf("%s: %s, %q", g.Probe, exit, g.Says)
+}
+
+// messageContradictions are the rows of the table of what users see that
+// the lab's record of their server does not show.
+func messageContradictions(r LabRun) []string {
+	var out []string
+	for _, rb := range Recoveries {
+		for _, m := range rb.Messages {
+			s := r.messageRecord(rb.Server, m)
+			if s == nil {
+				continue
+			}
+			for _, g := range m.Lab {
+				if !s.shows(g) {
+					out = append(out, fmt.Sprintf("%s: what users see %s, %q: the lab's record shows no %s during the recovery", s.name(), m.When, m.Text, g))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// measuredMessage is the "checked in" cell of a message: measured where
+// the lab ran its server and its record shows the message's signs, else
+// where its words were read, else the words are assumed.
+func (r *LabRun) measuredMessage(rb *RecoveryBehaviour, m Message) string {
+	var what string
+	if s := r.messageRecord(rb.Server, m); s != nil && len(m.Lab) > 0 {
+		var signs []string
+		for _, g := range m.Lab {
+			if !s.shows(g) {
+				signs = nil
+				break
+			}
+			signs = append(signs, g.String())
+		}
+		if signs != nil {
+			what = fmt.Sprintf("*measured* (%s): %s", s.mark(r.Date), strings.Join(signs, "; "))
+		}
+	}
+	switch {
+	case what != "" && m.Source != "":
+		return what + "; the text: " + m.Source
+	case what != "":
+		return what
+	case m.Source != "":
+		return "read from source: " + m.Source
+	case rb.Source != "":
+		return "the behaviour read from source (the server's row above); the words *assumed*"
+	}
+	return "*assumed*"
+}
+
+// mark names the record's run: server, version, package and day.
+func (s *LabServer) mark(runDate string) string {
+	date := s.Date
+	if date == "" {
+		date = runDate
+	}
+	if s.Replicas > 1 {
+		return fmt.Sprintf("%s %s, a member of an ensemble of %d, Debian's %s, %s", s.Server, s.Version, s.Replicas, s.Package, date)
+	}
+	return fmt.Sprintf("%s %s, Debian's %s, %s", s.Server, s.Version, s.Package, date)
 }

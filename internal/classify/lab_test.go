@@ -1,6 +1,7 @@
 package classify
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -29,5 +30,68 @@ func TestLabMeasuredNeverPassed(t *testing.T) {
 	passedAfter := LabProbe{Phases: []LabPhase{{From: 0, To: 9, Samples: 10, Exit: 1}, {From: 10, To: 15, Samples: 5, Exit: 0}}}
 	if got := s.Measured(passedAfter); got != Fails {
 		t.Errorf("a probe that failed until the server was ready: measured %q, want %q", got, Fails)
+	}
+}
+
+// Every sign of a message of the table of what users see is in its own
+// words: a row whose text is edited away from what the lab measured fails
+// here, as a record that stops showing the sign fails TestLab.
+func TestLabSignsInTheirMessage(t *testing.T) {
+	for _, rb := range Recoveries {
+		for _, m := range rb.Messages {
+			for _, g := range m.Lab {
+				if !strings.Contains(spaced(m.Text), g.Says) {
+					t.Errorf("%s, %s: the sign %s is not in the text %q", rb.Server, m.When, g, m.Text)
+				}
+			}
+		}
+	}
+}
+
+// A record that no longer shows what a row of the table of what users
+// see says fails: a client that printed other words, a log without the
+// line, a probe that answered where the row says nothing does.
+func TestLabMessageContradicted(t *testing.T) {
+	r, err := Lab()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := messageContradictions(r); len(got) > 0 {
+		t.Fatalf("the committed run contradicts the table: %q", got)
+	}
+	edits := []struct {
+		server string
+		edit   func(s *LabServer)
+		want   string
+	}{
+		{"MySQL", func(s *LabServer) {
+			for i := range s.Probes {
+				for j := range s.Probes[i].Phases {
+					ph := &s.Probes[i].Phases[j]
+					ph.Output = strings.ReplaceAll(ph.Output, "ERROR 2002 (HY000): Can't connect to server on '127.0.0.1' (115)", "ERROR 2003 (HY000): Can't connect to MySQL server on '127.0.0.1:3306' (111)")
+				}
+			}
+		}, "ERROR 2002"},
+		{"MySQL", func(s *LabServer) { s.Recovery.Log = nil }, "InnoDB: Starting crash recovery"},
+		{"PostgreSQL", func(s *LabServer) { s.Loop = nil }, "interrupted while in recovery"},
+		{"RabbitMQ", func(s *LabServer) {
+			for i := range s.Probes {
+				if s.Probes[i].TCP {
+					s.Probes[i].Phases = []LabPhase{{From: 0, To: 60, Samples: 100, Exit: 0}}
+				}
+			}
+		}, "connection refused"},
+	}
+	for _, e := range edits {
+		r, _ := Lab()
+		s := r.LabServerOf(e.server)
+		if s == nil {
+			t.Fatalf("no record of %s", e.server)
+		}
+		e.edit(s)
+		got := strings.Join(messageContradictions(r), "\n")
+		if !strings.Contains(got, e.want) {
+			t.Errorf("%s, edited: no contradiction about %q; got %q", e.server, e.want, got)
+		}
 	}
 }

@@ -17,7 +17,35 @@ import (
 type Message struct {
 	When string // "PostgreSQL 15 and later, after the container restarts"
 	Text string // `FATAL: the database system is not yet accepting connections`
+	// Source is where the text itself was read, when it was; the
+	// server's Source says where its behaviour was.
+	Source string
+	// Lab is what the server lab's record of the server shows where it
+	// ran the server: every sign must be in the record, or the lab
+	// contradicts the row (see LabContradictions).
+	Lab []LabSign
+	// Member: the row is about a member of a quorum, which the lab
+	// measures as a member of an ensemble, not alone.
+	Member bool
 }
+
+// LabSign is a sample or a log line of the server lab's record that a
+// message of the table stands for.
+type LabSign struct {
+	// Probe is a word of the probe's command line ("psql",
+	// "check_running") or "tcpSocket"; "" for the server's log.
+	Probe string
+	// Exit is the probe's exit code in that sample; LabTimedOut when it
+	// outlasted its timeout. Not read for the log.
+	Exit int
+	// Says is what the sample's output or the log line holds, in words
+	// of the message's Text ("" for a sample without output).
+	Says string
+}
+
+// LabTimedOut is the exit code the lab records for a probe that
+// outlasted its timeout.
+const LabTimedOut = -1
 
 // RecoveryBehaviour is how a server recovers, for the table and the docs.
 type RecoveryBehaviour struct {
@@ -33,88 +61,113 @@ type RecoveryBehaviour struct {
 var Recoveries = []RecoveryBehaviour{
 	{Server: "PostgreSQL",
 		Messages: []Message{
-			{"PostgreSQL 15 and later, after the container restarts (crash recovery of a fresh postmaster)",
-				`FATAL: the database system is not yet accepting connections (SQLSTATE 57P03; DETAIL: Consistent recovery state has not been yet reached.)`},
-			{"PostgreSQL 14 and earlier, after the container restarts",
-				`FATAL: the database system is starting up (SQLSTATE 57P03)`},
-			{"any version, while a running postmaster restarts after one of its backends crashed (in-place crash restart)",
-				`FATAL: the database system is in recovery mode (SQLSTATE 57P03)`},
-			{"the server log, when a kill cut the previous recovery short",
-				`LOG: database system was interrupted while in recovery at ...`},
+			{When: "PostgreSQL 15 and later, after the container restarts (crash recovery of a fresh postmaster)",
+				Text:   `FATAL: the database system is not yet accepting connections (SQLSTATE 57P03; DETAIL: Consistent recovery state has not been yet reached.)`,
+				Source: "postgres: src/backend/tcop/backend_startup.c `BackendInitialize` (postmaster.c before 17)",
+				Lab:    []LabSign{{Probe: "psql", Exit: 2, Says: "the database system is not yet accepting connections"}}},
+			{When: "PostgreSQL 14 and earlier, after the container restarts",
+				Text:   `FATAL: the database system is starting up (SQLSTATE 57P03)`,
+				Source: "postgres: src/backend/tcop/backend_startup.c `BackendInitialize` (postmaster.c before 17)"},
+			{When: "any version, while a running postmaster restarts after one of its backends crashed (in-place crash restart)",
+				Text:   `FATAL: the database system is in recovery mode (SQLSTATE 57P03)`,
+				Source: "postgres: src/backend/tcop/backend_startup.c `BackendInitialize` (postmaster.c before 17)"},
+			{When: "the server log, when a kill cut the previous recovery short",
+				Text: `LOG: database system was interrupted while in recovery at ...`,
+				Lab:  []LabSign{{Says: "database system was interrupted while in recovery at"}}},
 		},
 		Source: "postgres: src/backend/postmaster/postmaster.c `canAcceptConnections` (PM_STARTUP -> CAC_STARTUP, PM_RECOVERY -> CAC_NOTCONSISTENT, FatalError -> CAC_RECOVERY); " +
 			"src/backend/access/transam/xlogrecovery.c `PerformWalRecovery` (15+: PMSIGNAL_RECOVERY_STARTED for crash recovery too; up to 14 xlog.c `StartupXLOG` sends it only for archive recovery); " +
 			"src/backend/tcop/backend_startup.c `BackendInitialize` (the texts; postmaster.c before 17)"},
 	{Server: "MySQL",
 		Messages: []Message{
-			{"MySQL's clients and tcpSocket probes, until InnoDB has applied its redo log", `ERROR 2003 (HY000): Can't connect to MySQL server on '127.0.0.1:3306' (111) / connection refused`},
+			{When: "MySQL's clients and tcpSocket probes, until InnoDB has applied its redo log", Text: `ERROR 2003 (HY000): Can't connect to MySQL server on '127.0.0.1:3306' (111) / connection refused`},
 			// Measured by the server lab (mariadb-server 10.11): the client
 			// connects without blocking, so the refusal comes back as
 			// error 115 (EINPROGRESS), not 111 (ECONNREFUSED).
-			{"MariaDB's clients (mariadb, mariadb-admin, mysqladmin of MariaDB 10.11), until InnoDB has applied its redo log", `ERROR 2002 (HY000): Can't connect to server on '127.0.0.1' (115)`},
-			{"the server log", `InnoDB: Starting crash recovery.`},
+			{When: "MariaDB's clients (mariadb, mariadb-admin, mysqladmin of MariaDB 10.11), until InnoDB has applied its redo log", Text: `ERROR 2002 (HY000): Can't connect to server on '127.0.0.1' (115)`,
+				Lab: []LabSign{{Probe: "mariadb", Exit: 1, Says: "ERROR 2002 (HY000): Can't connect to server on '127.0.0.1' (115)"}}},
+			// MariaDB 10.11 goes on: "from checkpoint LSN=...".
+			{When: "the server log", Text: `InnoDB: Starting crash recovery`,
+				Lab: []LabSign{{Says: "InnoDB: Starting crash recovery"}}},
 		},
 		Source: "mysql-server: sql/mysqld.cc `mysqld_main` (`init_server_components()`, which starts InnoDB and applies the redo log, runs before `network_init()` opens the port; rollback of unfinished transactions continues in the background); MariaDB server: sql/mysqld.cc `mysqld_main`, same order"},
 	{Server: "MongoDB",
 		Messages: []Message{
-			{"clients and tcpSocket probes, until storage-engine and oplog recovery end", `MongoNetworkError: connect ECONNREFUSED 127.0.0.1:27017`},
-			{"the server log, once it listens", `Waiting for connections`},
+			{When: "clients and tcpSocket probes, until storage-engine and oplog recovery end", Text: `MongoNetworkError: connect ECONNREFUSED 127.0.0.1:27017`},
+			{When: "the server log, once it listens", Text: `Waiting for connections`},
 		},
 		Source: "mongo: src/mongo/db/mongod_main.cpp `_initAndListen` (storage engine startup, `repairAndRecoverDatabases`, replication startup and `recoverFromOplog` before the transport layer's `start()`)"},
 	{Server: "Cassandra",
 		Messages: []Message{
-			{"CQL clients and tcpSocket probes on 9042, until commit-log replay and gossip settling end", `Connection error: ('Unable to connect to any servers', {'127.0.0.1:9042': ConnectionRefusedError(111, ...)})`},
-			{"nodetool, over JMX, which opens before the replay", `answers; "nodetool info" shows "Native Transport active: false" until the CQL port opens`},
+			{When: "CQL clients and tcpSocket probes on 9042, until commit-log replay and gossip settling end", Text: `Connection error: ('Unable to connect to any servers', {'127.0.0.1:9042': ConnectionRefusedError(111, ...)})`},
+			{When: "nodetool, over JMX, which opens before the replay", Text: `answers; "nodetool info" shows "Native Transport active: false" until the CQL port opens`},
 		},
 		Source: "cassandra: src/java/org/apache/cassandra/service/CassandraDaemon.java `setup` (`maybeInitJmx` ... `CommitLog.recoverSegmentsOnDisk` ... `initializeClientTransports`); scylla: main.cc replays the commit log before it starts CQL"},
 	{Server: "Redis",
 		Messages: []Message{
-			{"every command without the loading flag (PING, GET, SET...), while the dataset loads", `-LOADING Redis is loading the dataset in memory`},
+			{When: "every command without the loading flag (PING, GET, SET...), while the dataset loads", Text: `-LOADING Redis is loading the dataset in memory`,
+				Lab: []LabSign{{Probe: "redis-cli", Exit: 0, Says: "LOADING Redis is loading the dataset in memory"}}},
 		},
 		Source: "redis: src/server.c `main` (`initListeners()` before `loadDataFromDisk()`), `processCommand` (commands without CMD_LOADING get shared.loadingerr); Valkey and KeyDB keep that code"},
 	{Server: "ZooKeeper",
 		Messages: []Message{
-			{"a standalone server (one server), while it loads its snapshot and log", `ruok is answered imok; other requests: "This ZooKeeper instance is not currently serving requests"`},
-			{"clients of a quorum member, until it has loaded its snapshot and log", `no answer: the connection opens (the client port is bound), nothing accepts it; nc waits until its timeout`},
+			{When: "a standalone server (one server), while it loads its snapshot and log", Text: `ruok is answered imok; other requests: "This ZooKeeper instance is not currently serving requests"`,
+				Lab: []LabSign{{Probe: "ruok", Exit: 0, Says: "imok"}, {Probe: "srvr", Exit: 0, Says: "This ZooKeeper instance is not currently serving requests"}}},
+			{When: "clients of a quorum member, until it has loaded its snapshot and log", Text: `no answer: the connection opens (the client port is bound), nothing accepts it; nc waits until its timeout`,
+				Lab: []LabSign{{Probe: "tcpSocket", Exit: 0}, {Probe: "nc", Exit: LabTimedOut}}, Member: true},
 		},
 		Source: "zookeeper: zookeeper-server/src/main/java/org/apache/zookeeper/server/NIOServerCnxnFactory.java `startup` (`start()` opens the port, then `zks.startdata()` loads the data); command/RuokCommand.java `commandRun` (prints imok whatever the server's state); quorum/QuorumPeerMain.java `runFromConfig` (`cnxnFactory.configure`, whose NIOServerCnxnFactory `configure` binds the socket, before `quorumPeer.start()`); quorum/QuorumPeer.java `start` (`loadDataBase()` before `startServerCnxnFactory()`, which starts the accept thread)"},
 	{Server: "CouchDB",
 		Messages: []Message{
-			{"clients, after a crash and restart", `answers as soon as it listens: there is no recovery phase; a partly written update is simply not in the file's last committed header`},
+			{When: "clients, after a crash and restart", Text: `answers as soon as it listens: there is no recovery phase; a partly written update is simply not in the file's last committed header`},
 		},
 		Source: "CouchDB documentation, Technical Overview, \"ACID Properties\" (docs.couchdb.org/en/stable/intro/overview.html): it never overwrites committed data, a crash-only design that needs no check or repair after a crash apart from the header"},
 	{Server: "etcd",
 		Messages: []Message{
-			{"etcdctl and HTTP clients of the client port, while it loads its snapshot and replays its WAL", `Error: context deadline exceeded (the connection opens, nothing answers)`},
-			{"the server log, once the replay is over", `"msg":"bootstrap successfully"`},
+			// The connection opens and nothing answers: etcdctl gives up at
+			// its --command-timeout (5 s by default), a probe's own
+			// timeout may end it first.
+			{When: "etcdctl endpoint health, while it loads its snapshot and replays its WAL", Text: `http://127.0.0.1:2379 is unhealthy: failed to commit proposal: context deadline exceeded`,
+				Lab: []LabSign{{Probe: "tcpSocket", Exit: 0}, {Probe: "etcdctl", Exit: 1, Says: "is unhealthy: failed to commit proposal: context deadline exceeded"}}},
+			{When: "other etcdctl commands (get, put...), meanwhile", Text: `Error: context deadline exceeded`},
+			{When: "HTTP clients of the client port (curl http://127.0.0.1:2379/health), meanwhile", Text: `no answer: the connection opens, nothing answers until the client's own timeout`,
+				Lab: []LabSign{{Probe: "curl", Exit: LabTimedOut}}},
+			{When: "etcd 3.4, the server log, once the replay is over and it serves", Text: `embed: ready to serve client requests`,
+				Lab: []LabSign{{Says: "embed: ready to serve client requests"}}},
+			{When: "etcd 3.6, the server log, once the replay is over", Text: `"msg":"bootstrap successfully"`,
+				Source: "etcd: server/etcdserver/server.go `NewServer` (logs it once `bootstrap` has returned)"},
 		},
 		Source: "etcd: server/embed/etcd.go `StartEtcd` (`configureClientListeners` binds the client port, then `etcdserver.NewServer`, then `serveClients`); server/etcdserver/bootstrap.go `bootstrap` (`bootstrapWALFromSnapshot`: `openWALFromSnapshot` reads the whole WAL)"},
 	{Server: "InfluxDB",
 		Messages: []Message{
-			{"InfluxDB 1.x: clients, tcpSocket probes and GET /ping on 8086, until every shard is loaded", `connect: connection refused (the HTTP listener is not bound yet); the log shows "Opened shard" lines, then "Listening on HTTP"`},
+			{When: "InfluxDB 1.x: clients, tcpSocket probes and GET /ping on 8086, until every shard is loaded", Text: `connect: connection refused (the HTTP listener is not bound yet); the log shows "Opened shard" lines, then "Listening on HTTP"`},
 		},
 		Source: "influxdb 1.x: cmd/influxd/run/server.go `Server.Open` (`s.TSDBStore.Open()`, which opens every shard and replays its WAL, returns before `service.Open()` runs for `s.Services`, where `appendHTTPDService` put the httpd service); services/httpd/service.go `Service.Open` (`net.Listen` of the HTTP bind address); tsdb/store.go `Store.Open` (`loadShards`)"},
 	{Server: "Prometheus",
 		Messages: []Message{
-			{"GET /-/ready and the query API, while the TSDB opens and replays its write-ahead log", `503 Service Unavailable`},
-			{"the server log", `msg="Replaying WAL, this may take a while"`},
+			{When: "GET /-/ready and the query API, while the TSDB opens and replays its write-ahead log", Text: `503 Service Unavailable`},
+			{When: "the server log", Text: `msg="Replaying WAL, this may take a while"`,
+				Source: "prometheus: tsdb/head.go `Init` (logs it before it replays the WAL)"},
 		},
 		Source: "prometheus: cmd/prometheus/main.go (the web handler runs from the start; `webHandler.SetReady(web.Ready)` only once `dbOpen` is closed, after `tsdb.Open`); web/web.go `testReady` (503 while NotReady), `/-/healthy` (always 200); tsdb/head.go `Init` (replays the WAL)"},
 	{Server: "Loki",
 		Messages: []Message{
-			{"GET /ready, while the ingester replays its write-ahead log", `503 Some services are not Running: Starting: 1`},
-			{"the server log", `msg="recovering from WAL"`},
+			{When: "GET /ready, while the ingester replays its write-ahead log", Text: `503 Some services are not Running: Starting: 1`},
+			{When: "the server log", Text: `msg="recovering from WAL"`,
+				Source: "loki: pkg/ingester/ingester.go `starting` (logs it once the checkpoint is recovered, before the WAL segments)"},
 		},
 		Source: "loki: pkg/loki/loki.go `readyHandler` (503 while the services manager is not healthy); the Server module is a dependency of Ingester, so the HTTP listener runs first; pkg/ingester/ingester.go `starting` (RecoverCheckpoint, then the WAL segments, when WAL.Enabled) and `CheckReady` (not ready until Running)"},
 	{Server: "Mimir",
 		Messages: []Message{
-			{"GET /ready, while the ingester opens its TSDBs", `503 Some services are not Running: ingester: Starting`},
+			{When: "GET /ready, while the ingester opens its TSDBs", Text: `503 Some services are not Running: ingester: Starting`},
 		},
 		Source: "mimir: pkg/mimir/mimir.go `Run` (registers /ready before the services start) and `readyHandler` (503 while the services manager is not healthy, then Ingester.CheckReady); pkg/ingester/ingester.go `starting` (`openExistingTSDB`, which replays each tenant's WAL)"},
 	{Server: "RabbitMQ",
 		Messages: []Message{
-			{"AMQP clients and tcpSocket probes of 5672, until the boot has recovered the queues", `connect: connection refused`},
-			{"rabbitmq-diagnostics check_running, meanwhile (ping, which asks the Erlang node, passes)", `Error: ... (exit 69)`},
+			{When: "AMQP clients and tcpSocket probes of 5672, until the boot has recovered the queues", Text: `connect: connection refused`,
+				Lab: []LabSign{{Probe: "tcpSocket", Exit: 1, Says: "connect: connection refused"}}},
+			{When: "rabbitmq-diagnostics check_running, meanwhile (ping, which asks the Erlang node, passes)", Text: `Error: ... (exit 69)`,
+				Lab: []LabSign{{Probe: "check_running", Exit: 69, Says: "Error:"}}},
 		},
 		Source: "rabbitmq-server: deps/rabbit/src/rabbit.erl, the boot steps (`recovery`, \"exchange, queue and binding recovery\", enables `routing_ready`; `networking`, `rabbit_networking:boot`, which starts the AMQP listener, runs only after `routing_ready`)"},
 }

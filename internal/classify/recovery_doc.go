@@ -52,10 +52,11 @@ lab: the figures are in [Measured in the server lab](#measured-in-the-server-lab
 		source = lab.measuredServer(s.Name) + source
 		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", s.Name, listens, cell(s.RecoveryAnswer("")), cell(source))
 	}
-	b.WriteString("\n## What users see\n\n| server | when | message |\n|---|---|---|\n")
-	for _, r := range Recoveries {
+	b.WriteString("\n## What users see\n\nA row marked *measured* is one the server lab saw: the signs after the colon are the samples (a probe's exit code and output during the recovery) or log lines of its record that the row stands for, and a row the record stops showing fails the lab and the fast tests.\n\n| server | when | message | checked in |\n|---|---|---|---|\n")
+	for i := range Recoveries {
+		r := &Recoveries[i]
 		for _, m := range r.Messages {
-			fmt.Fprintf(&b, "| %s | %s | `%s` |\n", r.Server, cell(m.When), m.Text)
+			fmt.Fprintf(&b, "| %s | %s | `%s` | %s |\n", r.Server, cell(m.When), m.Text, cell(lab.measuredMessage(r, m)))
 		}
 	}
 	b.WriteString(`

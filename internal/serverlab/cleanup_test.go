@@ -44,3 +44,19 @@ func TestCleanupKillsDaemons(t *testing.T) {
 		t.Errorf("the daemon %d, outside the server's process group, outlived the test", pid)
 	}
 }
+
+// A client library's log line before the command's own words is passed
+// over: etcdctl's gRPC client logs a line with a time stamp and a
+// connection id, which would make every sample a phase of its own.
+func TestFirstLineSkipsClientLogs(t *testing.T) {
+	out := `{"level":"warn","ts":"2026-12-05T13:06:54.218Z","msg":"retrying of unary invoker failed","error":"rpc error: code = DeadlineExceeded desc = context deadline exceeded"}
+http://127.0.0.1:2379 is unhealthy: failed to commit proposal: context deadline exceeded
+Error: unhealthy cluster
+`
+	if got, want := firstLine(out), "http://127.0.0.1:2379 is unhealthy: failed to commit proposal: context deadline exceeded"; got != want {
+		t.Errorf("firstLine = %q, want %q", got, want)
+	}
+	if got := firstLine("\n  took = 5.5ms\n"); got != "took = ..." {
+		t.Errorf("firstLine elides timings: got %q", got)
+	}
+}

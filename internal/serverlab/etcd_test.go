@@ -86,6 +86,9 @@ func TestEtcd(t *testing.T) {
 		tcp,
 		exe("etcdctl", "--endpoints=http://127.0.0.1:2379", "endpoint", "health"),
 		exe("sh", "-c", "curl -fsS http://127.0.0.1:2379/health"),
+		// etcdctl's own words when nothing answers: it gives up at its
+		// --command-timeout, before the lab's timeout of 2 s.
+		exe("etcdctl", "--endpoints=http://127.0.0.1:2379", "--command-timeout=1s", "endpoint", "health"),
 	}
 	rec, out := l.watch(p, probes, 1, 3*time.Minute)
 	rec.What = fmt.Sprintf("%d MB of WAL (%d puts of 8 KB)", wal>>20, puts)

@@ -472,11 +472,17 @@ func (l *lab) once(p probe) (int, string) {
 var timings = regexp.MustCompile(`\b[0-9][0-9.]*\s?(?:ns|µs|ms|s)\b`)
 
 // firstLine is the first line of an output that says something, its
-// timings elided.
+// timings elided. A client library's structured log line (etcdctl's gRPC
+// client logs {"level":"warn","ts":...} before its own error) is passed
+// over: its time stamp and connection id would make every sample a phase
+// of its own, and the command's own words follow it.
 func firstLine(s string) string {
 	for _, line := range strings.Split(s, "\n") {
 		line = strings.TrimSpace(strings.Trim(line, "\a"))
 		line = timings.ReplaceAllString(line, "...")
+		if strings.HasPrefix(line, `{"level":`) {
+			continue
+		}
 		if line != "" {
 			if len(line) > 160 {
 				line = line[:160]
