@@ -53,7 +53,7 @@ func (d *inPart) take(o *object.Object, c fix.Change) (*fix.Change, *Reason) {
 		return nil, nil
 	}
 	if len(set) == 0 {
-		detail := "the chart's values do not reach " + strings.Join(missing, ", ") + ": change the template" + templateLines(o, missing, v.maxSize) + ", or patch the rendered object with " + patchText(c.Patch)
+		detail := "the chart's values do not reach " + unreachedText(v, o, missing) + ": change the template" + templateLines(o, missing, v.maxSize) + ", or patch the rendered object with " + patchText(c.Patch)
 		if why != "" {
 			detail += "; " + why
 		}
@@ -143,4 +143,28 @@ func originalPatches(fs []finding.Finding) []finding.Finding {
 		}
 	}
 	return out
+}
+
+// unreachedText names the fields no values key reaches; fields a key
+// reaches on its own (the router's tiedKeys), in a block no key reaches
+// whole, are said apart, so that the text does not deny the keys its
+// reason names (Telegraf's pdb.minAvailable beside a budget's
+// unhealthyPodEvictionPolicy).
+func unreachedText(v *valuesPlan, o *object.Object, missing []string) string {
+	t := v.trials[o.Doc.Origin.Dir]
+	if t == nil {
+		return strings.Join(missing, ", ")
+	}
+	var not, part []string
+	for _, m := range missing {
+		if t.tied[objKey{o.Doc.File, o.Ref}][strings.TrimSuffix(m, " (deleted)")] {
+			part = append(part, m)
+		} else {
+			not = append(not, m)
+		}
+	}
+	if len(part) == 0 || len(not) == 0 {
+		return strings.Join(missing, ", ")
+	}
+	return strings.Join(not, ", ") + " (they reach " + strings.Join(part, ", ") + ", through the keys below, which do not make the fix without it)"
 }

@@ -253,12 +253,61 @@ func (b *blockPlan) route() (*route, string) {
 		}
 	}
 	if len(whys) == 0 {
+		if tied := b.tiedKeys(); tied != "" {
+			return nil, "no values key of the chart holds " + shown + " whole; " + tied
+		}
 		return nil, "no values key of the chart is tied to " + shown
 	}
 	if len(whys) > 3 {
 		whys = append(whys[:3], fmt.Sprintf("%d more", len(whys)-3))
 	}
 	return nil, "no values key reaches " + shown + " (tried " + strings.Join(whys, "; ") + ")"
+}
+
+// tiedKeys says, field by field, which values keys reach the fields the
+// fix changes when no route reaches the block as a whole: the key the
+// trace ties to a field, else a key the template names after the field
+// (Telegraf's `{{- if .Values.pdb.maxUnavailable }}`, a key values.yaml
+// does not set), else none; or "" when no field has a key, where "no
+// values key is tied to" the block is the whole truth.
+func (b *blockPlan) tiedKeys() string {
+	doc := b.obj.Doc
+	var tied, none []string
+	for _, e := range b.edits {
+		p := pathString(e.path)
+		shown := namedPath(b.obj, p)
+		if doc.Trace != nil && e.had {
+			if pos, exact := doc.Locate(p); exact {
+				if ref, ok := doc.Trace(doc, p, pos).Values.Key(); ok {
+					tied = append(tied, ref.Key+" sets "+shown)
+					b.trial.reached(b.key, shown)
+					continue
+				}
+			}
+		}
+		name := e.path[len(e.path)-1].Key
+		named := ""
+		for _, k := range b.trial.refs[b.key.stream] {
+			if !e.path[len(e.path)-1].IsIndex && k[strings.LastIndexByte(k, '.')+1:] == name {
+				named = k
+				break
+			}
+		}
+		if named != "" {
+			tied = append(tied, "the template names "+named+" for "+shown)
+			b.trial.reached(b.key, shown)
+			continue
+		}
+		none = append(none, shown)
+	}
+	if len(tied) == 0 {
+		return ""
+	}
+	out := strings.Join(tied, ", ")
+	if len(none) > 0 {
+		out += "; no values key is tied to " + strings.Join(none, ", ")
+	}
+	return out
 }
 
 // existingKeys are the keys the trace ties to each field the fix changes.

@@ -42,6 +42,20 @@ type chartTrial struct {
 	// derived lists what the last check let change because the chart
 	// computes it from the keys (see derivedChange), as "Kind name path".
 	derived []string
+	// tied holds the fields of a block no route reaches whole that a
+	// values key reaches on its own (see tiedKeys), by object.
+	tied map[objKey]map[string]bool
+}
+
+// reached records that a values key reaches the field shown of k.
+func (t *chartTrial) reached(k objKey, shown string) {
+	if t.tied == nil {
+		t.tied = map[objKey]map[string]bool{}
+	}
+	if t.tied[k] == nil {
+		t.tied[k] = map[string]bool{}
+	}
+	t.tied[k][shown] = true
 }
 
 type objKey struct {

@@ -3,6 +3,7 @@ package helm
 import (
 	"fmt"
 	"path"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -14,12 +15,19 @@ import (
 
 // ValuesRefs lists, for each template of a chart that renders objects
 // (named as Render names its stream), the values keys its text names
-// (.Values.a.b, $.Values.a.b), in the order they first appear; a
-// subchart's keys are under its name or alias, as the parent sets them.
-// A key commented out in values.yaml is still named by the template that
-// prints it, which is how backfire fix finds keys that are legitimate to
-// add. Keys reached only through a variable or a with block's dot are not
-// listed.
+// (.Values.a.b, $.Values.a.b, $ctx.Values.a.b), in the order they first
+// appear; a subchart's keys are under its name or alias, as the parent
+// sets them. A key commented out in values.yaml is still named by the
+// template that prints it, which is how backfire fix finds keys that are
+// legitimate to add. Keys reached only through a with block's dot, or a
+// variable that holds a values map, are not listed.
+// namedRef is valuesRef, also through a variable that holds the root
+// context: a template that ranges over a list keeps it as `$context :=
+// .` and prints `$context.Values.a.b` inside (Mastodon's sidekiq
+// Deployment). A variable that holds something else only adds a
+// candidate that a trial render then disproves.
+var namedRef = regexp.MustCompile(`(?:^|[^A-Za-z0-9_\]\)])(?:\$[A-Za-z0-9_]*)?\.Values\.([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)`)
+
 func (r *Renderer) ValuesRefs(in source.Input) (map[string][]string, error) {
 	ch, err := loader.Load(in.Path)
 	if err != nil {
@@ -36,7 +44,7 @@ func (r *Renderer) ValuesRefs(in source.Input) (map[string][]string, error) {
 			}
 			name := r.name(in.Path, path.Join(dir, t.Name))
 			seen := map[string]bool{}
-			for _, m := range valuesRef.FindAllStringSubmatch(string(t.Data), -1) {
+			for _, m := range namedRef.FindAllStringSubmatch(string(t.Data), -1) {
 				k := prefix + m[1]
 				if !seen[k] {
 					seen[k] = true
