@@ -14,7 +14,9 @@ import (
 	"backfire.dev/backfire/internal/cluster"
 	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/fix"
+	"backfire.dev/backfire/internal/kustomize"
 	"backfire.dev/backfire/internal/load"
+	"backfire.dev/backfire/internal/model/flagger"
 	"backfire.dev/backfire/internal/model/rollout"
 	"backfire.dev/backfire/internal/report"
 	"backfire.dev/backfire/internal/rules"
@@ -38,6 +40,7 @@ type simulateRolloutFlags struct {
 	cluster                               clusterFlags
 	namespace                             string
 	toRevision                            int64
+	flaggerVersion                        string
 }
 
 var simulateFormats = []string{"text", "json", "svg", "html"}
@@ -104,6 +107,7 @@ See docs/simulate-rollout.md.`,
 	f.StringVar(&fl.cluster.context, "context", "", "kubeconfig context for --cluster (default: the current context)")
 	f.StringVar(&fl.cluster.kubeconfig, "kubeconfig", "", "kubeconfig file for --cluster (default: $KUBECONFIG or ~/.kube/config)")
 	f.StringVarP(&fl.namespace, "namespace", "n", "", "with --cluster, the Rollout's namespace (default: the context's)")
+	f.StringVar(&fl.flaggerVersion, "flagger-version", "", "for a Flagger Canary, the Flagger release to behave as (default: the controller's in the input, else "+flagger.HaltsFailedPromotion+")")
 	f.Int64Var(&fl.toRevision, "to-revision", 0, "with --cluster, the revision to roll back to, as kubectl argo rollouts undo --to-revision (default: the previous one)")
 	return cmd
 }
@@ -187,8 +191,9 @@ func runSimulateRollout(cmd *cobra.Command, fl *simulateRolloutFlags, args []str
 	if !slices.Contains(simulateFormats, fl.format) {
 		return usageError(cmd, "unknown --format %q (want %s)", fl.format, strings.Join(simulateFormats, ", "))
 	}
-	if !slices.Contains(rolloutsim.Scenarios, fl.scenario) {
-		return usageError(cmd, "unknown --scenario %q (want %s)", fl.scenario, strings.Join(rolloutsim.Scenarios, ", "))
+	if !slices.Contains(rolloutsim.Scenarios, fl.scenario) && !slices.Contains(rolloutsim.FlaggerScenarios, fl.scenario) {
+		return usageError(cmd, "unknown --scenario %q (want %s; for a Flagger Canary %s)", fl.scenario,
+			strings.Join(rolloutsim.Scenarios, ", "), strings.Join(rolloutsim.FlaggerScenarios, ", "))
 	}
 	if fl.capacity == 0 {
 		return usageError(cmd, "--pod-capacity must be set to what one pod serves, in requests per second")
@@ -207,7 +212,9 @@ func runSimulateRollout(cmd *cobra.Command, fl *simulateRolloutFlags, args []str
 	// The rules compute for the release simulated: their fixes and the
 	// releases they name are that release's.
 	ruleOpts := rules.Options{RolloutsVersion: version}
-	opts := scan.Options{Paths: []string{fl.file}, Stdin: cmd.InOrStdin(), KeepObjects: true, Rules: ruleOpts}
+	// A Kustomize directory is built as scan builds it (remote resources
+	// refused): a Canary usually comes with its Deployment and HPA in one.
+	opts := scan.Options{Paths: []string{fl.file}, Stdin: cmd.InOrStdin(), KeepObjects: true, Rules: ruleOpts, Kustomize: kustomize.New()}
 	var live *cluster.RolloutState
 	source, name := fl.file, fl.name
 	if fl.cluster.enabled {
@@ -225,6 +232,15 @@ func runSimulateRollout(cmd *cobra.Command, fl *simulateRolloutFlags, args []str
 	if len(res.Errors) > 0 {
 		report.Errors(cmd.ErrOrStderr(), res.Errors)
 		return exitError{exitUsage}
+	}
+	if !fl.cluster.enabled && rolloutsim.HasCanary(res.Objects, name) {
+		return runSimulateCanary(cmd, fl, res, name)
+	}
+	if fl.flaggerVersion != "" {
+		return usageError(cmd, "--flagger-version applies to a Flagger Canary, and the input has none")
+	}
+	if !slices.Contains(rolloutsim.Scenarios, fl.scenario) {
+		return usageError(cmd, "--scenario %s is for a Flagger Canary (a Rollout's: %s)", fl.scenario, strings.Join(rolloutsim.Scenarios, ", "))
 	}
 	m, err := rolloutsim.FromObjects(res.Objects, name)
 	if err != nil {
