@@ -49,7 +49,7 @@ func newSimulateRolloutCommand() *cobra.Command {
 	var fl simulateRolloutFlags
 	cmd := &cobra.Command{
 		Use:   "rollout (-f FILE | --cluster [-n NS] NAME) [--scenario rollback] [--replicas N] [--rps R] [--pod-capacity C] [--pod-start 20s..40s]",
-		Short: "Play an Argo Rollouts canary through the controller twin, second by second",
+		Short: "Play an Argo Rollouts canary or a Flagger Canary through the controller twin, second by second",
 		Long: `Simulate rollout plays one scenario of an Argo Rollouts canary (with traffic
 routing) through a twin of the rollout controller's reconcile loop: the traffic
 weight, the ReplicaSet sizes and the step index are decided as the controller of
@@ -79,21 +79,32 @@ revision-aware analysis; an undo followed by promote --full), each until it
 settles (--seconds is then the cap, default an hour), at the inputs given and
 over a sweep of what the manifest cannot know (--compare-error-rates,
 --compare-pod-starts, --compare-loads), and says which loses least where.
-See docs/simulate-rollout.md.`,
+See docs/simulate-rollout.md.
+
+A Flagger Canary in the file (flagger.app/v1beta1, with its target Deployment
+and autoscaler) is played through a twin of Flagger's analysis tick with the
+same small cluster: scenarios ` + strings.Join(rolloutsim.FlaggerScenarios, ", ") + `. "rollback" breaks
+the canary (--broken-error-rate) when it reaches its highest weight (or at
+--at), "revert" redeploys a good version over a broken primary, and
+"failed-promotion" gives the primary a spec that never becomes Ready;
+--flagger-version (default: the controller's in the input, else v1.44.0)
+decides what a failed promotion does. Mirroring, A/B testing, blue/green,
+skipAnalysis and non-Deployment targets are refused as not modelled.
+See docs/simulate-flagger.md.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runSimulateRollout(cmd, &fl, args) },
 	}
 	f := cmd.Flags()
 	f.StringVarP(&fl.file, "file", "f", "", "manifest with the Rollout (and its autoscaler and AnalysisTemplates); a directory is read recursively, - is standard input")
 	f.StringVar(&fl.name, "name", "", "the Rollout to simulate when the file has several")
-	f.StringVar(&fl.scenario, "scenario", rolloutsim.Rollback, "scenario: "+strings.Join(rolloutsim.Scenarios, ", "))
+	f.StringVar(&fl.scenario, "scenario", rolloutsim.Rollback, "scenario: "+strings.Join(rolloutsim.Scenarios, ", ")+"; for a Flagger Canary "+strings.Join(rolloutsim.FlaggerScenarios, ", "))
 	f.StringVar(&fl.version, "rollouts-version", rollout.DefaultVersion, "Argo Rollouts controller version to behave as (v1.8.0 and later)")
 	f.Int32Var(&fl.replicas, "replicas", 0, "replica count (default: the Rollout's status.replicas, spec.replicas or its autoscaler's minimum)")
 	f.Float64Var(&fl.rps, "rps", 100, "requests per second offered to the Service")
 	f.Float64Var(&fl.capacity, "pod-capacity", 0, "requests per second one pod serves before its readiness probe times out (required)")
 	f.StringVar(&fl.podStart, "pod-start", "20s..40s", "time from pod creation to the application answering: a duration or a range lo..hi")
 	f.IntVar(&fl.seconds, "seconds", 180, "seconds to simulate")
-	f.DurationVar(&fl.at, "at", time.Minute, "when the abort or promote --full of those scenarios is issued")
+	f.DurationVar(&fl.at, "at", time.Minute, "when the abort or promote --full of those scenarios is issued; for a Canary's rollback, when the canary starts failing")
 	f.Float64Var(&fl.brokenErrorRate, "broken-error-rate", 0.5, "share of requests the version being rolled back from fails (rollback scenarios)")
 	f.Int32Var(&fl.brokenNotReady, "broken-not-ready", 0, "pods of the version being rolled back from that are not Ready (rollback scenarios)")
 	f.Int64Var(&fl.seed, "seed", 1, "seed for the start-up times drawn from a range: the same seed gives the same timeline")
