@@ -39,7 +39,9 @@ var commandExamples = map[string]string{
 	"simulate rollout": `  backfire simulate rollout -f rollout.yaml --scenario rollback --replicas 20 --rps 96 --pod-capacity 15 --fix
   backfire simulate rollout -f rollout.yaml --replicas 20 --rps 96 --pod-capacity 15 --compare
   backfire simulate rollout -f rollout.yaml --replicas 20 --rps 96 --pod-capacity 15 --format html > rollback.html
-  backfire simulate rollout --cluster -n shop --pod-capacity 15 order-front-api`,
+  backfire simulate rollout --cluster -n shop --pod-capacity 15 order-front-api
+  backfire simulate rollout -f apps/backend --scenario rollback --replicas 8 --rps 100 --pod-capacity 20
+  backfire simulate rollout -f apps/backend --scenario failed-promotion --flagger-version v1.43.0 --pod-capacity 20`,
 	"simulate probe": `  backfire simulate probe -f statefulset.yaml --latency p50=40ms,p99=1.2s --recovery 10m
   backfire simulate probe -f statefulset.yaml --latency-trace latency.txt --format svg > probe.svg`,
 	"serve": `  backfire serve --tls-cert tls.crt --tls-key tls.key                 # warn mode

@@ -14,7 +14,9 @@ import (
 	"backfire.dev/backfire/internal/cluster"
 	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/fix"
+	"backfire.dev/backfire/internal/kustomize"
 	"backfire.dev/backfire/internal/load"
+	"backfire.dev/backfire/internal/model/flagger"
 	"backfire.dev/backfire/internal/model/rollout"
 	"backfire.dev/backfire/internal/report"
 	"backfire.dev/backfire/internal/rules"
@@ -38,6 +40,7 @@ type simulateRolloutFlags struct {
 	cluster                               clusterFlags
 	namespace                             string
 	toRevision                            int64
+	flaggerVersion                        string
 }
 
 var simulateFormats = []string{"text", "json", "svg", "html"}
@@ -46,7 +49,7 @@ func newSimulateRolloutCommand() *cobra.Command {
 	var fl simulateRolloutFlags
 	cmd := &cobra.Command{
 		Use:   "rollout (-f FILE | --cluster [-n NS] NAME) [--scenario rollback] [--replicas N] [--rps R] [--pod-capacity C] [--pod-start 20s..40s]",
-		Short: "Play an Argo Rollouts canary through the controller twin, second by second",
+		Short: "Play an Argo Rollouts canary or a Flagger Canary through the controller twin, second by second",
 		Long: `Simulate rollout plays one scenario of an Argo Rollouts canary (with traffic
 routing) through a twin of the rollout controller's reconcile loop: the traffic
 weight, the ReplicaSet sizes and the step index are decided as the controller of
@@ -76,21 +79,32 @@ revision-aware analysis; an undo followed by promote --full), each until it
 settles (--seconds is then the cap, default an hour), at the inputs given and
 over a sweep of what the manifest cannot know (--compare-error-rates,
 --compare-pod-starts, --compare-loads), and says which loses least where.
-See docs/simulate-rollout.md.`,
+See docs/simulate-rollout.md.
+
+A Flagger Canary in the file (flagger.app/v1beta1, with its target Deployment
+and autoscaler) is played through a twin of Flagger's analysis tick with the
+same small cluster: scenarios ` + strings.Join(rolloutsim.FlaggerScenarios, ", ") + `. "rollback" breaks
+the canary (--broken-error-rate) when it reaches its highest weight (or at
+--at), "revert" redeploys a good version over a broken primary, and
+"failed-promotion" gives the primary a spec that never becomes Ready;
+--flagger-version (default: the controller's in the input, else v1.44.0)
+decides what a failed promotion does. Mirroring, A/B testing, blue/green,
+skipAnalysis and non-Deployment targets are refused as not modelled.
+See docs/simulate-flagger.md.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runSimulateRollout(cmd, &fl, args) },
 	}
 	f := cmd.Flags()
 	f.StringVarP(&fl.file, "file", "f", "", "manifest with the Rollout (and its autoscaler and AnalysisTemplates); a directory is read recursively, - is standard input")
 	f.StringVar(&fl.name, "name", "", "the Rollout to simulate when the file has several")
-	f.StringVar(&fl.scenario, "scenario", rolloutsim.Rollback, "scenario: "+strings.Join(rolloutsim.Scenarios, ", "))
+	f.StringVar(&fl.scenario, "scenario", rolloutsim.Rollback, "scenario: "+strings.Join(rolloutsim.Scenarios, ", ")+"; for a Flagger Canary "+strings.Join(rolloutsim.FlaggerScenarios, ", "))
 	f.StringVar(&fl.version, "rollouts-version", rollout.DefaultVersion, "Argo Rollouts controller version to behave as (v1.8.0 and later)")
 	f.Int32Var(&fl.replicas, "replicas", 0, "replica count (default: the Rollout's status.replicas, spec.replicas or its autoscaler's minimum)")
 	f.Float64Var(&fl.rps, "rps", 100, "requests per second offered to the Service")
 	f.Float64Var(&fl.capacity, "pod-capacity", 0, "requests per second one pod serves before its readiness probe times out (required)")
 	f.StringVar(&fl.podStart, "pod-start", "20s..40s", "time from pod creation to the application answering: a duration or a range lo..hi")
 	f.IntVar(&fl.seconds, "seconds", 180, "seconds to simulate")
-	f.DurationVar(&fl.at, "at", time.Minute, "when the abort or promote --full of those scenarios is issued")
+	f.DurationVar(&fl.at, "at", time.Minute, "when the abort or promote --full of those scenarios is issued; for a Canary's rollback, when the canary starts failing")
 	f.Float64Var(&fl.brokenErrorRate, "broken-error-rate", 0.5, "share of requests the version being rolled back from fails (rollback scenarios)")
 	f.Int32Var(&fl.brokenNotReady, "broken-not-ready", 0, "pods of the version being rolled back from that are not Ready (rollback scenarios)")
 	f.Int64Var(&fl.seed, "seed", 1, "seed for the start-up times drawn from a range: the same seed gives the same timeline")
@@ -104,6 +118,7 @@ See docs/simulate-rollout.md.`,
 	f.StringVar(&fl.cluster.context, "context", "", "kubeconfig context for --cluster (default: the current context)")
 	f.StringVar(&fl.cluster.kubeconfig, "kubeconfig", "", "kubeconfig file for --cluster (default: $KUBECONFIG or ~/.kube/config)")
 	f.StringVarP(&fl.namespace, "namespace", "n", "", "with --cluster, the Rollout's namespace (default: the context's)")
+	f.StringVar(&fl.flaggerVersion, "flagger-version", "", "for a Flagger Canary, the Flagger release to behave as (default: the controller's in the input, else "+flagger.HaltsFailedPromotion+")")
 	f.Int64Var(&fl.toRevision, "to-revision", 0, "with --cluster, the revision to roll back to, as kubectl argo rollouts undo --to-revision (default: the previous one)")
 	return cmd
 }
@@ -187,8 +202,9 @@ func runSimulateRollout(cmd *cobra.Command, fl *simulateRolloutFlags, args []str
 	if !slices.Contains(simulateFormats, fl.format) {
 		return usageError(cmd, "unknown --format %q (want %s)", fl.format, strings.Join(simulateFormats, ", "))
 	}
-	if !slices.Contains(rolloutsim.Scenarios, fl.scenario) {
-		return usageError(cmd, "unknown --scenario %q (want %s)", fl.scenario, strings.Join(rolloutsim.Scenarios, ", "))
+	if !slices.Contains(rolloutsim.Scenarios, fl.scenario) && !slices.Contains(rolloutsim.FlaggerScenarios, fl.scenario) {
+		return usageError(cmd, "unknown --scenario %q (want %s; for a Flagger Canary %s)", fl.scenario,
+			strings.Join(rolloutsim.Scenarios, ", "), strings.Join(rolloutsim.FlaggerScenarios, ", "))
 	}
 	if fl.capacity == 0 {
 		return usageError(cmd, "--pod-capacity must be set to what one pod serves, in requests per second")
@@ -207,7 +223,9 @@ func runSimulateRollout(cmd *cobra.Command, fl *simulateRolloutFlags, args []str
 	// The rules compute for the release simulated: their fixes and the
 	// releases they name are that release's.
 	ruleOpts := rules.Options{RolloutsVersion: version}
-	opts := scan.Options{Paths: []string{fl.file}, Stdin: cmd.InOrStdin(), KeepObjects: true, Rules: ruleOpts}
+	// A Kustomize directory is built as scan builds it (remote resources
+	// refused): a Canary usually comes with its Deployment and HPA in one.
+	opts := scan.Options{Paths: []string{fl.file}, Stdin: cmd.InOrStdin(), KeepObjects: true, Rules: ruleOpts, Kustomize: kustomize.New()}
 	var live *cluster.RolloutState
 	source, name := fl.file, fl.name
 	if fl.cluster.enabled {
@@ -225,6 +243,15 @@ func runSimulateRollout(cmd *cobra.Command, fl *simulateRolloutFlags, args []str
 	if len(res.Errors) > 0 {
 		report.Errors(cmd.ErrOrStderr(), res.Errors)
 		return exitError{exitUsage}
+	}
+	if !fl.cluster.enabled && rolloutsim.HasCanary(res.Objects, name) {
+		return runSimulateCanary(cmd, fl, res, name)
+	}
+	if fl.flaggerVersion != "" {
+		return usageError(cmd, "--flagger-version applies to a Flagger Canary, and the input has none")
+	}
+	if !slices.Contains(rolloutsim.Scenarios, fl.scenario) {
+		return usageError(cmd, "--scenario %s is for a Flagger Canary (a Rollout's: %s)", fl.scenario, strings.Join(rolloutsim.Scenarios, ", "))
 	}
 	m, err := rolloutsim.FromObjects(res.Objects, name)
 	if err != nil {

@@ -173,6 +173,8 @@ type Totals struct {
 type Timeline struct {
 	Scenario string `json:"scenario"`
 	Version  string `json:"version"`
+	// Controller is Flagger for a Canary; "" is Argo Rollouts.
+	Controller string `json:"controller,omitempty"`
 	// Canary and Stable name the revisions the run moves between.
 	Canary string `json:"canary"`
 	Stable string `json:"stable"`
@@ -183,6 +185,8 @@ type Timeline struct {
 	Totals   Totals `json:"totals"`
 	// Notes say what the run assumed.
 	Notes []string `json:"notes,omitempty"`
+	// Events are a Canary's analysis ticks.
+	Events []Event `json:"events,omitempty"`
 }
 
 // Run plays the scenario.

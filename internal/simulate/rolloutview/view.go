@@ -26,6 +26,8 @@ const Schema = "backfire/v1/simulation"
 // Report is one simulation and, with --fix, the same scenario with the
 // rules' fix applied.
 type Report struct {
+	// Kind is Rollout, or Canary for Flagger; "" is Rollout.
+	Kind    string
 	Rollout string
 	Inputs  map[string]any
 	Run     *rolloutsim.Timeline
@@ -35,23 +37,26 @@ type Report struct {
 }
 
 type document struct {
-	Schema   string            `json:"schema,omitempty"`
-	Rollout  string            `json:"rollout"`
-	Scenario string            `json:"scenario"`
-	Version  string            `json:"version"`
-	Inputs   map[string]any    `json:"inputs,omitempty"`
-	Notes    []string          `json:"notes,omitempty"`
-	Timeline []rolloutsim.Row  `json:"timeline"`
-	Totals   rolloutsim.Totals `json:"totals"`
-	Fix      []string          `json:"fix,omitempty"`
-	Fixed    *document         `json:"fixed,omitempty"`
-	Canary   string            `json:"canaryRevision"`
-	Stable   string            `json:"stableRevision"`
-	Broken   string            `json:"brokenRevision,omitempty"`
+	Schema     string             `json:"schema,omitempty"`
+	Kind       string             `json:"kind,omitempty"`
+	Controller string             `json:"controller,omitempty"`
+	Rollout    string             `json:"rollout"`
+	Scenario   string             `json:"scenario"`
+	Version    string             `json:"version"`
+	Inputs     map[string]any     `json:"inputs,omitempty"`
+	Notes      []string           `json:"notes,omitempty"`
+	Timeline   []rolloutsim.Row   `json:"timeline"`
+	Totals     rolloutsim.Totals  `json:"totals"`
+	Fix        []string           `json:"fix,omitempty"`
+	Fixed      *document          `json:"fixed,omitempty"`
+	Canary     string             `json:"canaryRevision"`
+	Stable     string             `json:"stableRevision"`
+	Broken     string             `json:"brokenRevision,omitempty"`
+	Events     []rolloutsim.Event `json:"events,omitempty"`
 }
 
 func doc(rollout string, inputs map[string]any, r *rolloutsim.Timeline) *document {
-	return &document{Rollout: rollout, Scenario: r.Scenario, Version: r.Version, Inputs: inputs, Notes: r.Notes,
+	return &document{Controller: r.Controller, Events: r.Events, Rollout: rollout, Scenario: r.Scenario, Version: r.Version, Inputs: inputs, Notes: r.Notes,
 		Timeline: r.Timeline, Totals: r.Totals, Canary: r.Canary, Stable: r.Stable, Broken: r.Broken}
 }
 
@@ -59,6 +64,9 @@ func doc(rollout string, inputs map[string]any, r *rolloutsim.Timeline) *documen
 func JSON(w io.Writer, rep *Report) error {
 	d := doc(rep.Rollout, rep.Inputs, rep.Run)
 	d.Schema = Schema
+	if rep.Kind != "" && rep.Kind != "Rollout" {
+		d.Kind = rep.Kind
+	}
 	if rep.Fixed != nil {
 		d.Fix = rep.Fix
 		d.Fixed = doc(rep.Rollout, nil, rep.Fixed)
@@ -88,14 +96,18 @@ func changed(a, b rolloutsim.Row) bool {
 // the totals.
 func Text(w io.Writer, rep *Report) error {
 	r := rep.Run
-	fmt.Fprintf(w, "Rollout %s, scenario %s, Argo Rollouts %s: %s -> %s\n", rep.Rollout, r.Scenario, rollout.VersionName(r.Version), r.Stable, r.Canary)
+	fmt.Fprintf(w, "%s %s, scenario %s, %s %s: %s -> %s\n", kind(rep), rep.Rollout, r.Scenario, controller(r), rollout.VersionName(r.Version), r.Stable, r.Canary)
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "  - %s\n", n)
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "t(s)\treconcile\tstep\tweight\t%% to %s\tcanary desired\tavailable\tready\tstable desired\tready\toffered rps\tserved\tfailed\t%s\ttoo few Ready\tno endpoint\tanalysis\t\n",
-		r.Canary, brokenColumn(r))
+	reconcile, stable, analysis := "reconcile", "stable", "analysis"
+	if r.Controller == rolloutsim.Flagger {
+		reconcile, stable, analysis = "tick", "primary", "phase"
+	}
+	fmt.Fprintf(tw, "t(s)\t%s\tstep\tweight\t%% to %s\tcanary desired\tavailable\tready\t%s desired\tready\toffered rps\tserved\tfailed\t%s\ttoo few Ready\tno endpoint\t%s\t\n",
+		reconcile, r.Canary, stable, brokenColumn(r), analysis)
 	for i, row := range r.Timeline {
 		if i > 0 && !changed(r.Timeline[i-1], row) && i != len(r.Timeline)-1 {
 			continue
@@ -106,6 +118,12 @@ func Text(w io.Writer, rep *Report) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if len(r.Events) > 0 {
+		fmt.Fprintln(w, "\nAnalysis ticks:")
+		for _, e := range r.Events {
+			fmt.Fprintf(w, "  t=%.0fs tick %d: %s\n", e.T, e.Tick, e.What)
+		}
 	}
 	fmt.Fprintln(w)
 	cols := []*rolloutsim.Timeline{r}
@@ -281,7 +299,7 @@ func panels(rep *Report) []svgplot.Panel {
 		offered.Y[i] = row.OfferedRps
 	}
 	failed = append(failed, offered)
-	title := "Traffic to " + rep.Run.Canary + " (Argo Rollouts " + rep.Run.Version + ")"
+	title := "Traffic to " + rep.Run.Canary + " (" + controller(rep.Run) + " " + rep.Run.Version + ")"
 	if rep.Fixed != nil {
 		title += ": solid as written, dashed with the fix"
 	}
@@ -309,8 +327,8 @@ func nonZero(all ...svgplot.Series) []svgplot.Series {
 	return out
 }
 
-var results = template.Must(template.New("results").Parse(`<p>Rollout <b>{{.Rollout}}</b>, scenario <b>{{.Run.Scenario}}</b>,
-Argo Rollouts {{.Run.Version}}: from revision {{.Run.Stable}} to {{.Run.Canary}}.</p>
+var results = template.Must(template.New("results").Parse(`<p>{{.KindName}} <b>{{.Rollout}}</b>, scenario <b>{{.Run.Scenario}}</b>,
+{{.Controller}} {{.Run.Version}}: from revision {{.Run.Stable}} to {{.Run.Canary}}.</p>
 <div class="scroll"><table class="totals"><tr><th></th><th>as written</th>{{if .Fixed}}<th>with the fix</th>{{end}}</tr>
 {{range .Lines}}<tr><td>{{.Name}}</td>{{range .Values}}<td>{{.}}</td>{{end}}</tr>{{end}}</table></div>
 {{if .Trade}}<p>{{.Trade}}</p>{{end}}`))
@@ -346,9 +364,10 @@ func HTML(rep *Report) ([]byte, error) {
 	}
 	if err := results.Execute(&res, struct {
 		*Report
-		Lines []line
-		Trade string
-	}{rep, lines, trade}); err != nil {
+		Lines                []line
+		Trade                string
+		KindName, Controller string
+	}{rep, lines, trade, kind(rep), controller(rep.Run)}); err != nil {
 		return nil, err
 	}
 	var sections []svgplot.Section
@@ -364,7 +383,14 @@ func HTML(rep *Report) ([]byte, error) {
 		}
 		sections = append(sections, svgplot.Section{ID: "inputs", Title: "Inputs", Body: template.HTML(inputs.String())})
 	}
-	sub := fmt.Sprintf("Argo Rollouts %s, %s from revision %s to %s", rep.Run.Version, rep.Run.Scenario, rep.Run.Stable, rep.Run.Canary)
+	if len(rep.Run.Events) > 0 {
+		var ev bytes.Buffer
+		if err := ticksSection.Execute(&ev, rep.Run.Events); err != nil {
+			return nil, err
+		}
+		sections = append(sections, svgplot.Section{ID: "ticks", Title: "Analysis ticks", Body: template.HTML(ev.String())}) // built by html/template
+	}
+	sub := fmt.Sprintf("%s %s, %s from revision %s to %s", controller(rep.Run), rep.Run.Version, rep.Run.Scenario, rep.Run.Stable, rep.Run.Canary)
 	return svgplot.Page{Title: "backfire simulate rollout: " + rep.Rollout + " (" + rep.Run.Scenario + ")", Subtitle: sub,
 		Tiles: tiles(rep), Results: template.HTML(res.String()), Figures: figs, Sections: sections}.HTML()
 }
@@ -397,4 +423,22 @@ func firstSentence(s string) string {
 		return s[:i+1]
 	}
 	return s
+}
+
+var ticksSection = template.Must(template.New("ticks").Parse(`<ul>{{range .}}<li>t={{.T}}s, tick {{.Tick}}: {{.What}}</li>{{end}}</ul>`))
+
+// kind names the object a report plays.
+func kind(rep *Report) string {
+	if rep.Kind == "" {
+		return "Rollout"
+	}
+	return rep.Kind
+}
+
+// controller names the controller a run plays.
+func controller(r *rolloutsim.Timeline) string {
+	if r.Controller == "" {
+		return rolloutsim.ArgoRollouts
+	}
+	return r.Controller
 }
