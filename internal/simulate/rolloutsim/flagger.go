@@ -600,17 +600,7 @@ func (r *canaryRun) totals() {
 	if t.OfferedRequests > 0 {
 		t.FailedShare = t.FailedRequests / t.OfferedRequests
 	}
-	if first >= 0 {
-		t.WindowStart = r.res.Timeline[first].T
-		t.WindowSeconds = float64(last - first + 1)
-		for _, row := range r.res.Timeline[first : last+1] {
-			t.WindowOffered += row.OfferedRps
-			t.WindowFailed += row.FailedRps
-		}
-		if t.WindowOffered > 0 {
-			t.WindowFailedShare = t.WindowFailed / t.WindowOffered
-		}
-	}
+	t.window(r.res.Timeline, first, last)
 	for _, e := range r.res.Events {
 		if r.state.Done() {
 			t.Settled = e.T

@@ -634,15 +634,7 @@ func (r *run) totals() {
 	if t.OfferedRequests > 0 {
 		t.FailedShare = t.FailedRequests / t.OfferedRequests
 	}
-	if first >= 0 {
-		t.WindowStart = r.res.Timeline[first].T
-		t.WindowSeconds = float64(last - first + 1)
-		for _, row := range r.res.Timeline[first : last+1] {
-			t.WindowOffered += row.OfferedRps
-			t.WindowFailed += row.FailedRps
-		}
-		t.WindowFailedShare = t.WindowFailed / t.WindowOffered
-	}
+	t.window(r.res.Timeline, first, last)
 	switch st := r.cl.Status; {
 	case r.aborted && st.StableRevision != r.res.Canary:
 		t.Outcome = "aborted"
@@ -658,4 +650,21 @@ func ptrString[T any](p *T) string {
 		return "-"
 	}
 	return fmt.Sprint(*p)
+}
+
+// window fills the incident window's totals from the seconds first to
+// last of the timeline (first < 0: no second failed on the canary side).
+func (t *Totals) window(timeline []Row, first, last int) {
+	if first < 0 {
+		return
+	}
+	t.WindowStart = timeline[first].T
+	t.WindowSeconds = float64(last - first + 1)
+	for _, row := range timeline[first : last+1] {
+		t.WindowOffered += row.OfferedRps
+		t.WindowFailed += row.FailedRps
+	}
+	if t.WindowOffered > 0 {
+		t.WindowFailedShare = t.WindowFailed / t.WindowOffered
+	}
 }
