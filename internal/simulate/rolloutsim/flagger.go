@@ -362,16 +362,7 @@ func (r *canaryRun) checksPass() bool {
 		if c.NotModelled {
 			continue
 		}
-		n := max(1, int(c.Window/time.Second))
-		h := r.history[max(0, len(r.history)-n):]
-		var all, failed float64
-		for _, s := range h {
-			if c.Blind {
-				all, failed = all+s[0], failed+s[1]
-			} else {
-				all, failed = all+s[2], failed+s[3]
-			}
-		}
+		all, failed := windowRequests(r.history, max(1, int(c.Window/time.Second)), !c.Blind)
 		if all == 0 {
 			return false
 		}

@@ -512,20 +512,26 @@ func (r *run) measure(now time.Duration) {
 // errorRate is the query's value: failed over offered in the rate window,
 // for the whole Service or, revision-aware, the canary's requests.
 func (r *run) errorRate(a *Analysis) float64 {
-	n := int(a.Window / time.Second)
-	h := r.history[max(0, len(r.history)-n):]
-	var all, failed float64
-	for _, s := range h {
-		if a.RevisionAware {
+	all, failed := windowRequests(r.history, int(a.Window/time.Second), a.RevisionAware)
+	if all == 0 {
+		return math.NaN()
+	}
+	return failed / all
+}
+
+// windowRequests sums the requests offered and failed in the last n
+// seconds of history (each second: offered and failed on the whole
+// Service, then on the canary's side), for the canary's side alone or the
+// whole Service.
+func windowRequests(history [][4]float64, n int, canaryOnly bool) (all, failed float64) {
+	for _, s := range history[max(0, len(history)-n):] {
+		if canaryOnly {
 			all, failed = all+s[2], failed+s[3]
 		} else {
 			all, failed = all+s[0], failed+s[1]
 		}
 	}
-	if all == 0 {
-		return math.NaN()
-	}
-	return failed / all
+	return all, failed
 }
 
 // record serves one second of traffic at the router's weight and writes
