@@ -208,3 +208,15 @@ func TestCanaryNotModelled(t *testing.T) {
 		}
 	}
 }
+
+// A name that matches no Canary says so, as for a Rollout, instead of
+// "no Canary in the input" beside a file that has one.
+func TestCanaryFromObjectsNamesTheMissingName(t *testing.T) {
+	objs := load(t, "../../../testdata/corpus/gitops-istio/apps/backend/canary.yaml")
+	if _, err := CanaryFromObjects(objs, ""); err != nil {
+		t.Fatalf("the only Canary: %v", err)
+	}
+	if _, err := CanaryFromObjects(objs, "other"); err == nil || !strings.Contains(err.Error(), `no Canary named "other"`) {
+		t.Errorf("a missing name: %v", err)
+	}
+}

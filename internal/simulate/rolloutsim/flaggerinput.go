@@ -54,23 +54,10 @@ func HasCanary(objs []*object.Object, name string) bool {
 // CanaryFromObjects finds the Canary (the one named, or the only one) and
 // reads what a run needs from it and its target.
 func CanaryFromObjects(objs []*object.Object, name string) (*CanaryManifest, error) {
-	var found []*object.Object
-	for _, o := range objs {
-		if _, ok := o.Typed.(*flaggerv1.Canary); ok && (name == "" || o.Name == name) {
-			found = append(found, o)
-		}
+	o, err := pickOne[*flaggerv1.Canary](objs, name, "Canary", "Canaries")
+	if err != nil {
+		return nil, err
 	}
-	switch {
-	case len(found) == 0:
-		return nil, fmt.Errorf("no Canary in the input")
-	case len(found) > 1:
-		var names []string
-		for _, o := range found {
-			names = append(names, o.Name)
-		}
-		return nil, fmt.Errorf("%d Canaries in the input (%s): choose one with --name", len(found), strings.Join(names, ", "))
-	}
-	o := found[0]
 	cd := o.Typed.(*flaggerv1.Canary)
 	m := &CanaryManifest{Canary: cd, Replicas: 1, CanaryReplicas: 1, Deadline: 600 * time.Second,
 		Probe: Probe{Period: 10 * time.Second, SuccessThreshold: 1, FailureThreshold: 3}}
@@ -91,16 +78,11 @@ func CanaryFromObjects(objs []*object.Object, name string) (*CanaryManifest, err
 			m.Probe, note = ProbeOf(pt.Spec)
 			m.Notes = append(m.Notes, note)
 		}
-		rr := ix.ReplicasOf(target)
-		switch {
-		case rr.Running > 0:
-			m.Replicas = rr.Running
-			m.Notes = append(m.Notes, fmt.Sprintf("replicas %d from the target's status.replicas", rr.Running))
-		case len(rr.ScaledBy) > 0:
-			m.Replicas = rr.Min
-			m.Notes = append(m.Notes, fmt.Sprintf("replicas %d: the autoscaler's minimum (range %d-%d); pass --replicas for the pods the primary needs for all the traffic", rr.Min, rr.Min, rr.Max))
-		default:
-			m.Replicas = max(rr.Min, 1)
+		var note string
+		m.Replicas, note = replicasOf(ix.ReplicasOf(target), "the target's", "the pods the primary needs for all the traffic")
+		m.Replicas = max(m.Replicas, 1)
+		if note != "" {
+			m.Notes = append(m.Notes, note)
 		}
 		m.CanaryReplicas = m.Replicas
 		if dep != nil && dep.Spec.Replicas != nil && *dep.Spec.Replicas > 0 {

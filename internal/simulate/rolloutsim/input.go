@@ -29,38 +29,16 @@ type Manifest struct {
 // FromObjects finds the Rollout (the one named, or the only one) and reads
 // what a run needs from it and the objects around it.
 func FromObjects(objs []*object.Object, name string) (*Manifest, error) {
-	var found []*object.Object
-	for _, o := range objs {
-		if _, ok := o.Typed.(*v1alpha1.Rollout); ok && (name == "" || o.Name == name) {
-			found = append(found, o)
-		}
+	o, err := pickOne[*v1alpha1.Rollout](objs, name, "Rollout", "Rollouts")
+	if err != nil {
+		return nil, err
 	}
-	switch {
-	case len(found) == 0 && name != "":
-		return nil, fmt.Errorf("no Rollout named %q in the input", name)
-	case len(found) == 0:
-		return nil, fmt.Errorf("no Rollout in the input")
-	case len(found) > 1:
-		var names []string
-		for _, o := range found {
-			names = append(names, o.Name)
-		}
-		return nil, fmt.Errorf("%d Rollouts in the input (%s): choose one with --name", len(found), strings.Join(names, ", "))
-	}
-	o := found[0]
 	ro := o.Typed.(*v1alpha1.Rollout)
 	ix := index.Build(objs)
 	m := &Manifest{Rollout: ro, Probe: Probe{Period: 10 * time.Second, SuccessThreshold: 1, FailureThreshold: 3}}
-	rr := ix.ReplicasOf(o)
-	switch {
-	case rr.Running > 0:
-		m.Replicas = rr.Running
-		m.Notes = append(m.Notes, fmt.Sprintf("replicas %d from the Rollout's status.replicas", rr.Running))
-	case len(rr.ScaledBy) > 0:
-		m.Replicas = rr.Min
-		m.Notes = append(m.Notes, fmt.Sprintf("replicas %d: the autoscaler's minimum (range %d-%d); pass --replicas for the count at the time", rr.Min, rr.Min, rr.Max))
-	default:
-		m.Replicas = rr.Min
+	var note string
+	if m.Replicas, note = replicasOf(ix.ReplicasOf(o), "the Rollout's", "the count at the time"); note != "" {
+		m.Notes = append(m.Notes, note)
 	}
 	if pt, _ := ix.PodTemplate(o); pt != nil {
 		var note string
