@@ -78,7 +78,7 @@ func TestSeed003EndlessLoopAndTheFix(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"with the BF101 fix", "never: 0 of", "a recovery longer than 330 s", "no kill: the probe never fires", "assumed: ",
-		"delay=1s timeout=5s period=10s #failure=3", "not ready per day", "10 s (0.0%)", "never: not ready again after any of 251 kills"} {
+		"delay=1s timeout=5s period=10s #failure=3", "not ready per day", "10 s (0.0%)", "never ready again after any of the 251 kills"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, text.String())
 		}
@@ -327,5 +327,34 @@ spec:
 	if r.Readiness.SuccessThreshold != 3 || r.Ready.NotReadySeconds != 45 || r.Ready.NotReadyPerDaySeconds != 32400 || r.Ready.NotReadyShare != 0.375 ||
 		r.Ready.NotReadyEpisodes != 2 || r.Ready.LongestNotReadySeconds != 30 || r.Ready.FirstReadySeconds == nil || *r.Ready.FirstReadySeconds != 15 {
 		t.Errorf("json %+v", r)
+	}
+}
+
+// The kill-to-ready cell: the shortest and longest way back, and the
+// kills the container never came back from before the next.
+func TestKillToReadyCell(t *testing.T) {
+	var cell func(*Run) string
+	for _, rr := range readyRows {
+		if rr.name == "kill to ready again" {
+			cell = rr.cell
+		}
+	}
+	probe := &probesim.Probe{Name: "readiness"}
+	for _, tc := range []struct {
+		back []float64
+		want string
+	}{
+		{nil, "no kill"},
+		{[]float64{74}, "74 s"},
+		{[]float64{31, -1, 74}, "31 s to 74 s; 1 of 3 kills never ready again before the next kill"},
+		{[]float64{-1, -1}, "never ready again after any of the 2 kills"},
+	} {
+		run := &Run{Readiness: probe, Ready: probesim.ReadyStats{KillToReady: tc.back}}
+		if got := cell(run); got != tc.want {
+			t.Errorf("%v: %q, want %q", tc.back, got, tc.want)
+		}
+	}
+	if got := cell(&Run{}); got != "-" {
+		t.Errorf("no readiness probe: %q", got)
 	}
 }

@@ -258,14 +258,14 @@ var readyRows = []struct {
 			case n == 0:
 				return "no kill"
 			case back == 0:
-				return fmt.Sprintf("never: not ready again after any of %d kills before the next", n)
+				return fmt.Sprintf("never ready again after any of the %d kills", n)
 			}
 			s := dur(hi)
 			if lo < hi {
 				s = dur(lo) + " to " + dur(hi)
 			}
 			if back < n {
-				s += fmt.Sprintf("; after %d of %d kills not ready again before the next", n-back, n)
+				s += fmt.Sprintf("; %d of %d kills never ready again before the next kill", n-back, n)
 			}
 			return s
 		})
