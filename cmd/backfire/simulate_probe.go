@@ -38,8 +38,9 @@ trace (--latency-trace: lines "OFFSET LATENCY", e.g. "90s 1.2s"), and that after
 kill recovers for --recovery, during which a probe that fails during recovery fails.
 With --after-crash the first start recovers too, as after a crash: a startup probe that
 fails during recovery kills nothing on a clean start, and its loop (BF105) begins there.
-It reports restarts per day, time in recovery and whether the loop ever ends, for the
-manifest as written and with the fix BF101 (BF105 when the startup probe kills, or
+It reports restarts per day, time in recovery and whether the loop ever ends, and,
+from the readiness probe played in the same run, the time not ready, its stretches and
+the time from a kill to ready again, for the manifest as written and with the fix BF101 (BF105 when the startup probe kills, or
 BF102) proposes. --max-backoff is the node's cap on the restart back-off (300 s unless
 the kubelet's configuration lowers it). Deterministic: the same input gives the same
 output.`,

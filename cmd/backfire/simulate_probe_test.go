@@ -17,7 +17,8 @@ func TestSimulateProbeSeed003(t *testing.T) {
 	if code != exitClean || stderr != "" {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
-	for _, want := range []string{"StatefulSet registry/registry-database, container database (PostgreSQL)", "restarts per day", "251.0", "never: 0 of 251 recoveries completed", "with the BF101 fix", "no kill: the probe never fires"} {
+	for _, want := range []string{"StatefulSet registry/registry-database, container database (PostgreSQL)", "restarts per day", "251.0", "never: 0 of 251 recoveries completed", "with the BF101 fix", "no kill: the probe never fires",
+		"not ready per day    23.0 h (95.8%)", "10 s (0.0%)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q\n%s", want, out)
 		}
@@ -28,15 +29,17 @@ func TestSimulateProbeSeed003(t *testing.T) {
 		Runs   []struct {
 			Restarts int
 			LoopEnds bool
+			Ready    struct{ NotReadySeconds float64 }
 		}
 	}
-	if code != exitClean || json.Unmarshal([]byte(js), &doc) != nil || doc.Schema != "backfire/simulate-probe/v1" || len(doc.Runs) != 2 || doc.Runs[0].LoopEnds || doc.Runs[1].Restarts != 0 {
+	if code != exitClean || json.Unmarshal([]byte(js), &doc) != nil || doc.Schema != "backfire/simulate-probe/v1" || len(doc.Runs) != 2 || doc.Runs[0].LoopEnds || doc.Runs[1].Restarts != 0 ||
+		doc.Runs[0].Ready.NotReadySeconds < 22*3600 || doc.Runs[1].Ready.NotReadySeconds != 10 {
 		t.Errorf("json: exit %d %+v", code, doc)
 	}
 	if again, _, _ := execute(t, "", seedSimulateArgs(t, "--format", "json")...); again != js {
 		t.Error("not deterministic")
 	}
-	if svg, _, code := execute(t, "", seedSimulateArgs(t, "--format", "svg")...); code != exitClean || !strings.HasPrefix(svg, "<?xml") || !strings.Contains(svg, "<svg") {
+	if svg, _, code := execute(t, "", seedSimulateArgs(t, "--format", "svg")...); code != exitClean || !strings.HasPrefix(svg, "<?xml") || !strings.Contains(svg, "<svg") || !strings.Contains(svg, "Ready (the readiness probe)") {
 		t.Errorf("svg: exit %d", code)
 	}
 	if page, _, code := execute(t, "", seedSimulateArgs(t, "--format", "html")...); code != exitClean || !strings.HasPrefix(page, "<!DOCTYPE html>") || !strings.Contains(page, "<svg") {

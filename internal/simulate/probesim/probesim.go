@@ -107,8 +107,14 @@ type Timeline struct {
 	Samples   []Sample
 	// Ready is every change of the readiness worker's result (not
 	// ready until then); empty without a readiness probe.
-	Ready    []ReadyChange
-	Duration float64
+	Ready []ReadyChange
+	// Condition is every change of the container's Ready condition (not
+	// ready until the first): the worker's result while the container
+	// runs, false from a kill, and false on a new container until the
+	// worker's first tick on it (the kubelet keeps results by container
+	// ID). Empty without a readiness probe.
+	Condition []ReadyChange
+	Duration  float64
 }
 
 // ReadyChange is the readiness worker's result changing at At. The
@@ -127,6 +133,21 @@ type readiness struct {
 	lastOK bool // the kubelet's zero Result is Success
 	run    int
 	ready  bool
+	cond   bool // the container's Ready condition
+	draws  int  // latencies drawn for readiness probes
+}
+
+// readinessDraws offsets the readiness probes' draws from the liveness
+// and startup probes' (Latency.At's n), so that playing a readiness probe
+// leaves the draws of the probes that kill as they were.
+const readinessDraws = 1 << 30
+
+// condition records the container's Ready condition from t.
+func (r *readiness) condition(t float64, ready bool, res *Timeline) {
+	if ready != r.cond {
+		r.cond = ready
+		res.Condition = append(res.Condition, ReadyChange{t, ready})
+	}
 }
 
 // set records the worker's result after a tick at t.
@@ -186,6 +207,7 @@ func Run(cfg Config) Timeline {
 			res.FirstKill = kt
 		}
 		res.Kills = append(res.Kills, Kill{At: kt, Probe: kp, Run: kt - start, InRecovery: kt < recEnd})
+		rd.condition(kt, false, &res)
 		exit := kt + math.Min(ShutdownSeconds, float64(cfg.grace(kp)))
 		wait := bo.Wait(int(math.Round(exit)), true)
 		next := exit + float64(wait) + StartSeconds
@@ -257,7 +279,7 @@ func runOnce(cfg Config, start, recEnd float64, n *int, rd *readiness, res *Time
 		if !started && t == nextS {
 			nextS = t + float64(cfg.Startup.Period.N)
 			if due(cfg.Startup, t) {
-				ok, lat := answer(cfg, cfg.Startup, t, recEnd, n)
+				ok, lat := answer(cfg, cfg.Startup, t, recEnd, n, 0)
 				res.Samples = append(res.Samples, Sample{t, lat, "startup", ok})
 				if ok {
 					passedNow, sFail, nextS = true, 0, math.Inf(1)
@@ -270,7 +292,7 @@ func runOnce(cfg Config, start, recEnd float64, n *int, rd *readiness, res *Time
 			nextL = t + float64(cfg.Liveness.Period.N)
 			// Held back until the startup probe has passed.
 			if started && due(cfg.Liveness, t) {
-				ok, lat := answer(cfg, cfg.Liveness, t, recEnd, n)
+				ok, lat := answer(cfg, cfg.Liveness, t, recEnd, n, 0)
 				res.Samples = append(res.Samples, Sample{t, lat, "liveness", ok})
 				if ok {
 					lFail = 0
@@ -284,13 +306,14 @@ func runOnce(cfg Config, start, recEnd float64, n *int, rd *readiness, res *Time
 			ready := rd.ready && !fresh
 			fresh = false
 			if started && due(cfg.Readiness, t) {
-				ok, lat := answer(cfg, cfg.Readiness, t, recEnd, n)
+				ok, lat := answer(cfg, cfg.Readiness, t, recEnd, &rd.draws, readinessDraws)
 				res.Samples = append(res.Samples, Sample{t, lat, "readiness", ok})
 				if crossed, r := rd.answered(cfg.Readiness, ok); crossed {
 					ready = r
 				}
 			}
 			rd.set(t, ready, res)
+			rd.condition(t, ready, res)
 		}
 		if kill {
 			return true, killAt, killer
@@ -313,7 +336,8 @@ func firstTick(start float64, period int) float64 {
 // answer is the server's reply to one probe at t: during recovery a probe
 // that fails during recovery is refused at once and any other passes;
 // afterwards a query probe passes if the latency is within its timeout.
-func answer(cfg Config, p *Probe, t, recEnd float64, n *int) (bool, float64) {
+// The n-th draw of a stream is offset+n.
+func answer(cfg Config, p *Probe, t, recEnd float64, n *int, offset int) (bool, float64) {
 	if t < recEnd {
 		return !p.FailsDuringRecovery, AnswerSeconds
 	}
@@ -321,7 +345,7 @@ func answer(cfg Config, p *Probe, t, recEnd float64, n *int) (bool, float64) {
 		return true, AnswerSeconds
 	}
 	*n++
-	lat := cfg.Latency.At(t, *n)
+	lat := cfg.Latency.At(t, offset+*n)
 	return lat <= float64(p.Timeout.N), lat
 }
 

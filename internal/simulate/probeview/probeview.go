@@ -40,7 +40,10 @@ type Run struct {
 	Container string
 	Liveness  *probesim.Probe
 	Startup   *probesim.Probe
+	// Readiness is nil when the container has none; Ready then is zero.
+	Readiness *probesim.Probe
 	Result    probesim.Timeline
+	Ready     probesim.ReadyStats
 	// NeverEnds and Budget: the arithmetic's verdict on a recovery of
 	// this length (see probesim.NeverEnds).
 	NeverEnds bool
@@ -150,11 +153,15 @@ func fixFor(fs []finding.Finding, obj object.Ref, container string, kills []prob
 
 func play(label, kind string, c *corev1.Container, grace *int64, v classify.Verdict, opts Options) Run {
 	r := Run{Label: label, Container: c.Name, AfterCrash: opts.AfterCrash,
-		Liveness: simProbe("liveness", kind, c, c.LivenessProbe, grace, v),
-		Startup:  simProbe("startup", kind, c, c.StartupProbe, grace, v)}
-	cfg := probesim.Config{Liveness: r.Liveness, Startup: r.Startup, Recovery: opts.Recovery, AfterCrash: opts.AfterCrash, Latency: opts.Latency, Duration: opts.Hours * 3600, BackoffCap: opts.BackoffCap}
+		Liveness:  simProbe("liveness", kind, c, c.LivenessProbe, grace, v),
+		Startup:   simProbe("startup", kind, c, c.StartupProbe, grace, v),
+		Readiness: simProbe("readiness", kind, c, c.ReadinessProbe, grace, v)}
+	cfg := probesim.Config{Liveness: r.Liveness, Startup: r.Startup, Readiness: r.Readiness, Recovery: opts.Recovery, AfterCrash: opts.AfterCrash, Latency: opts.Latency, Duration: opts.Hours * 3600, BackoffCap: opts.BackoffCap}
 	r.Result = probesim.Run(cfg)
 	r.NeverEnds, r.Budget = probesim.NeverEnds(cfg)
+	if r.Readiness != nil {
+		r.Ready = r.Result.ReadyStats()
+	}
 	return r
 }
 
@@ -211,7 +218,11 @@ func Describe(p *probesim.Probe) string {
 	if p == nil {
 		return "none"
 	}
-	return fmt.Sprintf("%s delay=%ds timeout=%ds period=%ds #failure=%d", p.Handler, p.InitialDelay.N, p.Timeout.N, p.Period.N, p.Failure.N)
+	s := fmt.Sprintf("%s delay=%ds timeout=%ds period=%ds", p.Handler, p.InitialDelay.N, p.Timeout.N, p.Period.N)
+	if p.Success.N != 1 { // only readiness may say otherwise
+		s += fmt.Sprintf(" #success=%d", p.Success.N)
+	}
+	return s + fmt.Sprintf(" #failure=%d", p.Failure.N)
 }
 
 // DuringRecovery says what the probe does while the server recovers.

@@ -81,6 +81,8 @@ func (r *Report) Text(w io.Writer) error {
 	row("  during recovery", func(run *Run) string { return DuringRecovery(run.Liveness) })
 	row("startup", func(run *Run) string { return Describe(run.Startup) })
 	row("  during recovery", func(run *Run) string { return DuringRecovery(run.Startup) })
+	row("readiness", func(run *Run) string { return Describe(run.Readiness) })
+	row("  during recovery", func(run *Run) string { return DuringRecovery(run.Readiness) })
 	row("restarts", func(run *Run) string { return fmt.Sprint(run.Result.Restarts) })
 	row("restarts per day", func(run *Run) string { return fmt.Sprintf("%.1f", run.Result.RestartsPerDay) })
 	row("first kill", func(run *Run) string {
@@ -93,6 +95,9 @@ func (r *Report) Text(w io.Writer) error {
 		return fmt.Sprintf("%s (%.1f%%)", dur(run.Result.RecoverySeconds), 100*run.Result.RecoverySeconds/run.Result.Duration)
 	})
 	row("the loop ends", func(run *Run) string { return run.Verdict() })
+	for _, rr := range readyRows {
+		row(rr.name, rr.cell)
+	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
@@ -114,6 +119,7 @@ type jsonProbe struct {
 	InitialDelaySeconds int    `json:"initialDelaySeconds"`
 	PeriodSeconds       int    `json:"periodSeconds"`
 	TimeoutSeconds      int    `json:"timeoutSeconds"`
+	SuccessThreshold    int    `json:"successThreshold"`
 	FailureThreshold    int    `json:"failureThreshold"`
 	FailsDuringRecovery bool   `json:"failsDuringRecovery"`
 }
@@ -123,12 +129,28 @@ type jsonKill struct {
 	Probe      string  `json:"probe"`
 	RunSeconds float64 `json:"runSeconds"`
 	InRecovery bool    `json:"inRecovery"`
+	// ReadyAgainSeconds: from the kill to ready again; absent without a
+	// readiness probe or when not ready again before the next kill.
+	ReadyAgainSeconds *float64 `json:"readyAgainSeconds,omitempty"`
+}
+
+// jsonReady is a run's Ready condition summed (probesim.ReadyStats).
+type jsonReady struct {
+	NotReadySeconds        float64  `json:"notReadySeconds"`
+	NotReadyPerDaySeconds  float64  `json:"notReadyPerDaySeconds"`
+	NotReadyShare          float64  `json:"notReadyShare"`
+	Episodes               int      `json:"notReadyEpisodes"`
+	LongestNotReadySeconds float64  `json:"longestNotReadySeconds"`
+	FirstReadySeconds      *float64 `json:"firstReadySeconds"`
+	KillsReadyAgain        int      `json:"killsReadyAgain"`
+	KillToReadyMaxSeconds  *float64 `json:"killToReadyMaxSeconds"`
 }
 
 type jsonRun struct {
 	Label               string     `json:"label"`
 	Liveness            *jsonProbe `json:"liveness,omitempty"`
 	Startup             *jsonProbe `json:"startup,omitempty"`
+	Readiness           *jsonProbe `json:"readiness,omitempty"`
 	Restarts            int        `json:"restarts"`
 	RestartsPerDay      float64    `json:"restartsPerDay"`
 	RecoverySeconds     float64    `json:"recoverySeconds"`
@@ -139,13 +161,15 @@ type jsonRun struct {
 	BudgetSeconds       int        `json:"budgetSeconds,omitempty"`
 	Verdict             string     `json:"verdict"`
 	Kills               []jsonKill `json:"kills"`
+	// Ready is absent when the container has no readiness probe.
+	Ready *jsonReady `json:"ready,omitempty"`
 }
 
 func toJSONProbe(p *probesim.Probe) *jsonProbe {
 	if p == nil {
 		return nil
 	}
-	return &jsonProbe{p.Name, p.Handler, p.InitialDelay.N, p.Period.N, p.Timeout.N, p.Failure.N, p.FailsDuringRecovery}
+	return &jsonProbe{p.Name, p.Handler, p.InitialDelay.N, p.Period.N, p.Timeout.N, p.Success.N, p.Failure.N, p.FailsDuringRecovery}
 }
 
 // JSON writes the comparison as one document (schema Schema).
@@ -157,12 +181,19 @@ func (r *Report) JSON(w io.Writer) error {
 	var runs []jsonRun
 	for _, run := range r.runs() {
 		res := run.Result
-		jr := jsonRun{Label: run.Label, Liveness: toJSONProbe(run.Liveness), Startup: toJSONProbe(run.Startup),
+		jr := jsonRun{Label: run.Label, Liveness: toJSONProbe(run.Liveness), Startup: toJSONProbe(run.Startup), Readiness: toJSONProbe(run.Readiness),
 			Restarts: res.Restarts, RestartsPerDay: round(res.RestartsPerDay), RecoverySeconds: round(res.RecoverySeconds),
 			RecoveriesStarted: res.RecoveriesStarted, RecoveriesCompleted: res.RecoveriesCompleted, LoopEnds: res.LoopEnds,
 			NeverEndsByArith: run.NeverEnds, BudgetSeconds: run.Budget, Verdict: run.Verdict(), Kills: []jsonKill{}}
-		for _, k := range res.Kills {
-			jr.Kills = append(jr.Kills, jsonKill{round(k.At), k.Probe, round(k.Run), k.InRecovery})
+		for i, k := range res.Kills {
+			jk := jsonKill{AtSeconds: round(k.At), Probe: k.Probe, RunSeconds: round(k.Run), InRecovery: k.InRecovery}
+			if run.Readiness != nil && run.Ready.KillToReady[i] >= 0 {
+				jk.ReadyAgainSeconds = ptr(round(run.Ready.KillToReady[i]))
+			}
+			jr.Kills = append(jr.Kills, jk)
+		}
+		if run.Readiness != nil {
+			jr.Ready = toJSONReady(run)
 		}
 		runs = append(runs, jr)
 	}
@@ -178,6 +209,76 @@ func (r *Report) JSON(w io.Writer) error {
 
 func round(x float64) float64 { return math.Round(x*1000) / 1000 }
 
+func ptr(x float64) *float64 { return &x }
+
+func toJSONReady(run *Run) *jsonReady {
+	st, d := run.Ready, run.Result.Duration
+	jr := &jsonReady{NotReadySeconds: round(st.NotReadySeconds), NotReadyPerDaySeconds: round(st.NotReadySeconds * 86400 / d),
+		NotReadyShare: math.Round(st.NotReadySeconds/d*1e4) / 1e4, Episodes: st.Episodes, LongestNotReadySeconds: round(st.LongestSeconds)}
+	if st.FirstReady >= 0 {
+		jr.FirstReadySeconds = ptr(round(st.FirstReady))
+	}
+	if _, hi, back := killToReady(st); back > 0 {
+		jr.KillsReadyAgain, jr.KillToReadyMaxSeconds = back, ptr(round(hi))
+	}
+	return jr
+}
+
+// killToReady is the shortest and longest time from a kill to ready
+// again, over the kills the container came back from, and their number.
+func killToReady(st probesim.ReadyStats) (lo, hi float64, back int) {
+	lo = math.Inf(1)
+	for _, s := range st.KillToReady {
+		if s >= 0 {
+			lo, hi, back = min(lo, s), max(hi, s), back+1
+		}
+	}
+	return lo, hi, back
+}
+
+// readyRows are the summary's readiness figures, "-" for a run without a
+// readiness probe.
+var readyRows = []struct {
+	name string
+	cell func(*Run) string
+}{
+	{"not ready per day", func(run *Run) string {
+		d := run.Result.Duration
+		return withProbe(run, func() string {
+			return fmt.Sprintf("%s (%.1f%%)", dur(run.Ready.NotReadySeconds*86400/d), 100*run.Ready.NotReadySeconds/d)
+		})
+	}},
+	{"times not ready", func(run *Run) string { return withProbe(run, func() string { return fmt.Sprint(run.Ready.Episodes) }) }},
+	{"longest not ready", func(run *Run) string { return withProbe(run, func() string { return dur(run.Ready.LongestSeconds) }) }},
+	{"kill to ready again", func(run *Run) string {
+		return withProbe(run, func() string {
+			n := len(run.Ready.KillToReady)
+			lo, hi, back := killToReady(run.Ready)
+			switch {
+			case n == 0:
+				return "no kill"
+			case back == 0:
+				return fmt.Sprintf("never ready again after any of the %d kills", n)
+			}
+			s := dur(hi)
+			if lo < hi {
+				s = dur(lo) + " to " + dur(hi)
+			}
+			if back < n {
+				s += fmt.Sprintf("; %d of %d kills never ready again before the next kill", n-back, n)
+			}
+			return s
+		})
+	}},
+}
+
+func withProbe(run *Run, f func() string) string {
+	if run.Readiness == nil {
+		return "-"
+	}
+	return f()
+}
+
 // panels are the charts of the runs: cumulative restarts, the server's
 // state, and the liveness probe's latency against its timeout, over hours.
 func (r *Report) panels() []svgplot.Panel {
@@ -190,6 +291,15 @@ func (r *Report) panels() []svgplot.Panel {
 	panels := []svgplot.Panel{
 		{Title: "Restarts (cumulative)", YLabel: "restarts", Series: restarts},
 		{Title: "Server state", Bands: states, States: stateKeys, MarkName: "kill (the probe restarts the container)"},
+	}
+	var ready []svgplot.Band
+	for _, run := range r.runs() {
+		if run.Readiness != nil {
+			ready = append(ready, readyBand(run))
+		}
+	}
+	if ready != nil {
+		panels = append(panels, svgplot.Panel{Title: "Ready (the readiness probe)", Bands: ready, States: readyKeys, MarkName: "kill (the probe restarts the container)"})
 	}
 	if lat := latencySeries(&r.AsWritten); lat != nil {
 		panels = append(panels, svgplot.Panel{Title: "Liveness probe answers, as written", YLabel: "seconds", Series: lat})
@@ -231,6 +341,39 @@ func stateBand(run *Run) svgplot.Band {
 		b.Spans = []svgplot.Span{{From: 0, To: run.Result.Duration / 3600, State: 0}}
 	}
 	// The kills on the band: where each grey stretch begins and why.
+	for _, k := range run.Result.Kills {
+		b.Marks = append(b.Marks, k.At/3600)
+	}
+	return b
+}
+
+// readyKeys are the states of the Ready band: green ready, red not ready.
+var readyKeys = []svgplot.State{
+	{Name: "ready (in the Service's endpoints)", Colour: svgplot.Green},
+	{Name: "not ready", Colour: svgplot.Red},
+}
+
+// readyBand is the run's Ready condition over hours, not ready until its
+// first change, with the kills marked.
+func readyBand(run *Run) svgplot.Band {
+	b := svgplot.Band{Name: run.Label}
+	ready, from, end := false, 0.0, run.Result.Duration
+	state := func(r bool) int {
+		if r {
+			return 0
+		}
+		return 1
+	}
+	for _, c := range run.Result.Condition {
+		if c.At >= end {
+			break
+		}
+		if c.At > from {
+			b.Spans = append(b.Spans, svgplot.Span{From: from / 3600, To: c.At / 3600, State: state(ready)})
+		}
+		ready, from = c.Ready, c.At
+	}
+	b.Spans = append(b.Spans, svgplot.Span{From: from / 3600, To: end / 3600, State: state(ready)})
 	for _, k := range run.Result.Kills {
 		b.Marks = append(b.Marks, k.At/3600)
 	}
@@ -290,10 +433,19 @@ func (r *Report) HTML() ([]byte, error) {
 		return Describe(run.Liveness) + ", " + DuringRecovery(run.Liveness) + " during recovery"
 	})
 	add("startup", func(run *Run) string { return Describe(run.Startup) })
+	add("readiness", func(run *Run) string {
+		if run.Readiness == nil {
+			return "none"
+		}
+		return Describe(run.Readiness) + ", " + DuringRecovery(run.Readiness) + " during recovery"
+	})
 	add("restarts", func(run *Run) string { return fmt.Sprint(run.Result.Restarts) })
 	add("restarts per day", func(run *Run) string { return fmt.Sprintf("%.1f", run.Result.RestartsPerDay) })
 	add("time in recovery", func(run *Run) string { return dur(run.Result.RecoverySeconds) })
 	add("the loop ends", func(run *Run) string { return run.Verdict() })
+	for _, rr := range readyRows {
+		add(rr.name, rr.cell)
+	}
 	var res, fix, assumed bytes.Buffer
 	if err := results.Execute(&res, map[string]any{"Object": r.Object.String(), "Container": r.Container, "Server": r.Server, "File": r.File,
 		"Latency": r.Latency, "Recovery": dur(r.Recovery), "Hours": dur(r.Hours * 3600), "Runs": r.runs(), "Rows": rows}); err != nil {
@@ -314,8 +466,8 @@ func (r *Report) HTML() ([]byte, error) {
 		}}.HTML()
 }
 
-// tiles are the page's headline numbers: restarts in each run and how
-// much of the time the server spent recovering.
+// tiles are the page's headline numbers: restarts in each run, how much
+// of the time the server spent recovering and each run's time not ready.
 func (r *Report) tiles() []svgplot.Tile {
 	var out []svgplot.Tile
 	for _, run := range r.runs() {
@@ -329,6 +481,18 @@ func (r *Report) tiles() []svgplot.Tile {
 	out = append(out, svgplot.Tile{Value: fmt.Sprintf("%d of %d", as.RecoveriesCompleted, as.RecoveriesStarted), Label: "recoveries completed, as written"})
 	if as.Duration > 0 {
 		out = append(out, svgplot.Tile{Value: fmt.Sprintf("%.0f%%", 100*as.RecoverySeconds/as.Duration), Label: "of the time in recovery, as written"})
+	}
+	for _, run := range r.runs() {
+		if run.Readiness == nil || run.Result.Duration <= 0 {
+			continue
+		}
+		share := run.Ready.NotReadySeconds / run.Result.Duration
+		// Good when the only stretch not ready is the start's.
+		tone := "good"
+		if st := run.Ready; st.FirstReady < 0 || st.NotReadySeconds > st.FirstReady {
+			tone = "bad"
+		}
+		out = append(out, svgplot.Tile{Value: fmt.Sprintf("%.1f%%", 100*share), Label: "of the time not ready " + run.Label, Tone: tone})
 	}
 	return out
 }
