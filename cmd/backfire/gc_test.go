@@ -52,8 +52,9 @@ func TestAfterGCRaisesTheLimitWithTheLiveHeap(t *testing.T) {
 }
 
 // The limit is three times the live heap between the room and the
-// ceiling, and 1.75 times it above: the collector marks the live heap
-// once per two live heaps allocated wherever memory allows it.
+// ceiling, and 1.75 times it above, held at the cap while 1.25 times fits
+// under it: the collector marks the live heap once per two live heaps
+// allocated wherever memory allows it.
 func TestLimitForFollowsThreeTimesTheLiveHeapUpToTheCeiling(t *testing.T) {
 	const mib = 1 << 20
 	for _, c := range []struct{ live, want int64 }{
@@ -62,8 +63,11 @@ func TestLimitForFollowsThreeTimesTheLiveHeapUpToTheCeiling(t *testing.T) {
 		{100 * mib, 300 * mib},
 		{200 * mib, 600 * mib},
 		{300 * mib, gcCeiling},
-		{600 * mib, 1050 * mib},
-		{math.MaxInt64, math.MaxInt64 / 8 * 7 / 4},
+		{500 * mib, 875 * mib},
+		{600 * mib, gcCap},
+		{716 * mib, gcCap},
+		{800 * mib, 1000 * mib},
+		{math.MaxInt64, math.MaxInt64 / 8 * 5 / 4},
 	} {
 		if got := limitFor(uint64(c.live)); got != c.want {
 			t.Errorf("limitFor(%d MiB) = %d MiB, want %d MiB", c.live/mib, got/mib, c.want/mib)

@@ -77,28 +77,7 @@ func runSimulateCanary(cmd *cobra.Command, fl *simulateRolloutFlags, res *scan.R
 		"replicas": replicas, "canaryReplicas": in.CanaryReplicas, "rps": fl.rps, "podCapacity": fl.capacity, "podStart": fl.podStart,
 		"seconds": fl.seconds, "seed": fl.seed, "brokenErrorRate": fl.brokenErrorRate,
 	}}
-	return writeReport(cmd, fl.format, rep)
-}
-
-// writeReport writes one run in the format asked for.
-func writeReport(cmd *cobra.Command, format string, rep *rolloutview.Report) error {
-	out := cmd.OutOrStdout()
-	switch format {
-	case "json":
-		return rolloutview.JSON(out, rep)
-	case "svg", "html":
-		render := rolloutview.SVG
-		if format == "html" {
-			render = rolloutview.HTML
-		}
-		b, err := render(rep)
-		if err != nil {
-			return err
-		}
-		_, err = out.Write(b)
-		return err
-	}
-	return rolloutview.Text(out, rep)
+	return writeRolloutReport(cmd.OutOrStdout(), fl.format, rep)
 }
 
 // flaggerVersion is the release to play: the flag's, else the controller's

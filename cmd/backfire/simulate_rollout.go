@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -317,12 +318,18 @@ func runSimulateRollout(cmd *cobra.Command, fl *simulateRolloutFlags, args []str
 		rep.Fix = applied
 	}
 	out := cmd.OutOrStdout()
-	switch fl.format {
+	return writeRolloutReport(out, fl.format, rep)
+}
+
+// writeRolloutReport writes a simulated run (a Rollout's or a Canary's) in
+// the format asked for.
+func writeRolloutReport(out io.Writer, format string, rep *rolloutview.Report) error {
+	switch format {
 	case "json":
 		return rolloutview.JSON(out, rep)
 	case "svg", "html":
 		render := rolloutview.SVG
-		if fl.format == "html" {
+		if format == "html" {
 			render = rolloutview.HTML
 		}
 		b, err := render(rep)

@@ -219,6 +219,10 @@ const Unstable = "failed after the recovery too"
 // and then, recovering or not).
 const failureThreshold = 3
 
+// minPeriodSeconds is the shortest period a probe can have (k8s.io/api
+// core/v1 Probe.PeriodSeconds: "Default to 10 seconds. Minimum value is 1.").
+const minPeriodSeconds = 1.0
+
 // Measured is what the probe did during the recovery: Fails when every
 // sample failed, Passes when it never failed failureThreshold samples in
 // a row once the port was open, Unstable when it did so after the
@@ -247,25 +251,36 @@ func (s *LabServer) Measured(p LabProbe) string {
 		}
 		return Unstable
 	}
-	// The longest run of failures once the port was open, during the
-	// recovery and after it.
-	during, after, run := 0, 0, 0
+	// Runs of failures once the port was open, during the recovery and
+	// after it. A run fails a probe only when a kubelet probing at the
+	// shortest period it allows would have met failureThreshold failures
+	// in a row in it: that many samples, spanning failureThreshold-1
+	// periods. (The lab samples several times a second; three empty
+	// answers within a second are one failure to such a probe.)
+	during, after := false, false
+	samples, from := 0, 0.0
 	for _, x := range p.Phases {
 		if x.Exit == 0 || rec.ListenSeconds < 0 || x.From < rec.ListenSeconds {
-			run = 0
+			samples = 0
 			continue
 		}
-		run += x.Samples
+		if samples == 0 {
+			from = x.From
+		}
+		samples += x.Samples
+		if samples < failureThreshold || x.To-from < (failureThreshold-1)*minPeriodSeconds {
+			continue
+		}
 		if x.From < rec.RecoveringSeconds {
-			during = max(during, run)
+			during = true
 		} else if x.From > rec.ReadySeconds {
-			after = max(after, run)
+			after = true
 		}
 	}
 	switch {
-	case after >= failureThreshold:
+	case after:
 		return Unstable
-	case during < failureThreshold:
+	case !during:
 		return Passes
 	}
 	return Depends
@@ -329,7 +344,7 @@ func labMarkdown(r LabRun) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n## Measured in the server lab\n\n")
 	fmt.Fprintf(&b, "The server lab (`internal/serverlab`, run by `hack/test-serverlab.sh`) starts each server from Debian's package in a temporary directory as an unprivileged user, kills it with SIGKILL under a write load, restarts it, and runs the probe commands over and over until it serves; then it stops it with SIGTERM with a client connected. Last run: %s, %s. A row of the tables above that these figures contradict fails the lab and the fast tests.\n\n", r.Date, r.Machine)
-	b.WriteString("What the lab's first runs (December 2026) changed: no verdict of the tables. Every probe command the tables classify did during the recovery what its row says (the last column against the one before it), and so did the port of each server. One text changed: MariaDB's clients do not print MySQL's `ERROR 2003 ... (111)` while InnoDB recovers but `ERROR 2002 (HY000): Can't connect to server on '127.0.0.1' (115)`, which the table of what users see now quotes (the lab fails if they stop printing it). Two things the sources did not say: `pg_isready` exits 2 (\"no response\") in the second before the postmaster listens, then 1, as the issue's earlier run saw; and ZooKeeper answered `echo ruok | nc` with nothing now and then, during its load and after it, where `printf ruok` (no trailing newline left unread when the server closes) always got `imok` in the same run: one empty answer in a row, which a probe's default failureThreshold of 3 absorbs, so the lab judges runs of three failed samples, as the kubelet would. RabbitMQ, whose rows are *assumed*, was measured too: `rabbitmq-diagnostics -q check_running` failed until the broker had booted, as assumed, its AMQP port stayed closed meanwhile, and `rabbitmq-diagnostics -q ping`, which asks the Erlang node rather than the broker, passed throughout the boot.\n\n")
+	b.WriteString("What the lab's first runs (December 2026) changed: no verdict of the tables. Every probe command the tables classify did during the recovery what its row says (the last column against the one before it), and so did the port of each server. One text changed: MariaDB's clients do not print MySQL's `ERROR 2003 ... (111)` while InnoDB recovers but `ERROR 2002 (HY000): Can't connect to server on '127.0.0.1' (115)`, which the table of what users see now quotes (the lab fails if they stop printing it). Two things the sources did not say: `pg_isready` exits 2 (\"no response\") in the second before the postmaster listens, then 1, as the issue's earlier run saw; and ZooKeeper answered `echo ruok | nc` with nothing now and then, during its load and after it, where `printf ruok` (no trailing newline left unread when the server closes) always got `imok` in the same run: one empty answer in a row, which a probe's default failureThreshold of 3 absorbs, so the lab judges runs of three failed samples spanning two seconds or more, what a probe run every second (the shortest period a probe can have) would count as three failures. RabbitMQ, whose rows are *assumed*, was measured too: `rabbitmq-diagnostics -q check_running` failed until the broker had booted, as assumed, its AMQP port stayed closed meanwhile, and `rabbitmq-diagnostics -q ping`, which asks the Erlang node rather than the broker, passed throughout the boot.\n\n")
 	b.WriteString("What the December 5 runs changed: RabbitMQ's rows are no longer *assumed*. Its AMQP port stays closed until the boot has recovered the queues (an earlier run's sample that found it open at 0.0 s was the killed node, not yet gone: the lab now waits for the whole process group), so RabbitMQ is a server whose port is closed during recovery and a tcpSocket probe of 5672 now fails during it, a verdict that changed; `rabbitmq-diagnostics check_running`, `rabbitmqctl node_health_check` and `rabbitmq-diagnostics check_local_alarms` fail until the broker has booted (the last two with exit 64, \"this command requires the 'rabbit' app to be running\"). A health check of the shape of the MariaDB image's `healthcheck.sh --connect --innodb_initialized` failed during the recovery, as its row says. PostgreSQL's fast shutdown writes the dirty pages of shared_buffers in its shutdown checkpoint, as BF601 counts them: after some 100 MB of inserted rows, SIGINT with a client connected stopped it in 1.3 s, its checkpoint having written 11165 pages of 8 kB, 68.1 % of shared_buffers 128MB (2026-12-05, fsync off); that run's probes outlasted their 2 s timeout before and after the server was ready, at a load average of 24 on 2 cores, so its figures were not kept, and the lab's next run of PostgreSQL, the one in the tables below, measured the stop again: 0.5 s, 11229 pages, 68.5 % (the stop table). A ZooKeeper quorum member, measured as member 1 of an ensemble of 3 on localhost ports, all three killed under a write load and member 1 restarted alone, changed a verdict: its log shows the client port bound before the snapshot is read (QuorumPeerMain's `runFromConfig` configures the connection factory, which binds the socket, before `QuorumPeer.start` loads the data and only then starts the accept thread), so a tcpSocket probe passes during the load, while ruok and srvr get no answer until it has ended; the table had a quorum member's port closed, so that tcpSocket failed. Without a quorum, the member then answers ruok with imok and srvr with \"This ZooKeeper instance is not currently serving requests\" until a second member joins it.\n\n")
 	b.WriteString("What the lab's record changed in the table of what users see, whose rows the lab measures are now held to its record (the signs in the table's last column): etcd's row said etcdctl and HTTP clients print `Error: context deadline exceeded`; the lab's `etcdctl endpoint health`, given a --command-timeout shorter than the probe's timeout, printed `http://127.0.0.1:2379 is unhealthy: failed to commit proposal: context deadline exceeded` and exited 1 while etcd replayed its WAL, and curl got no answer at all until its timeout, so the rows now say each. Debian's etcd 3.4 does not log `\"msg\":\"bootstrap successfully\"` once the replay is over (etcd 3.6's `NewServer` does) but `embed: ready to serve client requests`, now a row of its own. MariaDB's log line goes on, `InnoDB: Starting crash recovery from checkpoint LSN=...`, where the row ended with a full stop.\n\n")
 	b.WriteString("Not measured, and why: the lab runs the servers Debian 12 ships. MongoDB, Cassandra, Elasticsearch, CouchDB, Kafka, Neo4j, CockroachDB, MinIO, Loki, Mimir, NATS Streaming and ClickHouse Keeper are not in Debian 12, so their rows stay read from source or *assumed*. Debian ships Prometheus 2.42, InfluxDB 1.6 and ClickHouse 18.16, which the lab does not run yet (a write-ahead log large enough to replay takes a scrape or write load of its own to build). NATS (nats-server) and memcached are in Debian, but no rule or row of these tables speaks of how they recover: NATS Streaming's row is another server, not in Debian, and memcached appears only as a workload of BF303's examples, whose finding is about its disruption budget, not its recovery. ZooKeeper runs both ways: alone, and as member 1 of an ensemble of 3 on localhost ports, all three killed under a write load and member 1 restarted without the others, so that it has no quorum. Of the servers it runs, these rows are read from source, not measured: PostgreSQL 14's \"starting up\" text (Debian 12 ships 15 only) and the \"in recovery mode\" text of an in-place crash restart (the lab kills the whole server, as a container restart does); MySQL's own `ERROR 2003` text (Debian ships MariaDB); etcd 3.6's log line (Debian ships 3.4) and the `Error: context deadline exceeded` of etcdctl's other commands (the lab probes with `endpoint health`); a Redis started with `--save \"\"` loading nothing. The stop of etcd, ZooKeeper and RabbitMQ is measured without a client: no rule sizes their stop (BF601 sizes PostgreSQL's and Redis's).\n\n")

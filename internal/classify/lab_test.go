@@ -33,6 +33,22 @@ func TestLabMeasuredNeverPassed(t *testing.T) {
 	}
 }
 
+// Three failed samples within a second are one failure to a probe, which
+// runs at most once a second (ZooKeeper's `echo ruok | nc` came back empty
+// for three samples in 0.7 s, 2026-12-05); three spread over two seconds
+// or more fail it.
+func TestLabMeasuredJudgesRunsAsAProbeWould(t *testing.T) {
+	s := LabServer{Recovery: LabRecovery{ListenSeconds: 0.5, RecoveringSeconds: 14, ReadySeconds: 14}}
+	brief := LabProbe{Phases: []LabPhase{{From: 1, To: 1.7, Samples: 3, Exit: 0}, {From: 2, To: 2.7, Samples: 3, Exit: 1}, {From: 3, To: 16, Samples: 40, Exit: 0}}}
+	if got := s.Measured(brief); got != Passes {
+		t.Errorf("three empty answers within 0.7 s: measured %q, want %q", got, Passes)
+	}
+	long := LabProbe{Phases: []LabPhase{{From: 1, To: 1.7, Samples: 3, Exit: 0}, {From: 2, To: 4, Samples: 7, Exit: 1}, {From: 4.3, To: 16, Samples: 40, Exit: 0}}}
+	if got := s.Measured(long); got != Depends {
+		t.Errorf("failures over 2 s during the recovery: measured %q, want %q", got, Depends)
+	}
+}
+
 // Every sign of a message of the table of what users see is in its own
 // words: a row whose text is edited away from what the lab measured fails
 // here, as a record that stops showing the sign fails TestLab.

@@ -1,7 +1,6 @@
 package fix
 
 import (
-	"encoding/json"
 	"fmt"
 	"runtime"
 	"slices"
@@ -38,7 +37,9 @@ func AgreeDecoded(fs []finding.Finding, patches []map[string]any) {
 				owns[k], decoded[k] = patches[g.at[k]], true
 				continue
 			}
-			decoded[k] = json.Unmarshal(g.findings[k].Fix.Patch, &owns[k]) == nil
+			var err error
+			owns[k], err = DecodePatch(g.findings[k].Fix.Patch)
+			decoded[k] = err == nil
 		}
 		for _, c := range compose(g.findings, owns) {
 			if len(c.Findings) < 2 {

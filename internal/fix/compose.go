@@ -78,7 +78,8 @@ func compose(fs []finding.Finding, patches []map[string]any) []Change {
 			p = patches[i]
 		}
 		if p == nil {
-			if err := json.Unmarshal(f.Fix.Patch, &p); err != nil {
+			var err error
+			if p, err = DecodePatch(f.Fix.Patch); err != nil {
 				continue // rules build patches with json.Marshal: cannot happen
 			}
 		}

@@ -88,8 +88,8 @@ func recompute(o *object.Object, ix *index.Index, rs []*rules.Rule, opts *rules.
 	}
 	decoded := func(i int) map[string]any {
 		if patches[i] == nil {
-			if json.Unmarshal(found[i].Fix.Patch, &patches[i]) != nil {
-				patches[i] = nil
+			if p, err := fix.DecodePatch(found[i].Fix.Patch); err == nil {
+				patches[i] = p
 			}
 		}
 		return patches[i]
@@ -290,8 +290,8 @@ type Field struct {
 // Fields lists the fields a strategic merge patch of o sets: its leaves,
 // and the maps or lists it sets whole.
 func Fields(o *object.Object, patch json.RawMessage) []Field {
-	var v map[string]any
-	if json.Unmarshal(patch, &v) != nil {
+	v, err := fix.DecodePatch(patch)
+	if err != nil {
 		return nil
 	}
 	return fieldsOf(o, v)

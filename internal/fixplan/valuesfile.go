@@ -27,7 +27,7 @@ func (v *valuesPlan) file(path string, old []byte) (*File, error) {
 			return nil, fmt.Errorf("%s: %v", path, err)
 		}
 		// The file overrides the chart: a deletion is written as null.
-		n, err := yamledit.EditWith(old, pos, patch, yamledit.Options{Placeholders: v.placeholders, Comments: v.comments, KeepNulls: true, Notes: &f.Notes})
+		n, err := yamledit.EditWith(old, pos, patch, yamledit.Options{Placeholders: v.placeholders, Comments: v.comments, KeepNulls: true, Notes: &f.Notes, Values: true})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", path, err)
 		}
@@ -155,9 +155,9 @@ func (v *valuesPlan) inPlace(maxSize int64) ([]*File, error) {
 			}
 		}
 		var notes []string
-		n, err := yamledit.EditWith(data, pos, nest(set), yamledit.Options{Placeholders: ph, Comments: v.comments, Notes: &notes})
+		n, err := yamledit.EditWith(data, pos, nest(set), yamledit.Options{Placeholders: ph, Comments: v.comments, Notes: &notes, Values: true})
 		if err == nil && len(nulls) > 0 {
-			n, err = yamledit.EditWith(n, pos, nest(nulls), yamledit.Options{Comments: v.comments, KeepNulls: true, Notes: &notes})
+			n, err = yamledit.EditWith(n, pos, nest(nulls), yamledit.Options{Comments: v.comments, KeepNulls: true, Notes: &notes, Values: true})
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", path, err)

@@ -116,8 +116,17 @@ func keyLines(n *yaml.Node, prefix string, out map[string]int) {
 	if n.Kind != yaml.MappingNode {
 		return
 	}
+	last := map[string]int{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		last[n.Content[i].Value] = i
+	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k := n.Content[i]
+		if last[k.Value] != i {
+			// Helm reads values non-strictly: a repeated key's last
+			// occurrence replaces the earlier ones, subtree and all.
+			continue
+		}
 		key := k.Value
 		if prefix != "" {
 			key = prefix + "." + key

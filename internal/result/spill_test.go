@@ -3,6 +3,7 @@ package result
 import (
 	"encoding/json"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -59,5 +60,50 @@ func TestSpillSortsDropsAndReturnsTheEncodedFindings(t *testing.T) {
 	}
 	if _, err := os.Stat(name); !os.IsNotExist(err) {
 		t.Errorf("the temporary file is still there: %v", err)
+	}
+}
+
+// A spill keeps an entry per finding until the report is written: the
+// entries stay small and hold nothing the collector must follow.
+func TestSpillEntriesAreSmallAndWithoutPointers(t *testing.T) {
+	typ := reflect.TypeFor[spilled]()
+	if typ.Size() > 56 {
+		t.Errorf("an entry takes %d bytes, want at most 56", typ.Size())
+	}
+	for f := range typ.Fields() {
+		switch f.Type.Kind() {
+		case reflect.String, reflect.Pointer, reflect.Slice, reflect.Map, reflect.Interface, reflect.Struct:
+			t.Errorf("field %s is a %s", f.Name, f.Type.Kind())
+		}
+	}
+}
+
+// Findings that differ only in their container are ordered by its name,
+// not by the order the spill first saw the names in.
+func TestSpillOrdersContainersByName(t *testing.T) {
+	s, err := NewSpill()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	f := func(container string) finding.Finding {
+		return finding.Finding{File: "a.yaml", Line: 4, Column: 3, Rule: "BF101", Container: container, Message: container}
+	}
+	s.Add(1, []finding.Finding{f("zeta"), f("")})
+	s.Add(2, []finding.Finding{f("alpha")})
+	s.Sort()
+	var got []string
+	if err := s.Each(func(b []byte) error {
+		var x finding.Finding
+		if err := json.Unmarshal(b, &x); err != nil {
+			return err
+		}
+		got = append(got, x.Message)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "|alpha|zeta"; strings.Join(got, "|") != want {
+		t.Errorf("order %q, want %q", strings.Join(got, "|"), want)
 	}
 }

@@ -83,12 +83,12 @@ spec:
 func TestVerifyRefusesAWrongEdit(t *testing.T) {
 	old := []byte("kind: Pod\nmetadata: {name: p}\nspec: {x: 1}\n")
 	wrong := []byte("kind: Pod\nmetadata: {name: p}\nspec: {x: 2, y: 1}\n")
-	err := verify(old, wrong, load.Position{Line: 1, Column: 1}, map[string]any{"spec": map[string]any{"x": 2.0}}, false)
+	err := verify(old, wrong, load.Position{Line: 1, Column: 1}, map[string]any{"spec": map[string]any{"x": 2.0}}, false, false)
 	if err == nil {
 		t.Error("a wrong edit passed")
 	}
 	right := []byte("kind: Pod\nmetadata: {name: p}\nspec: {x: 2}\n")
-	if err := verify(old, right, load.Position{Line: 1, Column: 1}, map[string]any{"spec": map[string]any{"x": 2.0}}, false); err != nil {
+	if err := verify(old, right, load.Position{Line: 1, Column: 1}, map[string]any{"spec": map[string]any{"x": 2.0}}, false, false); err != nil {
 		t.Error(err)
 	}
 }

@@ -32,7 +32,7 @@ func FuzzEdit(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if err := verify([]byte(src), out, pos, patch, false); err != nil {
+		if err := verify([]byte(src), out, pos, patch, false, false); err != nil {
 			t.Fatalf("an edit that does not make the patched object: %v\n%q\n%q", err, src, out)
 		}
 		again, err := Edit(out, pos, patch, nil)

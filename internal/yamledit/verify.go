@@ -16,12 +16,14 @@ import (
 // hold what the patch makes of the object at pos (every use of an anchor
 // included), and every other document as it was. An edit the text editor
 // got wrong (an alias it did not follow) is refused, never written.
-func verify(old, new []byte, pos load.Position, patch map[string]any, keepNulls bool) error {
-	before, at, err := documents(old, pos)
+// A values file (lastWins) is read as Helm reads it: a repeated key's last
+// occurrence is the one in effect; anywhere else a repeated key is an error.
+func verify(old, new []byte, pos load.Position, patch map[string]any, keepNulls, lastWins bool) error {
+	before, at, err := documents(old, pos, lastWins)
 	if err != nil {
 		return err
 	}
-	after, _, err := documents(new, pos)
+	after, _, err := documents(new, pos, lastWins)
 	if err != nil {
 		return fmt.Errorf("the edited file does not parse: %v", err)
 	}
@@ -52,8 +54,9 @@ type place struct {
 }
 
 // documents decodes every document of a stream, and finds the mapping at
-// pos.
-func documents(data []byte, pos load.Position) ([]document, place, error) {
+// pos. With lastWins, the earlier occurrences of a repeated key are
+// dropped before decoding, as Helm's reader does (see docs/fix.md).
+func documents(data []byte, pos load.Position, lastWins bool) ([]document, place, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var out []document
 	at := place{doc: -1}
@@ -65,6 +68,9 @@ func documents(data []byte, pos load.Position) ([]document, place, error) {
 		}
 		if err != nil {
 			return nil, at, err
+		}
+		if lastWins {
+			dropOverridden(&doc)
 		}
 		v, err := decoded(&doc)
 		if err != nil {
@@ -81,6 +87,47 @@ func documents(data []byte, pos load.Position) ([]document, place, error) {
 		return nil, at, fmt.Errorf("line %d: the object is not in the file", pos.Line)
 	}
 	return out, at, nil
+}
+
+// dropOverridden removes, in every mapping of the tree, the entries whose
+// key is repeated later in the same mapping: the last occurrence is the
+// one in effect. Values are cleaned before their entry may go, so that an
+// anchor defined in a dropped entry and used elsewhere decodes as well.
+// Merge keys (<<) are left: each merge applies.
+func dropOverridden(n *yaml.Node) {
+	if n.Kind == yaml.AliasNode {
+		return
+	}
+	for _, c := range n.Content {
+		dropOverridden(c)
+	}
+	if n.Kind != yaml.MappingNode {
+		return
+	}
+	var kept []*yaml.Node
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if len(laterOccurrences(n, i)) > 0 {
+			continue
+		}
+		kept = append(kept, n.Content[i], n.Content[i+1])
+	}
+	n.Content = kept
+}
+
+// laterOccurrences lists the keys after index i of mapping m that repeat
+// the key at i (the same kind and text, as yaml.v3 compares them).
+func laterOccurrences(m *yaml.Node, i int) []*yaml.Node {
+	k := m.Content[i]
+	if isMerge(k) {
+		return nil
+	}
+	var out []*yaml.Node
+	for j := i + 2; j+1 < len(m.Content); j += 2 {
+		if c := m.Content[j]; c.Kind == k.Kind && c.Value == k.Value {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // pathTo finds the mapping at pos under n, as keys and indexes.

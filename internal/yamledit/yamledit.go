@@ -52,8 +52,14 @@ type Options struct {
 	// file or a values file that overrides a chart's default must.
 	KeepNulls bool
 	// Notes, when set, receives what the edit did beyond the patch: a
-	// flow mapping rewritten in block style.
+	// flow mapping rewritten in block style, a repeated key edited at its
+	// last occurrence.
 	Notes *[]string
+	// Values says the file is a Helm values file, read as Helm reads it
+	// (sigs.k8s.io/yaml, not strict): a repeated key's last occurrence is
+	// the one in effect, so the edit is checked on that reading. Anywhere
+	// else a repeated key makes the edit fail, as it fails the scan.
+	Values bool
 }
 
 // EditWith is Edit with options.
@@ -84,7 +90,7 @@ func editStreamWith(data []byte, pos load.Position, patch map[string]any, o Opti
 	if err != nil {
 		return nil, err
 	}
-	if err := verify(data, out, pos, patch, keepNulls); err != nil {
+	if err := verify(data, out, pos, patch, keepNulls, o.Values); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -251,6 +257,9 @@ func (e *editor) mapping(n *yaml.Node, patch map[string]any, path string) error 
 		v := patch[k]
 		p := join(path, k)
 		key, val := pair(n, k)
+		if key != nil {
+			e.noteRepeated(n, key, p)
+		}
 		switch {
 		case v == nil && e.keepNulls:
 			if key == nil {
@@ -262,8 +271,12 @@ func (e *editor) mapping(n *yaml.Node, patch map[string]any, path string) error 
 			}
 		case v == nil:
 			if key != nil {
-				if err := e.delete(key); err != nil {
-					return err
+				// Every occurrence of a repeated key goes: an earlier
+				// one left behind would come into effect.
+				for _, k := range append(earlierOccurrences(n, key), key) {
+					if err := e.delete(k); err != nil {
+						return err
+					}
 				}
 				if slices.Contains(probeHandlers, k) && replaced == nil {
 					replaced = key
@@ -965,16 +978,45 @@ func (e *editor) apply() []byte {
 	return out
 }
 
+// pair finds key in mapping m. A repeated key is found at its last
+// occurrence: the one Helm reads in a values file (elsewhere the result
+// is refused by verify, as the scan refuses the file).
 func pair(m *yaml.Node, key string) (*yaml.Node, *yaml.Node) {
 	if m.Kind != yaml.MappingNode {
 		return nil, nil
 	}
-	for i := 0; i+1 < len(m.Content); i += 2 {
+	for i := len(m.Content) - 2; i >= 0; i -= 2 {
 		if m.Content[i].Value == key {
 			return m.Content[i], m.Content[i+1]
 		}
 	}
 	return nil, nil
+}
+
+// earlierOccurrences lists the keys of mapping m before key that repeat
+// it.
+func earlierOccurrences(m *yaml.Node, key *yaml.Node) []*yaml.Node {
+	var out []*yaml.Node
+	for i := 0; i+1 < len(m.Content) && m.Content[i] != key; i += 2 {
+		if c := m.Content[i]; c.Kind == key.Kind && c.Value == key.Value {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// noteRepeated says where the change of a repeated key goes: to its last
+// occurrence, the one in effect.
+func (e *editor) noteRepeated(m, key *yaml.Node, path string) {
+	earlier := earlierOccurrences(m, key)
+	if len(earlier) == 0 {
+		return
+	}
+	lines := make([]string, len(earlier))
+	for i, k := range earlier {
+		lines[i] = strconv.Itoa(k.Line)
+	}
+	e.notes = append(e.notes, fmt.Sprintf("%s is repeated (line %s and line %d): the change goes to line %d, the last, which Helm reads", path, strings.Join(lines, ", line "), key.Line, key.Line))
 }
 
 // keyRank orders the keys the tool writes the way people write them.

@@ -6,8 +6,8 @@
 // BACKFIRE_SCENARIOS it plays a container's life around the real worker
 // (doProbe, the real exec prober and the results managers) and the real
 // restart back-off (client-go's flowcontrol.Backoff, configured as the
-// kubelet configures it), and writes every probe sent and every kill to
-// BACKFIRE_TRACE_OUT; backfire's simulator must then produce the same trace
+// kubelet configures it), and writes every probe sent, every kill and
+// every change of the readiness worker's result to BACKFIRE_TRACE_OUT; backfire's simulator must then produce the same trace
 // (internal/simulate/probesim, TestSimulatorMatchesKubelet).
 //
 // What is the kubelet's here, and what is the scenario's:
@@ -65,6 +65,7 @@ type btScenario struct {
 	Name            string       `json:"name"`
 	Liveness        *btProbe     `json:"liveness,omitempty"`
 	Startup         *btProbe     `json:"startup,omitempty"`
+	Readiness       *btProbe     `json:"readiness,omitempty"`
 	GraceSeconds    float64      `json:"graceSeconds"`
 	RecoverySeconds float64      `json:"recoverySeconds"`
 	AfterCrash      bool         `json:"afterCrash"`
@@ -98,10 +99,18 @@ type btKill struct {
 	Wait float64 `json:"wait"`
 }
 
+// btReady is the readiness worker's result changing (not ready until
+// the first one).
+type btReady struct {
+	T     float64 `json:"t"`
+	Ready bool    `json:"ready"`
+}
+
 type btTrace struct {
 	Name    string     `json:"name"`
 	Samples []btSample `json:"samples"`
 	Kills   []btKill   `json:"kills"`
+	Ready   []btReady  `json:"ready"`
 }
 
 // ms rounds to the millisecond, so that sums of float seconds compare.
@@ -187,6 +196,9 @@ func btRun(tb *testing.T, sc btScenario) btTrace {
 	if sc.Startup != nil {
 		c.StartupProbe = btSpec(sc.Startup, "startup")
 	}
+	if sc.Readiness != nil {
+		c.ReadinessProbe = btSpec(sc.Readiness, "readiness")
+	}
 	m := newTestManager()
 	m.start = time.Now().Add(-365 * 24 * time.Hour) // the kubelet has run for long
 	st := &btStatus{Manager: m.statusManager, pod: pod}
@@ -205,7 +217,7 @@ func btRun(tb *testing.T, sc btScenario) btTrace {
 	// of its recovery; the latency of the last answer.
 	var now, start, recEnd, lastLat float64
 	tr := btTrace{Name: sc.Name}
-	probes := map[string]*btProbe{"liveness": sc.Liveness, "startup": sc.Startup}
+	probes := map[string]*btProbe{"liveness": sc.Liveness, "startup": sc.Startup, "readiness": sc.Readiness}
 	m.prober.runner = &btRunner{answer: func(name string) (bool, float64) {
 		p := probes[name]
 		ok, lat := true, btAnswer
@@ -215,7 +227,9 @@ func btRun(tb *testing.T, sc btScenario) btTrace {
 		case p.Query:
 			lat = sc.latencyAt(now)
 		}
-		lastLat = min(lat, float64(p.TimeoutSeconds))
+		if name != "readiness" { // a readiness answer kills nothing
+			lastLat = min(lat, float64(p.TimeoutSeconds))
+		}
 		tr.Samples = append(tr.Samples, btSample{ms(now), name, ok && lat <= float64(p.TimeoutSeconds)})
 		return ok, lat
 	}}
@@ -233,6 +247,12 @@ func btRun(tb *testing.T, sc btScenario) btTrace {
 	if sc.Liveness != nil {
 		workers = append(workers, &wk{"liveness", newWorker(m, liveness, pod, *c), 0, sc.Liveness})
 	}
+	if sc.Readiness != nil {
+		workers = append(workers, &wk{"readiness", newWorker(m, readiness, pod, *c), 0, sc.Readiness})
+	}
+	// The readiness worker's result as its results manager holds it for
+	// the worker's container: not ready until it says otherwise.
+	ready := false
 
 	// The kubelet's crash-loop back-off (pkg/kubelet/kubelet.go:
 	// flowcontrol.NewBackOff(base, boMax), an entry expiring 600 s after
@@ -296,6 +316,14 @@ func btRun(tb *testing.T, sc btScenario) btTrace {
 			w.next += float64(w.p.PeriodSeconds)
 			held := w.w.onHold
 			w.w.doProbe(ctx)
+			if w.name == "readiness" {
+				r, ok := m.readinessManager.Get(w.w.containerID)
+				if (ok && r == results.Success) != ready {
+					ready = !ready
+					tr.Ready = append(tr.Ready, btReady{ms(t), ready})
+				}
+				continue
+			}
 			if !st.running || held || !w.w.onHold {
 				continue
 			}
@@ -344,7 +372,9 @@ func btRun(tb *testing.T, sc btScenario) btTrace {
 		tr.Kills = append(tr.Kills, k)
 		next += btStart
 		if next >= sc.DurationSeconds {
-			break
+			// No restart in the run: the workers still tick on a
+			// container that is not running.
+			continue
 		}
 		startRun(next, true)
 	}
@@ -397,6 +427,10 @@ func traceLines(traces []btTrace) ([]byte, error) {
 		}
 		b = append(b, `,"kills":`...)
 		if b, err = elementLines(b, tr.Kills); err != nil {
+			return nil, err
+		}
+		b = append(b, `,"ready":`...)
+		if b, err = elementLines(b, tr.Ready); err != nil {
 			return nil, err
 		}
 		b = append(b, '}')

@@ -39,6 +39,7 @@ type kScenario struct {
 	Name              string       `json:"name"`
 	Liveness          *kProbe      `json:"liveness,omitempty"`
 	Startup           *kProbe      `json:"startup,omitempty"`
+	Readiness         *kProbe      `json:"readiness,omitempty"`
 	GraceSeconds      int64        `json:"graceSeconds"`
 	RecoverySeconds   float64      `json:"recoverySeconds"`
 	AfterCrash        bool         `json:"afterCrash"`
@@ -60,10 +61,16 @@ type kKill struct {
 	Wait  float64 `json:"wait"`
 }
 
+type kReady struct {
+	T     float64 `json:"t"`
+	Ready bool    `json:"ready"`
+}
+
 type kTrace struct {
 	Name    string    `json:"name"`
 	Samples []kSample `json:"samples"`
 	Kills   []kKill   `json:"kills"`
+	Ready   []kReady  `json:"ready"`
 }
 
 func ms(x float64) float64 { return math.Round(x*1000) / 1000 }
@@ -98,13 +105,17 @@ func (sc kScenario) config(t *testing.T) Config {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Config{Liveness: mk("liveness", sc.Liveness), Startup: mk("startup", sc.Startup), Recovery: sc.RecoverySeconds,
+	return Config{Liveness: mk("liveness", sc.Liveness), Startup: mk("startup", sc.Startup), Readiness: mk("readiness", sc.Readiness),
+		Recovery:   sc.RecoverySeconds,
 		AfterCrash: sc.AfterCrash, Latency: lat, Duration: sc.DurationSeconds, BackoffCap: sc.BackoffCapSeconds}
 }
 
 // simTrace is the simulator's run in the kubelet trace's terms.
 func simTrace(sc kScenario, res Timeline) kTrace {
-	tr := kTrace{Name: sc.Name, Samples: []kSample{}, Kills: []kKill{}}
+	tr := kTrace{Name: sc.Name, Samples: []kSample{}, Kills: []kKill{}, Ready: []kReady{}}
+	for _, r := range res.Ready {
+		tr.Ready = append(tr.Ready, kReady{ms(r.At), r.Ready})
+	}
 	for _, s := range res.Samples {
 		tr.Samples = append(tr.Samples, kSample{ms(s.T), s.Probe, s.OK})
 	}
@@ -225,6 +236,18 @@ func traceDiff(kube, sim kTrace) string {
 			return fmt.Sprintf("kill %d: kubelet %+v, simulator %+v", i, k, s)
 		}
 	}
+	for i := range max(len(kube.Ready), len(sim.Ready)) {
+		var k, s kReady
+		if i < len(kube.Ready) {
+			k = kube.Ready[i]
+		}
+		if i < len(sim.Ready) {
+			s = sim.Ready[i]
+		}
+		if k != s {
+			return fmt.Sprintf("readiness change %d: kubelet %+v, simulator %+v (%d and %d changes)", i, k, s, len(kube.Ready), len(sim.Ready))
+		}
+	}
 	return ""
 }
 
@@ -233,7 +256,7 @@ func traceDiff(kube, sim kTrace) string {
 // matched it.
 func kubeletTable(scs []kScenario, sims []kTrace, releases []string, traces map[string][]kTrace) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "| scenario | probes sent | kills | first kill | runs killed after | restart waits (s) | kubelet %s |\n|---|---|---|---|---|---|---|\n", strings.Join(releases, ", "))
+	fmt.Fprintf(&b, "| scenario | probes sent | kills | first kill | runs killed after | restart waits (s) | ready (+) and not (-) at (s) | kubelet %s |\n|---|---|---|---|---|---|---|---|\n", strings.Join(releases, ", "))
 	for i, sc := range scs {
 		tr := traces[releases[0]][i]
 		first, runs, waits := "-", []string{}, []string{}
@@ -251,14 +274,26 @@ func kubeletTable(scs []kScenario, sims []kTrace, releases []string, traces map[
 		if len(runs) > 4 {
 			runs = append(runs[:4], "...")
 		}
+		ready := []string{}
+		for _, r := range tr.Ready {
+			if len(ready) == 8 {
+				ready = append(ready, "...")
+				break
+			}
+			sign := "-"
+			if r.Ready {
+				sign = "+"
+			}
+			ready = append(ready, fmt.Sprintf("%s%g", sign, r.T))
+		}
 		same := "same"
 		for _, r := range releases {
 			if traceDiff(traces[r][i], sims[i]) != "" {
 				same = "differs"
 			}
 		}
-		fmt.Fprintf(&b, "| %s | %d | %d | %s | %s | %s | %s |\n", sc.Name, len(tr.Samples), len(tr.Kills), first,
-			strings.Join(runs, ", "), strings.Join(waits, ", "), same)
+		fmt.Fprintf(&b, "| %s | %d | %d | %s | %s | %s | %s | %s |\n", sc.Name, len(tr.Samples), len(tr.Kills), first,
+			strings.Join(runs, ", "), strings.Join(waits, ", "), strings.Join(ready, " "), same)
 	}
 	return b.String()
 }

@@ -16,7 +16,7 @@ import (
 
 // Probe is one probe as the simulator needs it.
 type Probe struct {
-	Name string // "liveness", "startup"
+	Name string // "liveness", "startup", "readiness"
 	probe.Timing
 	// Query: the probe waits for the program's answer (exec, httpGet,
 	// grpc), so the latency applies to it; the kernel answers a tcpSocket
@@ -42,6 +42,8 @@ const (
 // Config is one simulation.
 type Config struct {
 	Liveness, Startup *Probe
+	// Readiness kills nothing: it only says when the pod is in rotation.
+	Readiness *Probe
 	// Recovery is how long the server recovers after a start that
 	// follows a kill; every kill starts it over.
 	Recovery float64
@@ -103,7 +105,50 @@ type Timeline struct {
 	Kills     []Kill
 	Spans     []Span
 	Samples   []Sample
-	Duration  float64
+	// Ready is every change of the readiness worker's result (not
+	// ready until then); empty without a readiness probe.
+	Ready    []ReadyChange
+	Duration float64
+}
+
+// ReadyChange is the readiness worker's result changing at At. The
+// container's Ready condition is this result while the container runs
+// (the probe manager's UpdatePodStatus).
+type ReadyChange struct {
+	At    float64
+	Ready bool
+}
+
+// readiness is the readiness worker, which lives as long as the pod: its
+// ticker, its run of equal answers (which, unlike the result, a new
+// container does not reset) and its result.
+type readiness struct {
+	next   float64
+	lastOK bool // the kubelet's zero Result is Success
+	run    int
+	ready  bool
+}
+
+// set records the worker's result after a tick at t.
+func (r *readiness) set(t float64, ready bool, res *Timeline) {
+	if ready != r.ready {
+		r.ready = ready
+		res.Ready = append(res.Ready, ReadyChange{t, ready})
+	}
+}
+
+// answered counts one answer; the result changes once successThreshold
+// passes or failureThreshold failures come in a row.
+func (r *readiness) answered(p *Probe, ok bool) (bool, bool) {
+	if ok == r.lastOK {
+		r.run++
+	} else {
+		r.lastOK, r.run = ok, 1
+	}
+	if ok {
+		return r.run >= p.Success.N, true
+	}
+	return r.run >= p.Failure.N, false
 }
 
 // Run simulates cfg.
@@ -111,6 +156,10 @@ func Run(cfg Config) Timeline {
 	res := Timeline{FirstKill: -1, Duration: cfg.Duration}
 	bo := probe.NewBackoffCap(cfg.BackoffCap)
 	n := 0 // probes sent
+	rd := &readiness{next: math.Inf(1), lastOK: true}
+	if cfg.Readiness != nil {
+		rd.next = 0
+	}
 	start, needsRecovery := 0.0, cfg.AfterCrash
 	for start < cfg.Duration {
 		recEnd := start
@@ -118,7 +167,7 @@ func Run(cfg Config) Timeline {
 			recEnd = start + cfg.Recovery
 			res.RecoveriesStarted++
 		}
-		kill, kt, kp := runOnce(cfg, start, recEnd, &n, &res)
+		kill, kt, kp := runOnce(cfg, start, recEnd, &n, rd, &res)
 		stop := math.Min(kt, cfg.Duration)
 		if recEnd > start {
 			res.Spans = append(res.Spans, Span{start, math.Min(recEnd, stop), Recovering})
@@ -141,6 +190,11 @@ func Run(cfg Config) Timeline {
 		wait := bo.Wait(int(math.Round(exit)), true)
 		next := exit + float64(wait) + StartSeconds
 		res.Spans = append(res.Spans, Span{kt, math.Min(next, cfg.Duration), Stopped})
+		// The readiness worker's ticks while no container runs fail it
+		// (worker.go: a container not running sets Failure).
+		for ; rd.next < math.Min(next, cfg.Duration); rd.next += float64(cfg.Readiness.Period.N) {
+			rd.set(rd.next, false, &res)
+		}
 		if next >= cfg.Duration {
 			break
 		}
@@ -174,7 +228,12 @@ func (cfg Config) grace(name string) int {
 // to the second (the status manager's normalizeStatus); the liveness
 // worker probes only once the status says the startup probe passed, which
 // a startup success reaches after the instant it happens.
-func runOnce(cfg Config, start, recEnd float64, n *int, res *Timeline) (bool, float64, string) {
+//
+// The readiness worker ticks on its own grid too: the first tick of a
+// new container sets its result to not ready, and it probes, as liveness
+// does, only once the startup probe has passed; a tick at the instant of
+// a kill still probes the container, which is killed after the tick.
+func runOnce(cfg Config, start, recEnd float64, n *int, rd *readiness, res *Timeline) (bool, float64, string) {
 	started := cfg.Startup == nil
 	var sFail, lFail int
 	nextS, nextL := math.Inf(1), math.Inf(1)
@@ -187,11 +246,13 @@ func runOnce(cfg Config, start, recEnd float64, n *int, res *Timeline) (bool, fl
 	// The start the status holds: seconds, rounded down.
 	startedAt := math.Floor(math.Round(start*1000) / 1000)
 	due := func(p *Probe, t float64) bool { return t-startedAt >= float64(p.InitialDelay.N) }
+	fresh := true // the readiness worker has not seen this container
 	for {
-		t := math.Min(nextS, nextL)
+		t := math.Min(math.Min(nextS, nextL), rd.next)
 		if math.IsInf(t, 1) || t >= cfg.Duration {
 			return false, cfg.Duration, ""
 		}
+		kill, killAt, killer := false, 0.0, ""
 		passedNow := false
 		if !started && t == nextS {
 			nextS = t + float64(cfg.Startup.Period.N)
@@ -201,7 +262,7 @@ func runOnce(cfg Config, start, recEnd float64, n *int, res *Timeline) (bool, fl
 				if ok {
 					passedNow, sFail, nextS = true, 0, math.Inf(1)
 				} else if sFail++; sFail >= cfg.Startup.Failure.N {
-					return true, t + math.Min(lat, float64(cfg.Startup.Timeout.N)), "startup"
+					kill, killAt, killer = true, t+math.Min(lat, float64(cfg.Startup.Timeout.N)), "startup"
 				}
 			}
 		}
@@ -214,9 +275,25 @@ func runOnce(cfg Config, start, recEnd float64, n *int, res *Timeline) (bool, fl
 				if ok {
 					lFail = 0
 				} else if lFail++; lFail >= cfg.Liveness.Failure.N {
-					return true, t + math.Min(lat, float64(cfg.Liveness.Timeout.N)), "liveness"
+					kill, killAt, killer = true, t+math.Min(lat, float64(cfg.Liveness.Timeout.N)), "liveness"
 				}
 			}
+		}
+		if t == rd.next {
+			rd.next = t + float64(cfg.Readiness.Period.N)
+			ready := rd.ready && !fresh
+			fresh = false
+			if started && due(cfg.Readiness, t) {
+				ok, lat := answer(cfg, cfg.Readiness, t, recEnd, n)
+				res.Samples = append(res.Samples, Sample{t, lat, "readiness", ok})
+				if crossed, r := rd.answered(cfg.Readiness, ok); crossed {
+					ready = r
+				}
+			}
+			rd.set(t, ready, res)
+		}
+		if kill {
+			return true, killAt, killer
 		}
 		started = started || passedNow
 	}

@@ -261,3 +261,74 @@ func TestBackoffCapIsTheNodes(t *testing.T) {
 		t.Errorf("widest gap between kills %.1f s with a 60 s cap", widest)
 	}
 }
+
+func readinessProbe(delay, period, success, failure int32, query bool) *Probe {
+	return &Probe{Name: "readiness", Query: query, FailsDuringRecovery: query,
+		Timing: probe.TimingOf(&corev1.Probe{InitialDelaySeconds: delay, PeriodSeconds: period, TimeoutSeconds: 1,
+			SuccessThreshold: success, FailureThreshold: failure}, nil)}
+}
+
+// readyAt is when the container became ready after from, or -1.
+func readyAt(res Timeline, from float64) float64 {
+	for _, r := range res.Ready {
+		if r.At > from && r.Ready {
+			return r.At
+		}
+	}
+	return -1
+}
+
+// successThreshold 3 makes a new container ready on its third success in
+// a row, and failureThreshold 2 takes it out on the second failure.
+func TestReadinessThresholds(t *testing.T) {
+	tr, err := ParseTrace("flap", []byte("0s 50ms\n30s 2s\n40s 50ms\n50s 2s\n55s 50ms\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := Run(Config{Readiness: readinessProbe(5, 5, 3, 2, true), Latency: tr, Duration: 120})
+	want := []ReadyChange{{15, true}, {35, false}, {65, true}}
+	if len(res.Ready) != len(want) {
+		t.Fatalf("ready changes %v, want %v", res.Ready, want)
+	}
+	for i := range want {
+		if res.Ready[i] != want[i] {
+			t.Fatalf("ready changes %v, want %v", res.Ready, want)
+		}
+	}
+}
+
+// The startup probe holds readiness back: no readiness probe before the
+// startup probe has passed, and none at the instant it passes.
+func TestStartupProbeGatesReadiness(t *testing.T) {
+	startup := &Probe{Name: "startup", Query: true, FailsDuringRecovery: true,
+		Timing: probe.TimingOf(&corev1.Probe{PeriodSeconds: 10, TimeoutSeconds: 1, FailureThreshold: 30}, nil)}
+	res := Run(Config{Startup: startup, Readiness: readinessProbe(0, 5, 1, 3, true), Recovery: 95, AfterCrash: true,
+		Latency: spike(t), Duration: 300})
+	for _, s := range res.Samples {
+		if s.Probe == "readiness" && s.T <= 100 {
+			t.Fatalf("readiness probed at %g s, before the startup probe passed at 100 s", s.T)
+		}
+	}
+	if got := readyAt(res, 0); got != 105 {
+		t.Errorf("ready at %g s, want 105 s (the first readiness tick after the startup success)", got)
+	}
+}
+
+// The readiness worker's run of successes is the worker's, not the
+// container's: a readiness probe that passed until a liveness kill makes
+// the next container ready on its first success, whatever its
+// successThreshold (as the kubelet's worker does).
+func TestReadinessRunCarriesOverARestart(t *testing.T) {
+	liveness := &Probe{Name: "liveness", Query: true, FailsDuringRecovery: false,
+		Timing: probe.TimingOf(&corev1.Probe{PeriodSeconds: 10, TimeoutSeconds: 1, FailureThreshold: 3}, nil)}
+	res := Run(Config{Liveness: liveness, Readiness: readinessProbe(0, 5, 3, 3, false), Latency: spike(t), Duration: 3800})
+	if len(res.Kills) == 0 {
+		t.Fatal("no kill")
+	}
+	k := res.Kills[0]
+	restart := k.At + ShutdownSeconds + StartSeconds
+	got := readyAt(res, k.At)
+	if next := math.Ceil(restart/5) * 5; got != next {
+		t.Errorf("ready at %g s after the restart at %g s, want %g s: its first readiness tick", got, restart, next)
+	}
+}

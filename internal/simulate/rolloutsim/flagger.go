@@ -362,16 +362,7 @@ func (r *canaryRun) checksPass() bool {
 		if c.NotModelled {
 			continue
 		}
-		n := max(1, int(c.Window/time.Second))
-		h := r.history[max(0, len(r.history)-n):]
-		var all, failed float64
-		for _, s := range h {
-			if c.Blind {
-				all, failed = all+s[0], failed+s[1]
-			} else {
-				all, failed = all+s[2], failed+s[3]
-			}
-		}
+		all, failed := windowRequests(r.history, max(1, int(c.Window/time.Second)), !c.Blind)
 		if all == 0 {
 			return false
 		}
@@ -600,17 +591,7 @@ func (r *canaryRun) totals() {
 	if t.OfferedRequests > 0 {
 		t.FailedShare = t.FailedRequests / t.OfferedRequests
 	}
-	if first >= 0 {
-		t.WindowStart = r.res.Timeline[first].T
-		t.WindowSeconds = float64(last - first + 1)
-		for _, row := range r.res.Timeline[first : last+1] {
-			t.WindowOffered += row.OfferedRps
-			t.WindowFailed += row.FailedRps
-		}
-		if t.WindowOffered > 0 {
-			t.WindowFailedShare = t.WindowFailed / t.WindowOffered
-		}
-	}
+	t.window(r.res.Timeline, first, last)
 	for _, e := range r.res.Events {
 		if r.state.Done() {
 			t.Settled = e.T

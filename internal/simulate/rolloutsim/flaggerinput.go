@@ -166,6 +166,7 @@ func ChecksOf(cd *flaggerv1.Canary, blind []string) []Check {
 		return nil
 	}
 	for _, m := range a.Metrics {
+		//lint:ignore SA1019 Flagger v1.44.0 still honours a metric's threshold
 		c := Check{Name: m.Name, Blind: slices.Contains(blind, m.Name), Threshold: m.Threshold, Window: time.Minute}
 		iv := m.Interval
 		if iv == "" {

@@ -512,20 +512,26 @@ func (r *run) measure(now time.Duration) {
 // errorRate is the query's value: failed over offered in the rate window,
 // for the whole Service or, revision-aware, the canary's requests.
 func (r *run) errorRate(a *Analysis) float64 {
-	n := int(a.Window / time.Second)
-	h := r.history[max(0, len(r.history)-n):]
-	var all, failed float64
-	for _, s := range h {
-		if a.RevisionAware {
+	all, failed := windowRequests(r.history, int(a.Window/time.Second), a.RevisionAware)
+	if all == 0 {
+		return math.NaN()
+	}
+	return failed / all
+}
+
+// windowRequests sums the requests offered and failed in the last n
+// seconds of history (each second: offered and failed on the whole
+// Service, then on the canary's side), for the canary's side alone or the
+// whole Service.
+func windowRequests(history [][4]float64, n int, canaryOnly bool) (all, failed float64) {
+	for _, s := range history[max(0, len(history)-n):] {
+		if canaryOnly {
 			all, failed = all+s[2], failed+s[3]
 		} else {
 			all, failed = all+s[0], failed+s[1]
 		}
 	}
-	if all == 0 {
-		return math.NaN()
-	}
-	return failed / all
+	return all, failed
 }
 
 // record serves one second of traffic at the router's weight and writes
@@ -634,15 +640,7 @@ func (r *run) totals() {
 	if t.OfferedRequests > 0 {
 		t.FailedShare = t.FailedRequests / t.OfferedRequests
 	}
-	if first >= 0 {
-		t.WindowStart = r.res.Timeline[first].T
-		t.WindowSeconds = float64(last - first + 1)
-		for _, row := range r.res.Timeline[first : last+1] {
-			t.WindowOffered += row.OfferedRps
-			t.WindowFailed += row.FailedRps
-		}
-		t.WindowFailedShare = t.WindowFailed / t.WindowOffered
-	}
+	t.window(r.res.Timeline, first, last)
 	switch st := r.cl.Status; {
 	case r.aborted && st.StableRevision != r.res.Canary:
 		t.Outcome = "aborted"
@@ -658,4 +656,21 @@ func ptrString[T any](p *T) string {
 		return "-"
 	}
 	return fmt.Sprint(*p)
+}
+
+// window fills the incident window's totals from the seconds first to
+// last of the timeline (first < 0: no second failed on the canary side).
+func (t *Totals) window(timeline []Row, first, last int) {
+	if first < 0 {
+		return
+	}
+	t.WindowStart = timeline[first].T
+	t.WindowSeconds = float64(last - first + 1)
+	for _, row := range timeline[first : last+1] {
+		t.WindowOffered += row.OfferedRps
+		t.WindowFailed += row.FailedRps
+	}
+	if t.WindowOffered > 0 {
+		t.WindowFailedShare = t.WindowFailed / t.WindowOffered
+	}
 }
