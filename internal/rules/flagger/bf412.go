@@ -42,6 +42,9 @@ type scaler struct {
 	window   int32
 	found    bool
 	note     string
+	// scales is the workload the target's HPA names when it is not the
+	// Canary's target: Flagger's copy targets the primary all the same.
+	scales string
 }
 
 func primaryScaler(p *rules.Pass, cd *flaggerv1.Canary) scaler {
@@ -70,6 +73,9 @@ func primaryScaler(p *rules.Pass, cd *flaggerv1.Canary) scaler {
 					s.min = *h.Spec.MinReplicas
 				}
 				s.max = h.Spec.MaxReplicas
+				if ref := h.Spec.ScaleTargetRef; ref.Name != cd.Spec.TargetRef.Name {
+					s.scales = ref.Kind + " " + ref.Name
+				}
 				if b := h.Spec.Behavior; b != nil && b.ScaleDown != nil && b.ScaleDown.StabilizationWindowSeconds != nil {
 					s.window = *b.ScaleDown.StabilizationWindowSeconds
 				}
@@ -133,6 +139,14 @@ func weightPath(cd *flaggerv1.Canary) *field.Path {
 	return p.Child("stepWeight")
 }
 
+// weightName names the field weightPath points at.
+func weightName(cd *flaggerv1.Canary) string {
+	if a := cd.GetAnalysis(); len(a.StepWeights) > 0 && a.StepWeight == 0 {
+		return "the last stepWeights entry"
+	}
+	return "maxWeight"
+}
+
 func report(p *rules.Pass, cd *flaggerv1.Canary, r model.Ramp, s scaler, ws []int, gate string, threshold int) {
 	primary := cd.Spec.TargetRef.Name + "-primary"
 	w := r.MaxWeight
@@ -147,11 +161,11 @@ func report(p *rules.Pass, cd *flaggerv1.Canary, r model.Ramp, s scaler, ws []in
 		wait = 0
 		holds = fmt.Sprintf("the confirm-promotion webhook %s holds the canary at weight %d for as long as it answers no, while the checks run", gate, w)
 	case wait == 0:
-		holds = fmt.Sprintf("the canary holds weight %d for up to (threshold %d + 1) x interval %s = %s before a rollback (the tick that reaches it, %d failed checks, then the rollback; scheduler.go:429-438), at least the window",
+		holds = fmt.Sprintf("the checks alone can hold weight %d for (threshold %d + 1) x interval %s = %s before a rollback (the tick that reaches it, %d failed checks, then the rollback; scheduler.go:429-438), no shorter than the window",
 			w, r.Threshold, analysis.Seconds(r.Interval), analysis.Seconds(held), r.Threshold)
 	default:
-		holds = fmt.Sprintf("the checks alone hold weight %d for (threshold %d + 1) x interval %s = %s (scheduler.go:429-438), which leaves it at %d%% one window before the rollback; ticks that wait hold it the other %s: a tick whose primary or canary is not ready returns without a check and without a step (scheduler.go:294-309, :353-361), as while the pods the canary's own autoscaler adds for its %d%% start, and a wait ends only after progressDeadlineSeconds without progress (deployment_ready.go:74-110)",
-			w, r.Threshold, analysis.Seconds(r.Interval), analysis.Seconds(held), r.WeightBefore(ws, window), analysis.Seconds(wait), w)
+		holds = fmt.Sprintf("the checks alone hold weight %d for (threshold %d + 1) x interval %s = %s (scheduler.go:429-438), which would leave the canary at %d%% one window before the rollback; ticks that wait hold %d%% the other %s: a tick whose primary or canary is not ready (a pod starting, or failing its readiness probe) returns without a check and without a step (scheduler.go:294-309, :353-361), and a wait turns into a rollback only once the Deployment has exceeded its progress deadline or stayed below its minimum available for progressDeadlineSeconds (deployment_ready.go:74-110)",
+			w, r.Threshold, analysis.Seconds(r.Interval), analysis.Seconds(held), r.WeightBefore(ws, window), w, analysis.Seconds(wait))
 	}
 	floor := int(float64(s.min)*100/float64(share) + 0.999)
 	scalerText := s.kindName
@@ -172,8 +186,12 @@ func report(p *rules.Pass, cd *flaggerv1.Canary, r model.Ramp, s scaler, ws []in
 	if s.note != "" {
 		as = append(as, s.note)
 	}
+	scalesText := ""
+	if s.scales != "" {
+		scalesText = fmt.Sprintf(" %s itself scales %s, not %s: the copy keeps its range, metrics and behavior and targets %s all the same (hpa_reconciler.go:56-68).", scalerText, s.scales, cd.Spec.TargetRef.Name, primary)
+	}
 	mech := []string{
-		fmt.Sprintf("Flagger makes the primary's autoscaler a copy of %s (%s, its metrics and behavior; hpa_reconciler.go:55-77), so %s scales with the traffic it serves.", scalerText, rangeText, primary),
+		fmt.Sprintf("Flagger makes the primary's autoscaler a copy of %s (%s, its metrics and behavior; hpa_reconciler.go:55-77), so %s scales with the traffic it serves.%s", scalerText, rangeText, primary, scalesText),
 		fmt.Sprintf("During the analysis the canary takes up to %d%% of the traffic (maxWeight, scheduler.go:41-51): %s serves %d%%, and its autoscaler scales it down once the lower load has lasted its %d s scale-down stabilization window: %s, so it can be sized for %d%% of the traffic.", w, primary, share, s.window, holds, share),
 		fmt.Sprintf("A rollback routes all traffic back to the primary in one step, whatever its size: SetRoutes(primary %d, canary 0), then the canary scaled to zero (rollback, scheduler.go:957-980); Flagger has no rollback step weight (fluxcd/flagger#869, open).", 100),
 		fmt.Sprintf("Each primary pod then takes 100/%d = %.1fx the load it was sized for, while the broken canary's pods are deleted, until the autoscaler sees the load, scales up and the new pods are ready.%s", share, factor, peak),
@@ -203,8 +221,8 @@ func report(p *rules.Pass, cd *flaggerv1.Canary, r model.Ramp, s scaler, ws []in
 		},
 		Fix: &finding.Fix{
 			Type: finding.ManualChange,
-			Description: fmt.Sprintf("Keep %s sized for all traffic until the analysis ends: set spec.autoscalerRef.primaryScalerReplicas.minReplicas to the replicas all traffic needs at peak, or lower maxWeight below %d. A longer behavior.scaleDown.stabilizationWindowSeconds on %s (Flagger copies behavior to the primary's autoscaler) covers the %.0f s the checks take from the canary reaching %d%% to the latest rollback, not the ticks that wait.",
-				primary, threshold, scalerText, r.SinceWeight(ws, threshold), threshold),
+			Description: fmt.Sprintf("Keep %s sized for all traffic until the analysis ends: set spec.autoscalerRef.primaryScalerReplicas.minReplicas to the replicas all traffic needs at peak, or lower %s below %d. A longer behavior.scaleDown.stabilizationWindowSeconds on %s (Flagger copies behavior to the primary's autoscaler) covers the %.0f s the checks take from the canary reaching %d%% to the latest rollback, not the ticks that wait.",
+				primary, weightName(cd), threshold, scalerText, r.SinceWeight(ws, threshold), threshold),
 		},
 	})
 }
