@@ -181,7 +181,7 @@ func report(p *rules.Pass, cd *flaggerv1.Canary, r model.Ramp, s scaler, ws []in
 			s.max, keeps, share, s.max, share, s.max-keeps)
 	} else {
 		sev = finding.Info
-		as = append(as, fmt.Sprintf("%s is not in the input: assumed to let the primary shrink (minReplicas below maxReplicas) with the default %d s scale-down window", s.kindName, defaultScaleDownWindow))
+		as = append(as, fmt.Sprintf("%s is not in the input read with this Canary (its Helm chart or Kustomize build; for plain files, its directory and those above and below it, not sibling directories): assumed to let the primary shrink (minReplicas below maxReplicas) with the default %d s scale-down window", s.kindName, defaultScaleDownWindow))
 	}
 	if s.note != "" {
 		as = append(as, s.note)
