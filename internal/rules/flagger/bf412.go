@@ -188,7 +188,7 @@ func report(p *rules.Pass, cd *flaggerv1.Canary, r model.Ramp, s scaler, ws []in
 	}
 	scalesText := ""
 	if s.scales != "" {
-		scalesText = fmt.Sprintf(" %s itself scales %s, not %s: the copy keeps its range, metrics and behavior and targets %s all the same (hpa_reconciler.go:56-68).", scalerText, s.scales, cd.Spec.TargetRef.Name, primary)
+		scalesText = fmt.Sprintf(" %s itself scales %s, not %s: the copy keeps its range, metrics and behavior and targets %s all the same (hpa_reconciler.go:56-68), while the canary %s keeps the replicas ScaleFromZero gives it (deployment_controller.go:166-210), whatever its share: at loads those pods cannot carry at %d%%, the canary is overloaded on the way there.", scalerText, s.scales, cd.Spec.TargetRef.Name, primary, cd.Spec.TargetRef.Name, w)
 	}
 	mech := []string{
 		fmt.Sprintf("Flagger makes the primary's autoscaler a copy of %s (%s, its metrics and behavior; hpa_reconciler.go:55-77), so %s scales with the traffic it serves.%s", scalerText, rangeText, primary, scalesText),
