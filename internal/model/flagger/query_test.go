@@ -70,3 +70,22 @@ func TestRampTimes(t *testing.T) {
 		t.Errorf("since 40%%: %v, want 420", got)
 	}
 }
+
+func TestPrimaryPods(t *testing.T) {
+	for _, c := range []struct {
+		full, minR, maxR int32
+		share            int
+		want             int32
+	}{
+		{8, 1, 8, 50, 4},  // the share's pods
+		{8, 1, 8, 75, 6},  // rounded up: 6 of 8 at 25% to the canary
+		{4, 2, 4, 45, 2},  // ceil(1.8)
+		{4, 3, 4, 50, 3},  // at least minReplicas
+		{10, 1, 4, 50, 4}, // at most maxReplicas
+		{4, 4, 4, 50, 4},  // pinned: no shrink
+	} {
+		if got := PrimaryPods(c.full, c.minR, c.maxR, c.share); got != c.want {
+			t.Errorf("PrimaryPods(%d, %d, %d, %d%%) = %d, want %d", c.full, c.minR, c.maxR, c.share, got, c.want)
+		}
+	}
+}

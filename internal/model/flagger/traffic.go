@@ -116,9 +116,14 @@ func (r Ramp) Weights(cd *flaggerv1.Canary) []int {
 // passing check at MaxWeight promotes instead.
 func (r Ramp) HeldAtMax() float64 { return float64(r.Threshold+1) * r.Interval }
 
-// WeightBefore is the canary's weight tau seconds before a rollback that
-// comes as late as it can: at MaxWeight after HeldAtMax, each earlier step
-// held one interval.
+// WeightBefore is the canary's weight tau seconds before a rollback when
+// every tick runs its checks (none waits): at MaxWeight for HeldAtMax,
+// each earlier step held one interval. Failed checks below MaxWeight do
+// not move it: they hold a lower weight one more interval but count
+// towards the same threshold. Ticks that wait for the primary or the
+// canary hold any weight longer without counting (scheduler.go:294-309,
+// :353-361), so with them the weight tau seconds before can be MaxWeight
+// for any tau.
 func (r Ramp) WeightBefore(ws []int, tau float64) int {
 	if len(ws) == 0 {
 		return 0
@@ -145,4 +150,15 @@ func (r Ramp) SinceWeight(ws []int, w int) float64 {
 		}
 	}
 	return held + float64(len(ws)-1)*r.Interval
+}
+
+// PrimaryPods is what the primary's autoscaler keeps for a share (percent)
+// of a load that needs full pods for all traffic: the share's pods rounded
+// up, within [min, max]. An HPA's recommendation is
+// ceil(current x utilization / target) (Kubernetes docs, Horizontal Pod
+// Autoscaling, Algorithm details): with the load counted in pods at the
+// target utilization, the target cancels out.
+func PrimaryPods(full, minR, maxR int32, share int) int32 {
+	want := int32(math.Ceil(float64(full) * float64(share) / 100))
+	return min(max(want, minR), max(maxR, minR))
 }

@@ -42,6 +42,9 @@ type scaler struct {
 	window   int32
 	found    bool
 	note     string
+	// scales is the workload the target's HPA names when it is not the
+	// Canary's target: Flagger's copy targets the primary all the same.
+	scales string
 }
 
 func primaryScaler(p *rules.Pass, cd *flaggerv1.Canary) scaler {
@@ -70,6 +73,9 @@ func primaryScaler(p *rules.Pass, cd *flaggerv1.Canary) scaler {
 					s.min = *h.Spec.MinReplicas
 				}
 				s.max = h.Spec.MaxReplicas
+				if ref := h.Spec.ScaleTargetRef; ref.Name != cd.Spec.TargetRef.Name {
+					s.scales = ref.Kind + " " + ref.Name
+				}
 				if b := h.Spec.Behavior; b != nil && b.ScaleDown != nil && b.ScaleDown.StabilizationWindowSeconds != nil {
 					s.window = *b.ScaleDown.StabilizationWindowSeconds
 				}
@@ -115,15 +121,10 @@ func runBF412(p *rules.Pass) {
 	}
 	ws := r.Weights(cd)
 	gate := confirmPromotion(cd)
-	sized := r.WeightBefore(ws, float64(s.window))
-	if gate != "" {
-		sized = r.MaxWeight
-	}
-	if sized < threshold {
-		return // the autoscaler's window outlasts the high weights
-	}
-	factor := 100.0 / float64(100-min(sized, 99))
-	report(p, cd, r, s, ws, sized, factor, gate, threshold)
+	// The worst case is the highest weight: ticks that wait for the
+	// primary or the canary hold it without counting a check, so a window
+	// longer than the checks' time at it does not protect the primary.
+	report(p, cd, r, s, ws, gate, threshold)
 }
 
 func weightPath(cd *flaggerv1.Canary) *field.Path {
@@ -138,51 +139,77 @@ func weightPath(cd *flaggerv1.Canary) *field.Path {
 	return p.Child("stepWeight")
 }
 
-func report(p *rules.Pass, cd *flaggerv1.Canary, r model.Ramp, s scaler, ws []int, sized int, factor float64, gate string, threshold int) {
-	primary := cd.Spec.TargetRef.Name + "-primary"
-	held := r.HeldAtMax()
-	var holds string
-	if gate != "" {
-		holds = fmt.Sprintf("the confirm-promotion webhook %s holds the canary at weight %d for as long as it answers no, while the checks run", gate, r.MaxWeight)
-	} else {
-		holds = fmt.Sprintf("the canary holds weight %d for up to (threshold %d + 1) x interval %s = %s before a rollback (the tick that reaches it, %d failed checks, then the rollback; scheduler.go:429-438)",
-			r.MaxWeight, r.Threshold, analysis.Seconds(r.Interval), analysis.Seconds(held), r.Threshold)
+// weightName names the field weightPath points at.
+func weightName(cd *flaggerv1.Canary) string {
+	if a := cd.GetAnalysis(); len(a.StepWeights) > 0 && a.StepWeight == 0 {
+		return "the last stepWeights entry"
 	}
-	floor := int(float64(s.min)*100/float64(100-min(sized, 99)) + 0.999)
+	return "maxWeight"
+}
+
+func report(p *rules.Pass, cd *flaggerv1.Canary, r model.Ramp, s scaler, ws []int, gate string, threshold int) {
+	primary := cd.Spec.TargetRef.Name + "-primary"
+	w := r.MaxWeight
+	share := 100 - min(w, 99)
+	factor := 100.0 / float64(share)
+	held := r.HeldAtMax()
+	window := float64(s.window)
+	wait := max(0, window-held)
+	var holds string
+	switch {
+	case gate != "":
+		wait = 0
+		holds = fmt.Sprintf("the confirm-promotion webhook %s holds the canary at weight %d for as long as it answers no, while the checks run", gate, w)
+	case wait == 0:
+		holds = fmt.Sprintf("the checks alone can hold weight %d for (threshold %d + 1) x interval %s = %s before a rollback (the tick that reaches it, %d failed checks, then the rollback; scheduler.go:429-438), no shorter than the window",
+			w, r.Threshold, analysis.Seconds(r.Interval), analysis.Seconds(held), r.Threshold)
+	default:
+		holds = fmt.Sprintf("the checks alone hold weight %d for (threshold %d + 1) x interval %s = %s (scheduler.go:429-438), which would leave the canary at %d%% one window before the rollback; ticks that wait hold %d%% the other %s: a tick whose primary or canary is not ready (a pod starting, or failing its readiness probe) returns without a check and without a step (scheduler.go:294-309, :353-361), and a wait turns into a rollback only once the Deployment has exceeded its progress deadline or stayed below its minimum available for progressDeadlineSeconds (deployment_ready.go:74-110)",
+			w, r.Threshold, analysis.Seconds(r.Interval), analysis.Seconds(held), r.WeightBefore(ws, window), w, analysis.Seconds(wait))
+	}
+	floor := int(float64(s.min)*100/float64(share) + 0.999)
 	scalerText := s.kindName
 	rangeText := "its range is not in the input"
 	sev := finding.Warning
 	var as []string
+	peak := ""
+	var keeps int32
 	if s.found {
 		rangeText = fmt.Sprintf("minReplicas %d, maxReplicas %d", s.min, s.max)
+		keeps = model.PrimaryPods(s.max, s.min, s.max, share)
+		peak = fmt.Sprintf(" At a load that needs all %d pods (maxReplicas) for all traffic, the autoscaler keeps %d for %d%% (ceil(%d x %d/100), at least minReplicas): %d pods short when the traffic comes back.",
+			s.max, keeps, share, s.max, share, s.max-keeps)
 	} else {
 		sev = finding.Info
-		as = append(as, fmt.Sprintf("%s is not in the input: assumed to let the primary shrink (minReplicas below maxReplicas) with the default %d s scale-down window", s.kindName, defaultScaleDownWindow))
+		as = append(as, fmt.Sprintf("%s is not in the input read with this Canary (its Helm chart or Kustomize build; for plain files, its directory and those above and below it, not sibling directories): assumed to let the primary shrink (minReplicas below maxReplicas) with the default %d s scale-down window", s.kindName, defaultScaleDownWindow))
 	}
 	if s.note != "" {
 		as = append(as, s.note)
 	}
-	window := fmt.Sprintf("%d s scale-down stabilization window", s.window)
-	since := r.SinceWeight(ws, threshold)
+	scalesText := ""
+	if s.scales != "" {
+		scalesText = fmt.Sprintf(" %s itself scales %s, not %s: the copy keeps its range, metrics and behavior and targets %s all the same (hpa_reconciler.go:56-68), while the canary %s keeps the replicas ScaleFromZero gives it (deployment_controller.go:166-210), whatever its share: at loads those pods cannot carry at %d%%, the canary is overloaded on the way there.", scalerText, s.scales, cd.Spec.TargetRef.Name, primary, cd.Spec.TargetRef.Name, w)
+	}
 	mech := []string{
-		fmt.Sprintf("Flagger makes the primary's autoscaler a copy of %s (%s, its metrics and behavior; hpa_reconciler.go:55-77), so %s scales with the traffic it serves.", scalerText, rangeText, primary),
-		fmt.Sprintf("During the analysis the canary takes up to %d%% of the traffic (maxWeight, scheduler.go:41-51): %s serves %d%%, and its autoscaler scales it down once the lower load has lasted its %s: %s, so it can be sized for %d%% of the traffic.", r.MaxWeight, primary, 100-r.MaxWeight, window, holds, 100-sized),
+		fmt.Sprintf("Flagger makes the primary's autoscaler a copy of %s (%s, its metrics and behavior; hpa_reconciler.go:55-77), so %s scales with the traffic it serves.%s", scalerText, rangeText, primary, scalesText),
+		fmt.Sprintf("During the analysis the canary takes up to %d%% of the traffic (maxWeight, scheduler.go:41-51): %s serves %d%%, and its autoscaler scales it down once the lower load has lasted its %d s scale-down stabilization window: %s, so it can be sized for %d%% of the traffic.", w, primary, share, s.window, holds, share),
 		fmt.Sprintf("A rollback routes all traffic back to the primary in one step, whatever its size: SetRoutes(primary %d, canary 0), then the canary scaled to zero (rollback, scheduler.go:957-980); Flagger has no rollback step weight (fluxcd/flagger#869, open).", 100),
-		fmt.Sprintf("Each primary pod then takes 100/%d = %.1fx the load it was sized for, while the broken canary's pods are deleted, until the autoscaler sees the load, scales up and the new pods are ready.", 100-sized, factor),
-		fmt.Sprintf("minReplicas %d bounds the shrink: the primary is sized for its %d%% share at loads that need %d pods or more for all traffic (%d x 100/%d), less between %d and %d, and not at all at loads %d pods carry.", s.min, 100-sized, floor, s.min, 100-sized, s.min, floor, s.min),
+		fmt.Sprintf("Each primary pod then takes 100/%d = %.1fx the load it was sized for, while the broken canary's pods are deleted, until the autoscaler sees the load, scales up and the new pods are ready.%s", share, factor, peak),
+		fmt.Sprintf("minReplicas %d bounds the shrink: the primary is sized for its %d%% share at loads that need %d pods or more for all traffic (%d x 100/%d), less between %d and %d, and not at all at loads %d pods carry.", s.min, share, floor, s.min, share, s.min, floor, s.min),
 	}
 	p.Report(rules.Report{
 		Path:     weightPath(cd),
 		Severity: sev,
-		Message: fmt.Sprintf("a rollback sends 100%% of traffic at once to %s, which its autoscaler can have sized for %d%% (the canary held %d%%): up to %.1fx the load per pod, from loads that need %d pods for all traffic (minReplicas %d x 100/%d)",
-			primary, 100-sized, sized, factor, floor, s.min, 100-sized),
+		Message: fmt.Sprintf("a rollback sends 100%% of traffic at once to %s, which its autoscaler can have sized for %d%% (the canary held %d%% for its %d s window): up to %.1fx the load per pod, from loads that need %d pods for all traffic (minReplicas %d x 100/%d)",
+			primary, share, w, s.window, factor, floor, s.min, share),
 		Mechanism:   mech,
 		Assumptions: as,
 		Evidence: BF412Evidence{
-			MaxWeight:                  r.MaxWeight,
-			SizedForPercent:            100 - sized,
+			MaxWeight:                  w,
+			SizedForPercent:            share,
 			LoadFactor:                 factor,
 			HeldAtMaxSeconds:           held,
+			WaitSeconds:                wait,
 			ConfirmPromotionWebhook:    gate,
 			StabilizationWindowSeconds: s.window,
 			Autoscaler:                 s.kindName,
@@ -190,11 +217,12 @@ func report(p *rules.Pass, cd *flaggerv1.Canary, r model.Ramp, s scaler, ws []in
 			MaxReplicas:                s.max,
 			AutoscalerInInput:          s.found,
 			PodsAtFullTraffic:          floor,
+			PrimaryPodsAtPeak:          keeps,
 		},
 		Fix: &finding.Fix{
 			Type: finding.ManualChange,
-			Description: fmt.Sprintf("Keep %s sized for all traffic until the analysis ends: set behavior.scaleDown.stabilizationWindowSeconds on %s to more than %.0f s (the time from the canary reaching %d%% to the latest rollback; Flagger copies behavior to the primary's autoscaler), or set spec.autoscalerRef.primaryScalerReplicas.minReplicas to the replicas all traffic needs at peak, or lower maxWeight below %d.",
-				primary, scalerText, since, threshold, threshold),
+			Description: fmt.Sprintf("Keep %s sized for all traffic until the analysis ends: set spec.autoscalerRef.primaryScalerReplicas.minReplicas to the replicas all traffic needs at peak, or lower %s below %d. A longer behavior.scaleDown.stabilizationWindowSeconds on %s (Flagger copies behavior to the primary's autoscaler) covers the %.0f s the checks take from the canary reaching %d%% to the latest rollback, not the ticks that wait.",
+				primary, weightName(cd), threshold, scalerText, r.SinceWeight(ws, threshold), threshold),
 		},
 	})
 }

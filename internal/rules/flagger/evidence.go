@@ -22,9 +22,10 @@ type BF411UncheckedEvidence struct {
 // BF412Evidence: the weight the canary held, and the primary it left.
 type BF412Evidence struct {
 	MaxWeight                  int     `json:"maxWeight" doc:"the canary's highest weight (maxWeight or the last stepWeights)"`
-	SizedForPercent            int     `json:"sizedForPercent" doc:"the share of traffic the primary's autoscaler can have sized it for"`
+	SizedForPercent            int     `json:"sizedForPercent" doc:"the share of traffic the primary's autoscaler can have sized it for: 100 - maxWeight"`
 	LoadFactor                 float64 `json:"loadFactor" doc:"the load per primary pod after the rollback, over what it was sized for"`
-	HeldAtMaxSeconds           float64 `json:"heldAtMaxSeconds" doc:"the longest the canary holds its highest weight before a rollback: (threshold + 1) x interval"`
+	HeldAtMaxSeconds           float64 `json:"heldAtMaxSeconds" doc:"the longest the checks alone hold the canary at its highest weight before a rollback: (threshold + 1) x interval"`
+	WaitSeconds                float64 `json:"waitSeconds" doc:"the seconds of the window the canary holds its highest weight on ticks that wait (not ready), beyond the checks: window - heldAtMaxSeconds, at least 0"`
 	ConfirmPromotionWebhook    string  `json:"confirmPromotionWebhook" doc:"a confirm-promotion webhook that can hold the canary there longer, if any"`
 	StabilizationWindowSeconds int32   `json:"stabilizationWindowSeconds" doc:"the autoscaler's scale-down stabilization window"`
 	Autoscaler                 string  `json:"autoscaler" doc:"the Canary's autoscalerRef"`
@@ -32,6 +33,7 @@ type BF412Evidence struct {
 	MaxReplicas                int32   `json:"maxReplicas" doc:"the primary's maxReplicas"`
 	AutoscalerInInput          bool    `json:"autoscalerInInput" doc:"whether the autoscaler is in the input (else its range is assumed)"`
 	PodsAtFullTraffic          int     `json:"podsAtFullTraffic" doc:"the load, in pods for all traffic, above which the primary can shrink: minReplicas x 100 / sizedForPercent"`
+	PrimaryPodsAtPeak          int32   `json:"primaryPodsAtPeak" doc:"the pods the primary's autoscaler keeps for its share when all traffic needs maxReplicas: ceil(maxReplicas x sizedForPercent / 100), at least minReplicas (0 when the autoscaler is not in the input)"`
 }
 
 // BF413Evidence: the Flagger release and what a failed promotion takes.
