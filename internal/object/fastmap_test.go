@@ -53,6 +53,14 @@ func TestExactMapDecodeIsJSONIterator(t *testing.T) {
 		"no colon":   `{"metadata":{"labels":{"a" "1"}}}`,
 		"unclosed":   `{"metadata":{"labels":{"a":"1"`,
 		"selector":   `{"spec":{"nodeSelector":{"k":"v"},"containers":[{"name":"a"}]}}`,
+		"resources":  `{"spec":{"containers":[{"name":"a","resources":{"requests":{"cpu":"50m","memory":"64Mi"},"limits":{"memory":128974848,"cpu":null}}}]}}`,
+		"res merged": `{"spec":{"overhead":{"cpu":"1","memory":"1Gi"},"overhead":{"cpu":"2"}}}`,
+		"res null":   `{"spec":{"overhead":{"cpu":"1"},"overhead":null}}`,
+		"res bad":    `{"spec":{"overhead":{"cpu":"1x"}}}`,
+		"res list":   `{"spec":{"overhead":{"cpu":[1]}}}`,
+		"res object": `{"spec":{"overhead":{"cpu":{"a":1}}}}`,
+		"res bool":   `{"spec":{"overhead":{"cpu":true}}}`,
+		"res empty":  `{"spec":{"overhead":{}}}`,
 	} {
 		sameAsReference(t, name, []byte(doc), pod)
 	}
@@ -99,6 +107,7 @@ func FuzzExactMapDecode(f *testing.F) {
 	f.Add([]byte("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, labels: {a: b}, annotations: {x: null}}\nspec:\n  selector: {matchLabels: {a: b}}\n  template:\n    metadata: {labels: {a: b}}\n    spec:\n      nodeSelector: {k: v}\n      containers:\n      - name: app\n"))
 	f.Add([]byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, labels: {}}\ndata: {a: b, c: 1}\n"))
 	f.Add([]byte("apiVersion: v1\nkind: Service\nmetadata: {name: s, labels: null}\nspec: {selector: {a: b}}\n"))
+	f.Add([]byte("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  overhead: {cpu: 1}\n  containers:\n  - name: a\n    resources: {requests: {cpu: 50m, memory: 64Mi}, limits: {memory: 1e3, cpu: null}}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, d := range load.Parse("f.yaml", data).Documents {
 			if mk, ok := decoders[group(d.APIVersion)+"/"+d.Kind]; ok {
