@@ -1,0 +1,118 @@
+package object
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	jsoniter "github.com/json-iterator/go"
+
+	"backfire.dev/backfire/internal/benchcorpus"
+	"backfire.dev/backfire/internal/load"
+)
+
+// reference is the exact decode without the direct map decoder: what it
+// replaced.
+var reference = jsoniter.Config{
+	EscapeHTML:             true,
+	SortMapKeys:            true,
+	ValidateJsonRawMessage: true,
+	CaseSensitive:          true,
+	DisallowUnknownFields:  true,
+}.Froze()
+
+// sameAsReference checks that the exact decode takes a document exactly
+// when json-iterator's own map decoder would, and gives the same value.
+func sameAsReference(t *testing.T, name string, data []byte, mk func() any) {
+	t.Helper()
+	got, want := mk(), mk()
+	gerr, werr := exact.Unmarshal(data, got), reference.Unmarshal(data, want)
+	if (gerr == nil) != (werr == nil) {
+		t.Fatalf("%s: the direct map decode says %v, json-iterator's %v:\n%s", name, gerr, werr, data)
+	}
+	if gerr == nil && !reflect.DeepEqual(got, want) {
+		t.Fatalf("%s: the direct map decode gives\n%#v\njson-iterator's\n%#v", name, got, want)
+	}
+}
+
+func TestExactMapDecodeIsJSONIterator(t *testing.T) {
+	pod := decoders["/Pod"]
+	for name, doc := range map[string]string{
+		"null":       `{"metadata":{"labels":null}}`,
+		"empty":      `{"metadata":{"labels":{}}}`,
+		"pairs":      `{"metadata":{"labels":{"a":"1","b":"2"},"annotations":{"x":""}}}`,
+		"merged":     `{"metadata":{"labels":{"a":"1","c":"1"},"labels":{"b":"2","a":"3"}}}`,
+		"then null":  `{"metadata":{"labels":{"a":"1"},"labels":null}}`,
+		"null value": `{"metadata":{"labels":{"a":null}}}`,
+		"number":     `{"metadata":{"labels":{"a":1}}}`,
+		"list":       `{"metadata":{"labels":["a"]}}`,
+		"string":     `{"metadata":{"labels":"a"}}`,
+		"no colon":   `{"metadata":{"labels":{"a" "1"}}}`,
+		"unclosed":   `{"metadata":{"labels":{"a":"1"`,
+		"selector":   `{"spec":{"nodeSelector":{"k":"v"},"containers":[{"name":"a"}]}}`,
+		"resources":  `{"spec":{"containers":[{"name":"a","resources":{"requests":{"cpu":"50m","memory":"64Mi"},"limits":{"memory":128974848,"cpu":null}}}]}}`,
+		"res merged": `{"spec":{"overhead":{"cpu":"1","memory":"1Gi"},"overhead":{"cpu":"2"}}}`,
+		"res null":   `{"spec":{"overhead":{"cpu":"1"},"overhead":null}}`,
+		"res bad":    `{"spec":{"overhead":{"cpu":"1x"}}}`,
+		"res list":   `{"spec":{"overhead":{"cpu":[1]}}}`,
+		"res object": `{"spec":{"overhead":{"cpu":{"a":1}}}}`,
+		"res bool":   `{"spec":{"overhead":{"cpu":true}}}`,
+		"res empty":  `{"spec":{"overhead":{}}}`,
+	} {
+		sameAsReference(t, name, []byte(doc), pod)
+	}
+	cm := decoders["/ConfigMap"]
+	sameAsReference(t, "configmap", []byte(`{"data":{"a":"b","c":"d"},"binaryData":{"x":"aGVsbG8="}}`), cm)
+
+	// The shared benchmark's corpus and the repository's manifests.
+	dir := t.TempDir()
+	if _, err := benchcorpus.Generate(dir, 20); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, root := range []string{dir, "../../testdata", "../../examples", "testdata"} {
+		err := filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
+			if err != nil || e.IsDir() || !(strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml")) {
+				return err
+			}
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			for _, d := range load.Parse(p, data).Documents {
+				if mk, ok := decoders[group(d.APIVersion)+"/"+d.Kind]; ok {
+					sameAsReference(t, p, d.JSON, mk)
+					n++
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n < 2000 {
+		t.Errorf("compared only %d documents", n)
+	}
+}
+
+// FuzzExactMapDecode: whatever the document, the direct map decode takes
+// what json-iterator's own took and gives the same value.
+//
+//	go test ./internal/object -run '^$' -fuzz FuzzExactMapDecode -fuzztime 1m
+func FuzzExactMapDecode(f *testing.F) {
+	f.Add([]byte("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, labels: {a: b}, annotations: {x: null}}\nspec:\n  selector: {matchLabels: {a: b}}\n  template:\n    metadata: {labels: {a: b}}\n    spec:\n      nodeSelector: {k: v}\n      containers:\n      - name: app\n"))
+	f.Add([]byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, labels: {}}\ndata: {a: b, c: 1}\n"))
+	f.Add([]byte("apiVersion: v1\nkind: Service\nmetadata: {name: s, labels: null}\nspec: {selector: {a: b}}\n"))
+	f.Add([]byte("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  overhead: {cpu: 1}\n  containers:\n  - name: a\n    resources: {requests: {cpu: 50m, memory: 64Mi}, limits: {memory: 1e3, cpu: null}}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, d := range load.Parse("f.yaml", data).Documents {
+			if mk, ok := decoders[group(d.APIVersion)+"/"+d.Kind]; ok {
+				sameAsReference(t, "f.yaml", d.JSON, mk)
+			}
+		}
+	})
+}
