@@ -195,7 +195,7 @@ func report(p *rules.Pass, cd *flaggerv1.Canary, r model.Ramp, s scaler, ws []in
 		fmt.Sprintf("During the analysis the canary takes up to %d%% of the traffic (maxWeight, scheduler.go:41-51): %s serves %d%%, and its autoscaler scales it down once the lower load has lasted its %d s scale-down stabilization window: %s, so it can be sized for %d%% of the traffic.", w, primary, share, s.window, holds, share),
 		fmt.Sprintf("A rollback routes all traffic back to the primary in one step, whatever its size: SetRoutes(primary %d, canary 0), then the canary scaled to zero (rollback, scheduler.go:957-980); Flagger has no rollback step weight (fluxcd/flagger#869, open).", 100),
 		fmt.Sprintf("Each primary pod then takes 100/%d = %.1fx the load it was sized for, while the broken canary's pods are deleted, until the autoscaler sees the load, scales up and the new pods are ready.%s", share, factor, peak),
-		fmt.Sprintf("minReplicas %d bounds the shrink: the primary is sized for its %d%% share at loads that need %d pods or more for all traffic (%d x 100/%d), less between %d and %d, and not at all at loads %d pods carry.", s.min, share, floor, s.min, share, s.min, floor, s.min),
+		fmt.Sprintf("minReplicas %d bounds the shrink: the primary is sized for its %d%% share at loads that need %d pods or more for all traffic (%d x 100/%d), less between %d and %d, and not at all at loads %s carry.", s.min, share, floor, s.min, share, s.min, floor, podsText(s.min)),
 	}
 	p.Report(rules.Report{
 		Path:     weightPath(cd),
@@ -225,4 +225,12 @@ func report(p *rules.Pass, cd *flaggerv1.Canary, r model.Ramp, s scaler, ws []in
 				primary, weightName(cd), threshold, scalerText, r.SinceWeight(ws, threshold), threshold),
 		},
 	})
+}
+
+// podsText is "1 pod" or "N pods".
+func podsText(n int32) string {
+	if n == 1 {
+		return "1 pod"
+	}
+	return fmt.Sprintf("%d pods", n)
 }

@@ -257,6 +257,10 @@ var readyRows = []struct {
 			switch {
 			case n == 0:
 				return "no kill"
+			case back == 0 && n > run.Result.Restarts:
+				// The last kill's restart falls after the run's end, so
+				// the restarts row counts one fewer.
+				return fmt.Sprintf("never ready again after any of the %d kills (the last one not restarted within the run)", n)
 			case back == 0:
 				return fmt.Sprintf("never ready again after any of the %d kills", n)
 			}
