@@ -341,15 +341,17 @@ func TestKillToReadyCell(t *testing.T) {
 	}
 	probe := &probesim.Probe{Name: "readiness"}
 	for _, tc := range []struct {
-		back []float64
-		want string
+		back     []float64
+		restarts int
+		want     string
 	}{
-		{nil, "no kill"},
-		{[]float64{74}, "74 s"},
-		{[]float64{31, -1, 74}, "31 s to 74 s; 1 of 3 kills never ready again before the next kill"},
-		{[]float64{-1, -1}, "never ready again after any of the 2 kills"},
+		{nil, 0, "no kill"},
+		{[]float64{74}, 1, "74 s"},
+		{[]float64{31, -1, 74}, 3, "31 s to 74 s; 1 of 3 kills never ready again before the next kill"},
+		{[]float64{-1, -1}, 2, "never ready again after any of the 2 kills"},
+		{[]float64{-1, -1}, 1, "never ready again after any of the 2 kills (the last one not restarted within the run)"},
 	} {
-		run := &Run{Readiness: probe, Ready: probesim.ReadyStats{KillToReady: tc.back}}
+		run := &Run{Readiness: probe, Ready: probesim.ReadyStats{KillToReady: tc.back}, Result: probesim.Timeline{Restarts: tc.restarts}}
 		if got := cell(run); got != tc.want {
 			t.Errorf("%v: %q, want %q", tc.back, got, tc.want)
 		}
