@@ -24,6 +24,15 @@ func Agree(fs []finding.Finding) { AgreeDecoded(fs, nil) }
 // where it is to be decoded here (patches may be nil). The patches are
 // read, never changed.
 func AgreeDecoded(fs []finding.Finding, patches []map[string]any) {
+	AgreeComposed(fs, patches, nil, nil)
+}
+
+// AgreeComposed is AgreeDecoded given, where known, the composition of one
+// object's fixes: composed is ComposeDecoded's one Change of the findings
+// at indexes at of fs (in order) with their patches as they are now. It is
+// used for the group of exactly those findings instead of composing them
+// again (fixcompose composed them to patch the object), and changed.
+func AgreeComposed(fs []finding.Finding, patches []map[string]any, composed *Change, at []int) {
 	// Only fixes that share their object with another can disagree; the
 	// others are not decoded and composed at all. Objects are independent
 	// and each finding belongs to one, so they are agreed on all cores.
@@ -41,7 +50,13 @@ func AgreeDecoded(fs []finding.Finding, patches []map[string]any) {
 			owns[k], err = DecodePatch(g.findings[k].Fix.Patch)
 			decoded[k] = err == nil
 		}
-		for _, c := range compose(g.findings, owns) {
+		var changes []Change
+		if composed != nil && slices.Equal(g.at, at) {
+			changes = []Change{*composed}
+		} else {
+			changes = compose(g.findings, owns)
+		}
+		for _, c := range changes {
 			if len(c.Findings) < 2 {
 				continue
 			}

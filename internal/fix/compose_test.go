@@ -125,3 +125,42 @@ func sameJSON(got []byte, want string) bool {
 	}
 	return equal(a, b)
 }
+
+// A composition handed to AgreeComposed is used for exactly the findings
+// it composed, and agrees them as composing them again would; for any
+// other set of findings it is not used.
+func TestAgreeComposedUsesTheComposition(t *testing.T) {
+	mk := func() []finding.Finding {
+		return []finding.Finding{
+			withPatch("BF102", liveness(`"timeoutSeconds":5,"failureThreshold":3`)),
+			withPatch("BF101", liveness(`"exec":null,"tcpSocket":{"port":5432},"timeoutSeconds":3,"failureThreshold":6`)),
+		}
+	}
+	want := mk()
+	AgreeDecoded(want, nil)
+	cs := Compose(mk())
+	got := mk()
+	AgreeComposed(got, nil, &cs[0], []int{0, 1})
+	for i := range got {
+		if string(got[i].Fix.Patch) != string(want[i].Fix.Patch) || got[i].Fix.Description != want[i].Fix.Description {
+			t.Errorf("finding %d: %s, want %s", i, got[i].Fix.Patch, want[i].Fix.Patch)
+		}
+	}
+	if string(want[0].Fix.Patch) == string(mk()[0].Fix.Patch) {
+		t.Fatal("BF102's patch did not change: the test shows nothing")
+	}
+
+	// A composition with nothing in it changes nothing where it is used,
+	// and is not used for other findings.
+	empty := Change{Patch: map[string]any{}, Findings: []int{0, 1}}
+	used := mk()
+	AgreeComposed(used, nil, &empty, []int{0, 1})
+	if string(used[0].Fix.Patch) == string(want[0].Fix.Patch) {
+		t.Error("the composition given was not used")
+	}
+	ignored := mk()
+	AgreeComposed(ignored, nil, &Change{Patch: map[string]any{}, Findings: []int{0, 1}}, []int{0, 2})
+	if string(ignored[0].Fix.Patch) != string(want[0].Fix.Patch) {
+		t.Error("a composition of other findings was used")
+	}
+}

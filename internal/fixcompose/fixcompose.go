@@ -45,7 +45,7 @@ func RunAndAgree(o *object.Object, ix *index.Index, rs []*rules.Rule, opts *rule
 		return res // incomplete: the caller drops it
 	}
 	patches := make([]map[string]any, len(res.Findings))
-	recompute(o, ix, rs, opts, res.Findings, patches)
+	composed, parts := recompute(o, ix, rs, opts, res.Findings, patches)
 	fs := make([]finding.Finding, len(res.Findings))
 	for i := range res.Findings {
 		fs[i] = res.Findings[i].Finding
@@ -53,7 +53,7 @@ func RunAndAgree(o *object.Object, ix *index.Index, rs []*rules.Rule, opts *rule
 	if opts.Canceled() {
 		return res
 	}
-	fix.AgreeDecoded(fs, patches)
+	fix.AgreeComposed(fs, patches, composed, parts)
 	for i := range fs {
 		res.Findings[i].Fix = fs[i].Fix
 	}
@@ -71,8 +71,10 @@ func Recompute(o *object.Object, ix *index.Index, rs []*rules.Rule, opts *rules.
 
 // recompute is Recompute with patches[i] found[i]'s patch decoded, or nil
 // where it is not decoded yet; it decodes the ones it reads, and leaves nil
-// the ones of the fixes it rewrites.
-func recompute(o *object.Object, ix *index.Index, rs []*rules.Rule, opts *rules.Options, found []rules.Reported, patches []map[string]any) {
+// the ones of the fixes it rewrites. It returns the composition of the
+// parts (found's indexes) it last patched o with when no patch changed
+// after it, for the agreement to use rather than compose them again.
+func recompute(o *object.Object, ix *index.Index, rs []*rules.Rule, opts *rules.Options, found []rules.Reported, patches []map[string]any) (*fix.Change, []int) {
 	var parts []int
 	for i, f := range found {
 		if f.Fix != nil && f.Fix.Type == finding.StrategicMergePatch && len(f.Fix.Patch) > 0 && f.Fix.Target == nil {
@@ -80,7 +82,7 @@ func recompute(o *object.Object, ix *index.Index, rs []*rules.Rule, opts *rules.
 		}
 	}
 	if len(parts) < 2 {
-		return
+		return nil, nil
 	}
 	byID := map[string]*rules.Rule{}
 	for _, r := range rs {
@@ -94,17 +96,19 @@ func recompute(o *object.Object, ix *index.Index, rs []*rules.Rule, opts *rules.
 		}
 		return patches[i]
 	}
+	var composed *fix.Change
 	for range MaxRounds {
 		if opts.Canceled() {
-			return
+			return nil, nil
 		}
 		readers := stale(o, found, parts, byID, decoded)
 		if len(readers) == 0 {
-			return
+			return composed, parts
 		}
-		patched := patchedObject(o, found, parts, decoded)
+		patched, c := patchedObject(o, found, parts, decoded)
+		composed = c
 		if patched == nil {
-			return
+			return composed, parts
 		}
 		var again []*rules.Rule
 		for _, i := range readers {
@@ -136,9 +140,11 @@ func recompute(o *object.Object, ix *index.Index, rs []*rules.Rule, opts *rules.
 			changed = true
 		}
 		if !changed {
-			return
+			return composed, parts
 		}
+		composed = nil // composed from patches since rewritten
 	}
+	return nil, nil
 }
 
 // stale returns the parts whose rule's fix reads a field another rule's
@@ -213,9 +219,10 @@ func (s *setters) setByOther(container, rule string, from []string) bool {
 
 // patchedObject is o with the composed patch of the parts applied, nil
 // when it cannot be made (no typed model, a patch that does not apply).
-func patchedObject(o *object.Object, found []rules.Reported, parts []int, decoded func(int) map[string]any) *object.Object {
+// It returns too the composition it patched o with, when there is one.
+func patchedObject(o *object.Object, found []rules.Reported, parts []int, decoded func(int) map[string]any) (*object.Object, *fix.Change) {
 	if o.Typed == nil {
-		return nil
+		return nil, nil
 	}
 	fs := make([]finding.Finding, len(parts))
 	ps := make([]map[string]any, len(parts))
@@ -225,19 +232,20 @@ func patchedObject(o *object.Object, found []rules.Reported, parts []int, decode
 	}
 	changes := fix.ComposeDecoded(fs, ps)
 	if len(changes) != 1 {
-		return nil
+		return nil, nil
 	}
-	out, err := fix.Patched(o.Doc.JSON, changes[0].Patch, o.Typed)
+	c := &changes[0]
+	out, err := fix.Patched(o.Doc.JSON, c.Patch, o.Typed)
 	if err != nil {
-		return nil
+		return nil, c
 	}
 	doc := load.Document{File: o.Doc.File, Index: o.Doc.Index, Line: o.Doc.Line, Origin: o.Doc.Origin,
 		JSON: out, APIVersion: o.Doc.APIVersion, Kind: o.Doc.Kind}
 	p, lerr := object.Decode(&doc)
 	if lerr != nil {
-		return nil
+		return nil, c
 	}
-	return p
+	return p, c
 }
 
 // asked is the findings of the rules asked again, by rule and container.
