@@ -140,7 +140,10 @@ var Recoveries = []RecoveryBehaviour{
 		Source: "etcd: server/embed/etcd.go `StartEtcd` (`configureClientListeners` binds the client port, then `etcdserver.NewServer`, then `serveClients`); server/etcdserver/bootstrap.go `bootstrap` (`bootstrapWALFromSnapshot`: `openWALFromSnapshot` reads the whole WAL)"},
 	{Server: "InfluxDB",
 		Messages: []Message{
-			{When: "InfluxDB 1.x: clients, tcpSocket probes and GET /ping on 8086, until every shard is loaded", Text: `connect: connection refused (the HTTP listener is not bound yet); the log shows "Opened shard" lines, then "Listening on HTTP"`,
+			{When: "InfluxDB 1.x: clients, tcpSocket probes and GET /ping on 8086, until every shard is loaded", Text: `connect: connection refused (the HTTP listener is not bound yet); the log shows "Opened shard" and "Listening on HTTP" lines`,
+				// Their order is not claimed: the lab's record of 1.6 has the
+				// first "Opened shard" after "Listening on HTTP", though the
+				// port stayed closed until the load was over; not explained.
 				Lab: []LabSign{{Probe: "tcpSocket", Exit: 1, Says: "connect: connection refused"}, {Says: "Opened shard"}, {Says: "Listening on HTTP"}}},
 			{When: "InfluxDB 1.x: the influx CLI, meanwhile", Text: `Failed to connect to http://127.0.0.1:8086: Get "http://127.0.0.1:8086/ping": dial tcp 127.0.0.1:8086: connect: connection refused`,
 				Source: "influxdb 1.x: cmd/influx/cli/cli.go `Run`",
