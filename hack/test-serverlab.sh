@@ -10,7 +10,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 packages=(postgresql-15 postgresql-client-15 redis-server redis-tools mariadb-server mariadb-client
-  etcd-server etcd-client zookeeper rabbitmq-server curl netcat-openbsd)
+  etcd-server etcd-client zookeeper rabbitmq-server curl netcat-openbsd
+  prometheus influxdb influxdb-client clickhouse-server clickhouse-client)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

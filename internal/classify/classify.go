@@ -155,13 +155,20 @@ var Servers = []Server{
 	{Name: "ClickHouse", ImageTokens: []string{"clickhouse"}, ImagePorts: []int32{9000, 8123},
 		QueryCommands:  []string{"clickhouse-client", "clickhouse client"},
 		QueryHTTPPorts: []int32{8123},
-		Recovery:       "does not accept queries until tables are loaded"},
+		Recovery:       "does not accept queries until tables are loaded",
+		// 18.x: Server::main loads every table's parts before it creates
+		// the HTTP and TCP servers (measured by the server lab). Later
+		// versions can load tables after they listen
+		// (async_load_databases): not known.
+		ListensAfterLoading: []int{18},
+		LoadingRecovery:     "opens its ports (TCP 9000, HTTP 8123 and its /ping) only once it has loaded every table's parts (ClickHouse 18.x)"},
 	{Name: "CockroachDB", ImageTokens: []string{"cockroach"}, Ports: []int32{26257},
 		QueryCommands: []string{"cockroach sql", "cockroach node status"},
 		Recovery:      "does not accept SQL until the node has rejoined"},
 	// 8086 up to InfluxDB 2, 8181 from InfluxDB 3.
 	{Name: "InfluxDB", ImageTokens: []string{"influxdb"}, ImagePorts: []int32{8086, 8181}, QueryHTTPPorts: []int32{8086},
-		Recovery: "does not answer queries until the WAL is loaded",
+		QueryCommands: []string{"influx"},
+		Recovery:      "does not answer queries until the WAL is loaded",
 		// 1.x: Server.Open opens the TSDB store (every shard) before the
 		// httpd service binds its listener.
 		ListensAfterLoading: []int{1},

@@ -27,6 +27,10 @@ func TestLabMeasuredNeverPassed(t *testing.T) {
 	if got := s.Measured(never); got != Unstable {
 		t.Errorf("a probe that never passed: measured %q, want %q", got, Unstable)
 	}
+	justBefore := LabProbe{Phases: []LabPhase{{From: 0, To: 8.9, Samples: 10, Exit: 1}, {From: 9.5, To: 15, Samples: 5, Exit: 0}}}
+	if got := s.Measured(justBefore); got != Fails {
+		t.Errorf("a probe that passed from just before the server was ready on: measured %q, want %q", got, Fails)
+	}
 	passedAfter := LabProbe{Phases: []LabPhase{{From: 0, To: 9, Samples: 10, Exit: 1}, {From: 10, To: 15, Samples: 5, Exit: 0}}}
 	if got := s.Measured(passedAfter); got != Fails {
 		t.Errorf("a probe that failed until the server was ready: measured %q, want %q", got, Fails)

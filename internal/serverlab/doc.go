@@ -1,6 +1,6 @@
 // Package serverlab holds the server lab: tests that start real servers
 // from Debian's packages (PostgreSQL, Redis, MariaDB, etcd, ZooKeeper,
-// RabbitMQ), each in a temporary directory as an unprivileged user, kill
+// RabbitMQ, Prometheus, InfluxDB, ClickHouse), each in a temporary directory as an unprivileged user, kill
 // them with SIGKILL under a write load, and record what the probe commands
 // of internal/classify's tables do while they recover; then stop them with
 // SIGTERM with a client connected, and let a liveness budget shorter than

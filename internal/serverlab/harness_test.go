@@ -116,8 +116,11 @@ type lab struct {
 	cred      *syscall.Credential
 	port      int    // the port the lab's server listens on
 	wellKnown string // the port a manifest writes, put back in outputs
-	env       []string
-	start     time.Time // the last restart, for the samples' times
+	// more maps a server's other well-known ports (ClickHouse's HTTP
+	// port beside its native one) to the lab's.
+	more  map[string]string
+	env   []string
+	start time.Time // the last restart, for the samples' times
 	// programs are where the lab finds a probe's program when it is not
 	// on PATH under the name a manifest uses.
 	programs map[string]string
@@ -235,6 +238,16 @@ func freePort(t *testing.T) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
+// another gives the server another well-known port, mapped to a free one.
+func (l *lab) another(wellKnown int) int {
+	port := freePort(l.t)
+	if l.more == nil {
+		l.more = map[string]string{}
+	}
+	l.more[strconv.Itoa(wellKnown)] = strconv.Itoa(port)
+	return port
+}
+
 // path is a file in the lab's directory.
 func (l *lab) path(name string) string { return filepath.Join(l.dir, name) }
 
@@ -243,6 +256,9 @@ func (l *lab) local(argv []string) []string {
 	out := make([]string, len(argv))
 	for i, a := range argv {
 		out[i] = strings.ReplaceAll(a, l.wellKnown, strconv.Itoa(l.port))
+		for known, local := range l.more {
+			out[i] = strings.ReplaceAll(out[i], known, local)
+		}
 	}
 	if p, ok := l.programs[out[0]]; ok {
 		out[0] = p
@@ -254,6 +270,9 @@ func (l *lab) local(argv []string) []string {
 // an output.
 func (l *lab) manifest(s string) string {
 	s = strings.ReplaceAll(s, l.dir, "DIR")
+	for known, local := range l.more {
+		s = strings.ReplaceAll(s, local, known)
+	}
 	return strings.ReplaceAll(s, strconv.Itoa(l.port), l.wellKnown)
 }
 
