@@ -14,7 +14,9 @@ import (
 var update = flag.Bool("update", false, "rewrite the simulate golden files")
 
 // canaryArgs plays the public gitops-istio backend Canary (a Kustomize
-// directory with its Deployment and HPA).
+// directory with its Deployment and HPA). Its HPA scales Deployment
+// frontend, so the canary keeps its one pod, which 20 rps per pod overloads
+// at 25%: every scenario but the failed promotion plays that.
 func canaryArgs(t *testing.T, extra ...string) []string {
 	return append([]string{"simulate", "rollout", "-f", testutil.Corpus(t, "gitops-istio", "apps", "backend"),
 		"--replicas", "8", "--rps", "100", "--pod-capacity", "20", "--seconds", "600"}, extra...)
@@ -51,10 +53,11 @@ func TestSimulateCanaryGolden(t *testing.T) {
 }
 
 // The failed promotion differs by release: v1.43.0 rolls back to the
-// primary, v1.44.0 halts with all traffic on the canary.
+// primary, v1.44.0 halts with all traffic on the canary. At 60 rps per pod
+// the one canary pod carries its 50% and the analysis reaches the promotion.
 func TestSimulateCanaryFailedPromotionJSON(t *testing.T) {
 	for v, want := range map[string]string{"v1.43.0": "rolled back", "1.44.0": "halted: all traffic to the canary"} {
-		out, stderr, code := execute(t, "", canaryArgs(t, "--scenario", "failed-promotion", "--flagger-version", v, "--format", "json")...)
+		out, stderr, code := execute(t, "", canaryArgs(t, "--pod-capacity", "60", "--scenario", "failed-promotion", "--flagger-version", v, "--format", "json")...)
 		if code != exitClean {
 			t.Fatalf("%s: exit %d: %s", v, code, stderr)
 		}

@@ -17,10 +17,12 @@ import (
 // canary breaks at its highest weight; the ticks that wait for its new
 // pods hold lower weights longer) leaves the primary some pods when all
 // traffic comes back; BF412's figure for the same load must not be milder
-// (more pods) than any run's.
+// (more pods) than any run's. Not the gitops-istio backend: its HPA scales
+// another Deployment, so the twin keeps its canary at one pod, which is
+// overloaded long before the canary's highest weight and the primary never
+// shrinks (the finding says so; TestCanaryWhoseAutoscalerScalesAnother).
 func TestBF412NotMilderThanTheTwin(t *testing.T) {
 	for _, c := range []struct{ file, canary string }{
-		{"gitops-istio-backend.yaml", "backend"},
 		{"flagger-istio-canary-15s.yaml", "podinfo"},
 	} {
 		t.Run(c.canary, func(t *testing.T) { notMilder(t, "testdata/BF412/positive/"+c.file, c.canary) })

@@ -65,6 +65,11 @@ type Check struct {
 type Autoscaler struct {
 	Min, Max int32
 	Window   time.Duration
+	// OtherTarget names the workload the target's HPA scales when it is
+	// not the Canary's target: Flagger still copies it for the primary
+	// (pkg/canary/hpa_reconciler.go), but nothing scales the canary past
+	// what ScaleFromZero gave it.
+	OtherTarget string
 }
 
 // CanaryInput is what a Flagger run needs.
@@ -389,7 +394,7 @@ func (r *canaryRun) scale(now time.Duration) {
 		// The primary's autoscaler and the target's (which scales the
 		// canary once ScaleFromZero has sized it) follow each one's share.
 		r.primary.replicas = a.recommend(&r.primaryRecs, r.in.Replicas, r.state.PrimaryWeight)
-		if !r.state.CanaryScaledDown {
+		if !r.state.CanaryScaledDown && a.OtherTarget == "" {
 			r.canary.replicas = max(a.recommend(&r.canaryRecs, r.in.Replicas, r.state.CanaryWeight), min(r.in.CanaryReplicas, a.Max))
 		}
 	}

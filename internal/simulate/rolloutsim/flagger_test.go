@@ -163,6 +163,38 @@ func TestCanaryRollbackFloodsShrunkPrimary(t *testing.T) {
 	}
 }
 
+// The target's HPA may scale another workload (upstream gitops-istio's
+// backend HPA names frontend): Flagger copies it for the primary all the
+// same, but the canary keeps what ScaleFromZero gave it, so the twin does
+// not scale it with the weight.
+func TestCanaryWhoseAutoscalerScalesAnother(t *testing.T) {
+	in := canaryInput(Deploy, "v1.44.0")
+	in.CanaryReplicas = 1
+	in.Autoscaler = &Autoscaler{Min: 1, Max: 10, Window: time.Minute}
+	scaled := 0
+	for _, row := range runCanary(t, in).Timeline {
+		scaled = max(scaled, int(row.CanaryDesired))
+	}
+	if scaled < 2 {
+		t.Fatalf("an HPA on the target: the canary never scaled past %d pod", scaled)
+	}
+	in.Autoscaler.OtherTarget = "Deployment frontend"
+	for _, row := range runCanary(t, in).Timeline {
+		if row.CanaryDesired > 1 {
+			t.Fatalf("t=%vs: canary asked for %d pods; an HPA on another workload scales none", row.T, row.CanaryDesired)
+		}
+	}
+	dir := "../../../testdata/corpus/gitops-istio/apps/backend/"
+	objs := append(load(t, dir+"canary.yaml"), load(t, dir+"hpa.yaml")...)
+	m, err := CanaryFromObjects(objs, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Autoscaler == nil || m.Autoscaler.OtherTarget != "Deployment frontend" || m.CanaryReplicas != 1 {
+		t.Fatalf("gitops-istio backend: autoscaler %+v, canary replicas %d: want the HPA read as scaling Deployment frontend, the canary at 1", m.Autoscaler, m.CanaryReplicas)
+	}
+}
+
 // BF413: a primary that never becomes Ready during promotion is rolled
 // back to by v1.43.0 (the canary scaled to zero) and halted on by v1.44.0
 // (all traffic to the canary, which keeps running).

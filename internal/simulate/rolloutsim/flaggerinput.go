@@ -114,6 +114,10 @@ func autoscalerOf(ix *index.Index, ns string, ref *flaggerv1.AutoscalerReference
 					}
 				}
 				a.Max = h.Spec.MaxReplicas
+				if st, tr := h.Spec.ScaleTargetRef, m.Canary.Spec.TargetRef; st.Name != tr.Name || (st.Kind != "" && tr.Kind != "" && st.Kind != tr.Kind) {
+					a.OtherTarget = st.Kind + " " + st.Name
+					m.Notes = append(m.Notes, fmt.Sprintf("autoscaler %s scales %s, not the target %s: Flagger copies it for the primary all the same (hpa_reconciler.go:56-68), but nothing scales the canary: it keeps the replicas ScaleFromZero gives it (deployment_controller.go:166-210)", ref.Name, a.OtherTarget, m.Canary.Spec.TargetRef.Name))
+				}
 				if b := h.Spec.Behavior; b != nil && b.ScaleDown != nil && b.ScaleDown.StabilizationWindowSeconds != nil {
 					a.Window = time.Duration(*b.ScaleDown.StabilizationWindowSeconds) * time.Second
 				}
