@@ -71,6 +71,11 @@ type LabRecovery struct {
 	// samples taken before it were taken during the recovery, whatever
 	// order the probes ran in.
 	RecoveringSeconds float64
+	// RecoveringSince is when that last failing sample of Ready began:
+	// before RecoveringSeconds when it got no answer until its timeout,
+	// so the server may have been ready anywhere between the two; zero in
+	// records that predate it.
+	RecoveringSince float64 `json:",omitempty"`
 	// ListenSeconds is when its port first accepted a TCP connection;
 	// negative when it never did before the lab stopped sampling.
 	ListenSeconds float64
@@ -235,7 +240,7 @@ func (s *LabServer) Measured(p LabProbe) string {
 	}
 	fail := true
 	for _, x := range ph {
-		if x.Exit == 0 {
+		if x.Exit == 0 && !rec.endsWith(x) {
 			fail = false
 		}
 	}
@@ -287,6 +292,16 @@ func (s *LabServer) Measured(p LabProbe) string {
 		return Passes
 	}
 	return Depends
+}
+
+// endsWith reports whether a run of passes is the recovery's end as the
+// probe saw it rather than a pass during it: it began while Ready's last
+// sample waited for an answer it never got (etcd's `endpoint health`
+// waited from 2.3 s to 4.3 s, the same command with a 1 s timeout passed
+// from 4.0 s, 2026-12-05) and lasted past the ready time.
+func (rec LabRecovery) endsWith(x LabPhase) bool {
+	return rec.RecoveringSince > 0 && rec.RecoveringSince < rec.RecoveringSeconds &&
+		x.From >= rec.RecoveringSince && x.To >= rec.ReadySeconds
 }
 
 // listenSlack is how long before it answers a server that keeps its port

@@ -37,6 +37,22 @@ func TestLabMeasuredNeverPassed(t *testing.T) {
 	}
 }
 
+// A probe that passes while Ready's last sample still waits for the answer
+// it never gets passes at the recovery's end, not during it (etcd, the lab
+// run of 2026-12-05 that judged `--command-timeout=1s endpoint health`
+// "passes").
+func TestLabMeasuredWithinReadysLastTimeout(t *testing.T) {
+	s := LabServer{Recovery: LabRecovery{ListenSeconds: 0.3, RecoveringSince: 2.3, RecoveringSeconds: 4.4, ReadySeconds: 4.5}}
+	p := LabProbe{Phases: []LabPhase{{From: 0, To: 2.7, Samples: 3, Exit: 1}, {From: 4.0, To: 9.3, Samples: 6, Exit: 0}}}
+	if got := s.Measured(p); got != Fails {
+		t.Errorf("passed from within Ready's last timed-out sample: measured %q, want %q", got, Fails)
+	}
+	s.Recovery.RecoveringSince = 4.4 // Ready's last sample answered: a pass before it is during the recovery
+	if got := s.Measured(p); got == Fails {
+		t.Errorf("passed before Ready last failed: measured %q", got)
+	}
+}
+
 // Three failed samples within a second are one failure to a probe, which
 // runs at most once a second (ZooKeeper's `echo ruok | nc` came back empty
 // for three samples in 0.7 s, 2026-12-05); three spread over two seconds

@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"os"
 	"regexp"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -93,27 +92,15 @@ func TestClickHouse(t *testing.T) {
 	}
 
 	// (a) SIGKILL under a write load: inserts into another table.
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	inserts := 0
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			if query("INSERT INTO load SELECT number, toString(number) FROM numbers(100000)") == nil {
-				inserts++
-			}
+	stopLoad := writeLoad(1, func(int, int) int {
+		if query("INSERT INTO load SELECT number, toString(number) FROM numbers(100000)") == nil {
+			return 1
 		}
-	}()
+		return 0
+	})
 	time.Sleep(3 * time.Second)
 	p.kill()
-	close(stop)
-	wg.Wait()
+	inserts := stopLoad()
 	size := dirSize(l.path("data"))
 
 	os.Truncate(l.path("clickhouse.log"), 0)

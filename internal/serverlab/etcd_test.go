@@ -8,7 +8,6 @@ import (
 	"os"
 	"regexp"
 	"strconv"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -42,38 +41,20 @@ func TestEtcd(t *testing.T) {
 
 	// (a) SIGKILL under a write load: puts through etcd's HTTP gateway.
 	value := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte("x"), 8<<10))
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	puts := 0
-	for w := 0; w < 16; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			hc := &http.Client{Timeout: 5 * time.Second}
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				key := base64.StdEncoding.EncodeToString([]byte(fmt.Sprintf("k/%d/%d", w, i)))
-				body := fmt.Sprintf(`{"key":%q,"value":%q}`, key, value)
-				resp, err := hc.Post(client+"/v3/kv/put", "application/json", bytes.NewBufferString(body))
-				if err != nil {
-					continue
-				}
-				resp.Body.Close()
-				mu.Lock()
-				puts++
-				mu.Unlock()
-			}
-		}(w)
-	}
+	hc := &http.Client{Timeout: 5 * time.Second}
+	stopLoad := writeLoad(16, func(w, i int) int {
+		key := base64.StdEncoding.EncodeToString([]byte(fmt.Sprintf("k/%d/%d", w, i)))
+		body := fmt.Sprintf(`{"key":%q,"value":%q}`, key, value)
+		resp, err := hc.Post(client+"/v3/kv/put", "application/json", bytes.NewBufferString(body))
+		if err != nil {
+			return 0
+		}
+		resp.Body.Close()
+		return 1
+	})
 	time.Sleep(etcdLoadTime)
 	p.kill()
-	close(stop)
-	wg.Wait()
+	puts := stopLoad()
 	wal := dirSize(l.path("data/member/wal"))
 	if puts == 0 {
 		t.Fatal("no put succeeded during the write load")

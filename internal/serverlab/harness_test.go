@@ -547,10 +547,12 @@ func (l *lab) watch(p *proc, probes []probe, ready int, limit time.Duration) (cl
 						rec.ReadySeconds = round(at)
 					case -1:
 						// No answer until the timeout: it was still
-						// recovering at the end of the sample.
+						// recovering when the sample began, and may have
+						// been until its end.
+						rec.RecoveringSince = round(at)
 						rec.RecoveringSeconds = round(time.Since(l.start).Seconds())
 					default:
-						rec.RecoveringSeconds = round(at)
+						rec.RecoveringSince, rec.RecoveringSeconds = round(at), round(at)
 					}
 				}
 				mu.Unlock()
@@ -737,4 +739,38 @@ func loadAverage() float64 {
 	}
 	f, _ := strconv.ParseFloat(strings.Fields(string(b))[0], 64)
 	return f
+}
+
+// writeLoad runs write on workers goroutines, each calling it with its
+// worker number and its count of calls, again and again until the returned
+// stop is called; write returns how many units it wrote (0 when it failed)
+// and stop, once the writers are done, their sum.
+func writeLoad(workers int, write func(worker, i int) int) (stop func() int) {
+	quit := make(chan struct{})
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	total := 0
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-quit:
+					return
+				default:
+				}
+				if n := write(w, i); n > 0 {
+					mu.Lock()
+					total += n
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	return func() int {
+		close(quit)
+		wg.Wait()
+		return total
+	}
 }

@@ -8,7 +8,6 @@ import (
 	"os"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -55,43 +54,25 @@ bind-address = "127.0.0.1:%d"
 	l.must(10*time.Second, "curl", "-fsS", "-XPOST", base+"/query", "--data-urlencode", "q=CREATE DATABASE lab")
 
 	// (a) SIGKILL under a write load: points of new series.
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	points := 0
-	for w := 0; w < 4; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			hc := &http.Client{Timeout: 10 * time.Second}
-			var b bytes.Buffer
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				b.Reset()
-				for j := 0; j < influxBatch; j++ {
-					fmt.Fprintf(&b, "lab,worker=%d,series=s%d value=%d,text=\"%s\"\n", w, i*influxBatch+j, j, strings.Repeat("x", 32))
-				}
-				resp, err := hc.Post(base+"/write?db=lab&"+url.Values{"precision": {"s"}}.Encode(), "text/plain", &b)
-				if err != nil {
-					continue
-				}
-				resp.Body.Close()
-				if resp.StatusCode == http.StatusNoContent {
-					mu.Lock()
-					points += influxBatch
-					mu.Unlock()
-				}
-			}
-		}(w)
-	}
+	hc := &http.Client{Timeout: 10 * time.Second}
+	stopLoad := writeLoad(4, func(w, i int) int {
+		var b bytes.Buffer
+		for j := 0; j < influxBatch; j++ {
+			fmt.Fprintf(&b, "lab,worker=%d,series=s%d value=%d,text=\"%s\"\n", w, i*influxBatch+j, j, strings.Repeat("x", 32))
+		}
+		resp, err := hc.Post(base+"/write?db=lab&"+url.Values{"precision": {"s"}}.Encode(), "text/plain", &b)
+		if err != nil {
+			return 0
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNoContent {
+			return 0
+		}
+		return influxBatch
+	})
 	time.Sleep(influxLoadTime)
 	p.kill()
-	close(stop)
-	wg.Wait()
+	points := stopLoad()
 	if points == 0 {
 		t.Fatal("no write succeeded during the write load")
 	}
