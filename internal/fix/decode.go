@@ -107,18 +107,10 @@ func (r *patchReader) object() (map[string]any, bool) {
 			return nil, false
 		}
 		m[k] = v
-		r.space()
-		if r.i >= len(r.b) {
+		if more, ok := r.sep('}'); !ok {
 			return nil, false
-		}
-		switch r.b[r.i] {
-		case ',':
-			r.i++
-		case '}':
-			r.i++
+		} else if !more {
 			return m, true
-		default:
-			return nil, false
 		}
 	}
 }
@@ -137,20 +129,30 @@ func (r *patchReader) array() ([]any, bool) {
 			return nil, false
 		}
 		out = append(out, v)
-		r.space()
-		if r.i >= len(r.b) {
+		if more, ok := r.sep(']'); !ok {
 			return nil, false
-		}
-		switch r.b[r.i] {
-		case ',':
-			r.i++
-		case ']':
-			r.i++
+		} else if !more {
 			return out, true
-		default:
-			return nil, false
 		}
 	}
+}
+
+// sep reads what follows a member or an element: a comma (more follow)
+// or the closing byte.
+func (r *patchReader) sep(closing byte) (more, ok bool) {
+	r.space()
+	if r.i >= len(r.b) {
+		return false, false
+	}
+	switch r.b[r.i] {
+	case ',':
+		r.i++
+		return true, true
+	case closing:
+		r.i++
+		return false, true
+	}
+	return false, false
 }
 
 // str reads a string without escapes or control characters, of valid
