@@ -719,8 +719,8 @@ var generatedDecoders = map[reflect.Type]func(unsafe.Pointer, *jsoniter.Iterator
 }
 
 func decodeAppsv1DaemonSet(s *appsv1.DaemonSet, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "kind":
 			readString[string](&s.TypeMeta.Kind, iter)
 		case "apiVersion":
@@ -739,8 +739,8 @@ func decodeAppsv1DaemonSet(s *appsv1.DaemonSet, iter *jsoniter.Iterator) {
 }
 
 func decodeAppsv1DaemonSetCondition(s *appsv1.DaemonSetCondition, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "type":
 			readString[appsv1.DaemonSetConditionType](&s.Type, iter)
 		case "status":
@@ -759,8 +759,8 @@ func decodeAppsv1DaemonSetCondition(s *appsv1.DaemonSetCondition, iter *jsoniter
 }
 
 func decodeAppsv1DaemonSetSpec(s *appsv1.DaemonSetSpec, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "selector":
 			decodePointer(&s.Selector, iter, decodeMetav1LabelSelector)
 		case "template":
@@ -779,8 +779,8 @@ func decodeAppsv1DaemonSetSpec(s *appsv1.DaemonSetSpec, iter *jsoniter.Iterator)
 }
 
 func decodeAppsv1DaemonSetStatus(s *appsv1.DaemonSetStatus, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "currentNumberScheduled":
 			readInt32[int32](&s.CurrentNumberScheduled, iter)
 		case "numberMisscheduled":
@@ -809,8 +809,8 @@ func decodeAppsv1DaemonSetStatus(s *appsv1.DaemonSetStatus, iter *jsoniter.Itera
 }
 
 func decodeAppsv1DaemonSetUpdateStrategy(s *appsv1.DaemonSetUpdateStrategy, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "type":
 			readString[appsv1.DaemonSetUpdateStrategyType](&s.Type, iter)
 		case "rollingUpdate":
@@ -823,8 +823,8 @@ func decodeAppsv1DaemonSetUpdateStrategy(s *appsv1.DaemonSetUpdateStrategy, iter
 }
 
 func decodeAppsv1Deployment(s *appsv1.Deployment, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "kind":
 			readString[string](&s.TypeMeta.Kind, iter)
 		case "apiVersion":
@@ -843,8 +843,8 @@ func decodeAppsv1Deployment(s *appsv1.Deployment, iter *jsoniter.Iterator) {
 }
 
 func decodeAppsv1DeploymentCondition(s *appsv1.DeploymentCondition, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "type":
 			readString[appsv1.DeploymentConditionType](&s.Type, iter)
 		case "status":
@@ -865,8 +865,8 @@ func decodeAppsv1DeploymentCondition(s *appsv1.DeploymentCondition, iter *jsonit
 }
 
 func decodeAppsv1DeploymentSpec(s *appsv1.DeploymentSpec, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "replicas":
 			decodePointer(&s.Replicas, iter, readInt32[int32])
 		case "selector":
@@ -891,8 +891,8 @@ func decodeAppsv1DeploymentSpec(s *appsv1.DeploymentSpec, iter *jsoniter.Iterato
 }
 
 func decodeAppsv1DeploymentStatus(s *appsv1.DeploymentStatus, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "observedGeneration":
 			readInt64[int64](&s.ObservedGeneration, iter)
 		case "replicas":
@@ -919,8 +919,8 @@ func decodeAppsv1DeploymentStatus(s *appsv1.DeploymentStatus, iter *jsoniter.Ite
 }
 
 func decodeAppsv1DeploymentStrategy(s *appsv1.DeploymentStrategy, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "type":
 			readString[appsv1.DeploymentStrategyType](&s.Type, iter)
 		case "rollingUpdate":
@@ -933,8 +933,8 @@ func decodeAppsv1DeploymentStrategy(s *appsv1.DeploymentStrategy, iter *jsoniter
 }
 
 func decodeAppsv1ReplicaSet(s *appsv1.ReplicaSet, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "kind":
 			readString[string](&s.TypeMeta.Kind, iter)
 		case "apiVersion":
@@ -953,8 +953,8 @@ func decodeAppsv1ReplicaSet(s *appsv1.ReplicaSet, iter *jsoniter.Iterator) {
 }
 
 func decodeAppsv1ReplicaSetCondition(s *appsv1.ReplicaSetCondition, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "type":
 			readString[appsv1.ReplicaSetConditionType](&s.Type, iter)
 		case "status":
@@ -973,8 +973,8 @@ func decodeAppsv1ReplicaSetCondition(s *appsv1.ReplicaSetCondition, iter *jsonit
 }
 
 func decodeAppsv1ReplicaSetSpec(s *appsv1.ReplicaSetSpec, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "replicas":
 			decodePointer(&s.Replicas, iter, readInt32[int32])
 		case "minReadySeconds":
@@ -991,8 +991,8 @@ func decodeAppsv1ReplicaSetSpec(s *appsv1.ReplicaSetSpec, iter *jsoniter.Iterato
 }
 
 func decodeAppsv1ReplicaSetStatus(s *appsv1.ReplicaSetStatus, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "replicas":
 			readInt32[int32](&s.Replicas, iter)
 		case "fullyLabeledReplicas":
@@ -1015,8 +1015,8 @@ func decodeAppsv1ReplicaSetStatus(s *appsv1.ReplicaSetStatus, iter *jsoniter.Ite
 }
 
 func decodeAppsv1RollingUpdateDaemonSet(s *appsv1.RollingUpdateDaemonSet, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "maxUnavailable":
 			decodePointer(&s.MaxUnavailable, iter, unmarshalJSON[*intstr.IntOrString])
 		case "maxSurge":
@@ -1029,8 +1029,8 @@ func decodeAppsv1RollingUpdateDaemonSet(s *appsv1.RollingUpdateDaemonSet, iter *
 }
 
 func decodeAppsv1RollingUpdateDeployment(s *appsv1.RollingUpdateDeployment, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "maxUnavailable":
 			decodePointer(&s.MaxUnavailable, iter, unmarshalJSON[*intstr.IntOrString])
 		case "maxSurge":
@@ -1043,8 +1043,8 @@ func decodeAppsv1RollingUpdateDeployment(s *appsv1.RollingUpdateDeployment, iter
 }
 
 func decodeAppsv1RollingUpdateStatefulSetStrategy(s *appsv1.RollingUpdateStatefulSetStrategy, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "partition":
 			decodePointer(&s.Partition, iter, readInt32[int32])
 		case "maxUnavailable":
@@ -1057,8 +1057,8 @@ func decodeAppsv1RollingUpdateStatefulSetStrategy(s *appsv1.RollingUpdateStatefu
 }
 
 func decodeAppsv1StatefulSet(s *appsv1.StatefulSet, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "kind":
 			readString[string](&s.TypeMeta.Kind, iter)
 		case "apiVersion":
@@ -1077,8 +1077,8 @@ func decodeAppsv1StatefulSet(s *appsv1.StatefulSet, iter *jsoniter.Iterator) {
 }
 
 func decodeAppsv1StatefulSetCondition(s *appsv1.StatefulSetCondition, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "type":
 			readString[appsv1.StatefulSetConditionType](&s.Type, iter)
 		case "status":
@@ -1097,8 +1097,8 @@ func decodeAppsv1StatefulSetCondition(s *appsv1.StatefulSetCondition, iter *json
 }
 
 func decodeAppsv1StatefulSetOrdinals(s *appsv1.StatefulSetOrdinals, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "start":
 			readInt32[int32](&s.Start, iter)
 		default:
@@ -1109,8 +1109,8 @@ func decodeAppsv1StatefulSetOrdinals(s *appsv1.StatefulSetOrdinals, iter *jsonit
 }
 
 func decodeAppsv1StatefulSetPersistentVolumeClaimRetentionPolicy(s *appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "whenDeleted":
 			readString[appsv1.PersistentVolumeClaimRetentionPolicyType](&s.WhenDeleted, iter)
 		case "whenScaled":
@@ -1123,8 +1123,8 @@ func decodeAppsv1StatefulSetPersistentVolumeClaimRetentionPolicy(s *appsv1.State
 }
 
 func decodeAppsv1StatefulSetSpec(s *appsv1.StatefulSetSpec, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "replicas":
 			decodePointer(&s.Replicas, iter, readInt32[int32])
 		case "selector":
@@ -1155,8 +1155,8 @@ func decodeAppsv1StatefulSetSpec(s *appsv1.StatefulSetSpec, iter *jsoniter.Itera
 }
 
 func decodeAppsv1StatefulSetStatus(s *appsv1.StatefulSetStatus, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "observedGeneration":
 			readInt64[int64](&s.ObservedGeneration, iter)
 		case "replicas":
@@ -1185,8 +1185,8 @@ func decodeAppsv1StatefulSetStatus(s *appsv1.StatefulSetStatus, iter *jsoniter.I
 }
 
 func decodeAppsv1StatefulSetUpdateStrategy(s *appsv1.StatefulSetUpdateStrategy, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "type":
 			readString[appsv1.StatefulSetUpdateStrategyType](&s.Type, iter)
 		case "rollingUpdate":
@@ -1199,8 +1199,8 @@ func decodeAppsv1StatefulSetUpdateStrategy(s *appsv1.StatefulSetUpdateStrategy, 
 }
 
 func decodeAutoscalingv2ContainerResourceMetricSource(s *autoscalingv2.ContainerResourceMetricSource, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "name":
 			readString[corev1.ResourceName](&s.Name, iter)
 		case "target":
@@ -1215,8 +1215,8 @@ func decodeAutoscalingv2ContainerResourceMetricSource(s *autoscalingv2.Container
 }
 
 func decodeAutoscalingv2ContainerResourceMetricStatus(s *autoscalingv2.ContainerResourceMetricStatus, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "name":
 			readString[corev1.ResourceName](&s.Name, iter)
 		case "current":
@@ -1231,8 +1231,8 @@ func decodeAutoscalingv2ContainerResourceMetricStatus(s *autoscalingv2.Container
 }
 
 func decodeAutoscalingv2CrossVersionObjectReference(s *autoscalingv2.CrossVersionObjectReference, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "kind":
 			readString[string](&s.Kind, iter)
 		case "name":
@@ -1247,8 +1247,8 @@ func decodeAutoscalingv2CrossVersionObjectReference(s *autoscalingv2.CrossVersio
 }
 
 func decodeAutoscalingv2ExternalMetricSource(s *autoscalingv2.ExternalMetricSource, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "metric":
 			decodeAutoscalingv2MetricIdentifier(&s.Metric, iter)
 		case "target":
@@ -1261,8 +1261,8 @@ func decodeAutoscalingv2ExternalMetricSource(s *autoscalingv2.ExternalMetricSour
 }
 
 func decodeAutoscalingv2ExternalMetricStatus(s *autoscalingv2.ExternalMetricStatus, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "metric":
 			decodeAutoscalingv2MetricIdentifier(&s.Metric, iter)
 		case "current":
@@ -1275,8 +1275,8 @@ func decodeAutoscalingv2ExternalMetricStatus(s *autoscalingv2.ExternalMetricStat
 }
 
 func decodeAutoscalingv2HPAScalingPolicy(s *autoscalingv2.HPAScalingPolicy, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "type":
 			readString[autoscalingv2.HPAScalingPolicyType](&s.Type, iter)
 		case "value":
@@ -1291,8 +1291,8 @@ func decodeAutoscalingv2HPAScalingPolicy(s *autoscalingv2.HPAScalingPolicy, iter
 }
 
 func decodeAutoscalingv2HPAScalingRules(s *autoscalingv2.HPAScalingRules, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "stabilizationWindowSeconds":
 			decodePointer(&s.StabilizationWindowSeconds, iter, readInt32[int32])
 		case "selectPolicy":
@@ -1309,8 +1309,8 @@ func decodeAutoscalingv2HPAScalingRules(s *autoscalingv2.HPAScalingRules, iter *
 }
 
 func decodeAutoscalingv2HorizontalPodAutoscaler(s *autoscalingv2.HorizontalPodAutoscaler, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "kind":
 			readString[string](&s.TypeMeta.Kind, iter)
 		case "apiVersion":
@@ -1329,8 +1329,8 @@ func decodeAutoscalingv2HorizontalPodAutoscaler(s *autoscalingv2.HorizontalPodAu
 }
 
 func decodeAutoscalingv2HorizontalPodAutoscalerBehavior(s *autoscalingv2.HorizontalPodAutoscalerBehavior, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "scaleUp":
 			decodePointer(&s.ScaleUp, iter, decodeAutoscalingv2HPAScalingRules)
 		case "scaleDown":
@@ -1343,8 +1343,8 @@ func decodeAutoscalingv2HorizontalPodAutoscalerBehavior(s *autoscalingv2.Horizon
 }
 
 func decodeAutoscalingv2HorizontalPodAutoscalerCondition(s *autoscalingv2.HorizontalPodAutoscalerCondition, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "type":
 			readString[autoscalingv2.HorizontalPodAutoscalerConditionType](&s.Type, iter)
 		case "status":
@@ -1365,8 +1365,8 @@ func decodeAutoscalingv2HorizontalPodAutoscalerCondition(s *autoscalingv2.Horizo
 }
 
 func decodeAutoscalingv2HorizontalPodAutoscalerSpec(s *autoscalingv2.HorizontalPodAutoscalerSpec, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "scaleTargetRef":
 			decodeAutoscalingv2CrossVersionObjectReference(&s.ScaleTargetRef, iter)
 		case "minReplicas":
@@ -1385,8 +1385,8 @@ func decodeAutoscalingv2HorizontalPodAutoscalerSpec(s *autoscalingv2.HorizontalP
 }
 
 func decodeAutoscalingv2HorizontalPodAutoscalerStatus(s *autoscalingv2.HorizontalPodAutoscalerStatus, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "observedGeneration":
 			decodePointer(&s.ObservedGeneration, iter, readInt64[int64])
 		case "lastScaleTime":
@@ -1407,8 +1407,8 @@ func decodeAutoscalingv2HorizontalPodAutoscalerStatus(s *autoscalingv2.Horizonta
 }
 
 func decodeAutoscalingv2MetricIdentifier(s *autoscalingv2.MetricIdentifier, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "name":
 			readString[string](&s.Name, iter)
 		case "selector":
@@ -1421,8 +1421,8 @@ func decodeAutoscalingv2MetricIdentifier(s *autoscalingv2.MetricIdentifier, iter
 }
 
 func decodeAutoscalingv2MetricSpec(s *autoscalingv2.MetricSpec, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "type":
 			readString[autoscalingv2.MetricSourceType](&s.Type, iter)
 		case "object":
@@ -1443,8 +1443,8 @@ func decodeAutoscalingv2MetricSpec(s *autoscalingv2.MetricSpec, iter *jsoniter.I
 }
 
 func decodeAutoscalingv2MetricStatus(s *autoscalingv2.MetricStatus, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "type":
 			readString[autoscalingv2.MetricSourceType](&s.Type, iter)
 		case "object":
@@ -1465,8 +1465,8 @@ func decodeAutoscalingv2MetricStatus(s *autoscalingv2.MetricStatus, iter *jsonit
 }
 
 func decodeAutoscalingv2MetricTarget(s *autoscalingv2.MetricTarget, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "type":
 			readString[autoscalingv2.MetricTargetType](&s.Type, iter)
 		case "value":
@@ -1483,8 +1483,8 @@ func decodeAutoscalingv2MetricTarget(s *autoscalingv2.MetricTarget, iter *jsonit
 }
 
 func decodeAutoscalingv2MetricValueStatus(s *autoscalingv2.MetricValueStatus, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "value":
 			decodePointer(&s.Value, iter, unmarshalJSON[*resource.Quantity])
 		case "averageValue":
@@ -1499,8 +1499,8 @@ func decodeAutoscalingv2MetricValueStatus(s *autoscalingv2.MetricValueStatus, it
 }
 
 func decodeAutoscalingv2ObjectMetricSource(s *autoscalingv2.ObjectMetricSource, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "describedObject":
 			decodeAutoscalingv2CrossVersionObjectReference(&s.DescribedObject, iter)
 		case "target":
@@ -1515,8 +1515,8 @@ func decodeAutoscalingv2ObjectMetricSource(s *autoscalingv2.ObjectMetricSource, 
 }
 
 func decodeAutoscalingv2ObjectMetricStatus(s *autoscalingv2.ObjectMetricStatus, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "metric":
 			decodeAutoscalingv2MetricIdentifier(&s.Metric, iter)
 		case "current":
@@ -1531,8 +1531,8 @@ func decodeAutoscalingv2ObjectMetricStatus(s *autoscalingv2.ObjectMetricStatus, 
 }
 
 func decodeAutoscalingv2PodsMetricSource(s *autoscalingv2.PodsMetricSource, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "metric":
 			decodeAutoscalingv2MetricIdentifier(&s.Metric, iter)
 		case "target":
@@ -1545,8 +1545,8 @@ func decodeAutoscalingv2PodsMetricSource(s *autoscalingv2.PodsMetricSource, iter
 }
 
 func decodeAutoscalingv2PodsMetricStatus(s *autoscalingv2.PodsMetricStatus, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "metric":
 			decodeAutoscalingv2MetricIdentifier(&s.Metric, iter)
 		case "current":
@@ -1559,8 +1559,8 @@ func decodeAutoscalingv2PodsMetricStatus(s *autoscalingv2.PodsMetricStatus, iter
 }
 
 func decodeAutoscalingv2ResourceMetricSource(s *autoscalingv2.ResourceMetricSource, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "name":
 			readString[corev1.ResourceName](&s.Name, iter)
 		case "target":
@@ -1573,8 +1573,8 @@ func decodeAutoscalingv2ResourceMetricSource(s *autoscalingv2.ResourceMetricSour
 }
 
 func decodeAutoscalingv2ResourceMetricStatus(s *autoscalingv2.ResourceMetricStatus, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "name":
 			readString[corev1.ResourceName](&s.Name, iter)
 		case "current":
@@ -1587,8 +1587,8 @@ func decodeAutoscalingv2ResourceMetricStatus(s *autoscalingv2.ResourceMetricStat
 }
 
 func decodeBatchv1CronJob(s *batchv1.CronJob, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "kind":
 			readString[string](&s.TypeMeta.Kind, iter)
 		case "apiVersion":
@@ -1607,8 +1607,8 @@ func decodeBatchv1CronJob(s *batchv1.CronJob, iter *jsoniter.Iterator) {
 }
 
 func decodeBatchv1CronJobSpec(s *batchv1.CronJobSpec, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "schedule":
 			readString[string](&s.Schedule, iter)
 		case "timeZone":
@@ -1633,8 +1633,8 @@ func decodeBatchv1CronJobSpec(s *batchv1.CronJobSpec, iter *jsoniter.Iterator) {
 }
 
 func decodeBatchv1CronJobStatus(s *batchv1.CronJobStatus, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "active":
 			decodeSlice(&s.Active, iter, decodeCorev1ObjectReference)
 		case "lastScheduleTime":
@@ -1649,8 +1649,8 @@ func decodeBatchv1CronJobStatus(s *batchv1.CronJobStatus, iter *jsoniter.Iterato
 }
 
 func decodeBatchv1Job(s *batchv1.Job, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "kind":
 			readString[string](&s.TypeMeta.Kind, iter)
 		case "apiVersion":
@@ -1669,8 +1669,8 @@ func decodeBatchv1Job(s *batchv1.Job, iter *jsoniter.Iterator) {
 }
 
 func decodeBatchv1JobCondition(s *batchv1.JobCondition, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "type":
 			readString[batchv1.JobConditionType](&s.Type, iter)
 		case "status":
@@ -1691,8 +1691,8 @@ func decodeBatchv1JobCondition(s *batchv1.JobCondition, iter *jsoniter.Iterator)
 }
 
 func decodeBatchv1JobSchedulingConfiguration(s *batchv1.JobSchedulingConfiguration, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "schedulingPolicy":
 			decodePointer(&s.SchedulingPolicy, iter, decodeSchedulingv1alpha3WorkloadPodGroupSchedulingPolicy)
 		case "schedulingConstraints":
@@ -1709,8 +1709,8 @@ func decodeBatchv1JobSchedulingConfiguration(s *batchv1.JobSchedulingConfigurati
 }
 
 func decodeBatchv1JobSpec(s *batchv1.JobSpec, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "parallelism":
 			decodePointer(&s.Parallelism, iter, readInt32[int32])
 		case "completions":
@@ -1753,8 +1753,8 @@ func decodeBatchv1JobSpec(s *batchv1.JobSpec, iter *jsoniter.Iterator) {
 }
 
 func decodeBatchv1JobStatus(s *batchv1.JobStatus, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "conditions":
 			decodeSlice(&s.Conditions, iter, decodeBatchv1JobCondition)
 		case "startTime":
@@ -1785,8 +1785,8 @@ func decodeBatchv1JobStatus(s *batchv1.JobStatus, iter *jsoniter.Iterator) {
 }
 
 func decodeBatchv1JobTemplateSpec(s *batchv1.JobTemplateSpec, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "metadata":
 			decodeMetav1ObjectMeta(&s.ObjectMeta, iter)
 		case "spec":
@@ -1799,8 +1799,8 @@ func decodeBatchv1JobTemplateSpec(s *batchv1.JobTemplateSpec, iter *jsoniter.Ite
 }
 
 func decodeBatchv1PodFailurePolicy(s *batchv1.PodFailurePolicy, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "rules":
 			decodeSlice(&s.Rules, iter, decodeBatchv1PodFailurePolicyRule)
 		default:
@@ -1811,8 +1811,8 @@ func decodeBatchv1PodFailurePolicy(s *batchv1.PodFailurePolicy, iter *jsoniter.I
 }
 
 func decodeBatchv1PodFailurePolicyOnExitCodesRequirement(s *batchv1.PodFailurePolicyOnExitCodesRequirement, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "containerName":
 			decodePointer(&s.ContainerName, iter, readString[string])
 		case "operator":
@@ -1827,8 +1827,8 @@ func decodeBatchv1PodFailurePolicyOnExitCodesRequirement(s *batchv1.PodFailurePo
 }
 
 func decodeBatchv1PodFailurePolicyOnPodConditionsPattern(s *batchv1.PodFailurePolicyOnPodConditionsPattern, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "type":
 			readString[corev1.PodConditionType](&s.Type, iter)
 		case "status":
@@ -1841,8 +1841,8 @@ func decodeBatchv1PodFailurePolicyOnPodConditionsPattern(s *batchv1.PodFailurePo
 }
 
 func decodeBatchv1PodFailurePolicyRule(s *batchv1.PodFailurePolicyRule, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "action":
 			readString[batchv1.PodFailurePolicyAction](&s.Action, iter)
 		case "onExitCodes":
@@ -1857,8 +1857,8 @@ func decodeBatchv1PodFailurePolicyRule(s *batchv1.PodFailurePolicyRule, iter *js
 }
 
 func decodeBatchv1SuccessPolicy(s *batchv1.SuccessPolicy, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "rules":
 			decodeSlice(&s.Rules, iter, decodeBatchv1SuccessPolicyRule)
 		default:
@@ -1869,8 +1869,8 @@ func decodeBatchv1SuccessPolicy(s *batchv1.SuccessPolicy, iter *jsoniter.Iterato
 }
 
 func decodeBatchv1SuccessPolicyRule(s *batchv1.SuccessPolicyRule, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "succeededIndexes":
 			decodePointer(&s.SucceededIndexes, iter, readString[string])
 		case "succeededCount":
@@ -1883,8 +1883,8 @@ func decodeBatchv1SuccessPolicyRule(s *batchv1.SuccessPolicyRule, iter *jsoniter
 }
 
 func decodeBatchv1UncountedTerminatedPods(s *batchv1.UncountedTerminatedPods, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "succeeded":
 			decodeSlice(&s.Succeeded, iter, readString[types.UID])
 		case "failed":
@@ -1897,8 +1897,8 @@ func decodeBatchv1UncountedTerminatedPods(s *batchv1.UncountedTerminatedPods, it
 }
 
 func decodeCorev1AWSElasticBlockStoreVolumeSource(s *corev1.AWSElasticBlockStoreVolumeSource, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "volumeID":
 			readString[string](&s.VolumeID, iter)
 		case "fsType":
@@ -1915,8 +1915,8 @@ func decodeCorev1AWSElasticBlockStoreVolumeSource(s *corev1.AWSElasticBlockStore
 }
 
 func decodeCorev1Affinity(s *corev1.Affinity, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "nodeAffinity":
 			decodePointer(&s.NodeAffinity, iter, decodeCorev1NodeAffinity)
 		case "podAffinity":
@@ -1931,8 +1931,8 @@ func decodeCorev1Affinity(s *corev1.Affinity, iter *jsoniter.Iterator) {
 }
 
 func decodeCorev1AppArmorProfile(s *corev1.AppArmorProfile, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "type":
 			readString[corev1.AppArmorProfileType](&s.Type, iter)
 		case "localhostProfile":
@@ -1945,8 +1945,8 @@ func decodeCorev1AppArmorProfile(s *corev1.AppArmorProfile, iter *jsoniter.Itera
 }
 
 func decodeCorev1AzureDiskVolumeSource(s *corev1.AzureDiskVolumeSource, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "diskName":
 			readString[string](&s.DiskName, iter)
 		case "diskURI":
@@ -1967,8 +1967,8 @@ func decodeCorev1AzureDiskVolumeSource(s *corev1.AzureDiskVolumeSource, iter *js
 }
 
 func decodeCorev1AzureFileVolumeSource(s *corev1.AzureFileVolumeSource, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "secretName":
 			readString[string](&s.SecretName, iter)
 		case "shareName":
@@ -1983,8 +1983,8 @@ func decodeCorev1AzureFileVolumeSource(s *corev1.AzureFileVolumeSource, iter *js
 }
 
 func decodeCorev1CSIVolumeSource(s *corev1.CSIVolumeSource, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "driver":
 			readString[string](&s.Driver, iter)
 		case "readOnly":
@@ -2003,8 +2003,8 @@ func decodeCorev1CSIVolumeSource(s *corev1.CSIVolumeSource, iter *jsoniter.Itera
 }
 
 func decodeCorev1Capabilities(s *corev1.Capabilities, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "add":
 			decodeSlice(&s.Add, iter, readString[corev1.Capability])
 		case "drop":
@@ -2017,8 +2017,8 @@ func decodeCorev1Capabilities(s *corev1.Capabilities, iter *jsoniter.Iterator) {
 }
 
 func decodeCorev1CephFSVolumeSource(s *corev1.CephFSVolumeSource, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "monitors":
 			decodeSlice(&s.Monitors, iter, readString[string])
 		case "path":
@@ -2039,8 +2039,8 @@ func decodeCorev1CephFSVolumeSource(s *corev1.CephFSVolumeSource, iter *jsoniter
 }
 
 func decodeCorev1CinderVolumeSource(s *corev1.CinderVolumeSource, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "volumeID":
 			readString[string](&s.VolumeID, iter)
 		case "fsType":
@@ -2057,8 +2057,8 @@ func decodeCorev1CinderVolumeSource(s *corev1.CinderVolumeSource, iter *jsoniter
 }
 
 func decodeCorev1ClientIPConfig(s *corev1.ClientIPConfig, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "timeoutSeconds":
 			decodePointer(&s.TimeoutSeconds, iter, readInt32[int32])
 		default:
@@ -2069,8 +2069,8 @@ func decodeCorev1ClientIPConfig(s *corev1.ClientIPConfig, iter *jsoniter.Iterato
 }
 
 func decodeCorev1ClusterTrustBundleProjection(s *corev1.ClusterTrustBundleProjection, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "name":
 			decodePointer(&s.Name, iter, readString[string])
 		case "signerName":
@@ -2091,8 +2091,8 @@ func decodeCorev1ClusterTrustBundleProjection(s *corev1.ClusterTrustBundleProjec
 }
 
 func decodeCorev1ConfigMap(s *corev1.ConfigMap, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "kind":
 			readString[string](&s.TypeMeta.Kind, iter)
 		case "apiVersion":
@@ -2113,8 +2113,8 @@ func decodeCorev1ConfigMap(s *corev1.ConfigMap, iter *jsoniter.Iterator) {
 }
 
 func decodeCorev1ConfigMapEnvSource(s *corev1.ConfigMapEnvSource, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "name":
 			readString[string](&s.LocalObjectReference.Name, iter)
 		case "optional":
@@ -2127,8 +2127,8 @@ func decodeCorev1ConfigMapEnvSource(s *corev1.ConfigMapEnvSource, iter *jsoniter
 }
 
 func decodeCorev1ConfigMapKeySelector(s *corev1.ConfigMapKeySelector, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "name":
 			readString[string](&s.LocalObjectReference.Name, iter)
 		case "key":
@@ -2143,8 +2143,8 @@ func decodeCorev1ConfigMapKeySelector(s *corev1.ConfigMapKeySelector, iter *json
 }
 
 func decodeCorev1ConfigMapProjection(s *corev1.ConfigMapProjection, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "name":
 			readString[string](&s.LocalObjectReference.Name, iter)
 		case "items":
@@ -2159,8 +2159,8 @@ func decodeCorev1ConfigMapProjection(s *corev1.ConfigMapProjection, iter *jsonit
 }
 
 func decodeCorev1ConfigMapVolumeSource(s *corev1.ConfigMapVolumeSource, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "name":
 			readString[string](&s.LocalObjectReference.Name, iter)
 		case "items":
@@ -2179,8 +2179,8 @@ func decodeCorev1ConfigMapVolumeSource(s *corev1.ConfigMapVolumeSource, iter *js
 }
 
 func decodeCorev1Container(s *corev1.Container, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "name":
 			readString[string](&s.Name, iter)
 		case "image":
@@ -2239,8 +2239,8 @@ func decodeCorev1Container(s *corev1.Container, iter *jsoniter.Iterator) {
 }
 
 func decodeCorev1ContainerExtendedResourceRequest(s *corev1.ContainerExtendedResourceRequest, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "containerName":
 			readString[string](&s.ContainerName, iter)
 		case "resourceName":
@@ -2255,8 +2255,8 @@ func decodeCorev1ContainerExtendedResourceRequest(s *corev1.ContainerExtendedRes
 }
 
 func decodeCorev1ContainerPort(s *corev1.ContainerPort, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "name":
 			readString[string](&s.Name, iter)
 		case "hostPort":
@@ -2275,8 +2275,8 @@ func decodeCorev1ContainerPort(s *corev1.ContainerPort, iter *jsoniter.Iterator)
 }
 
 func decodeCorev1ContainerResizePolicy(s *corev1.ContainerResizePolicy, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "resourceName":
 			readString[corev1.ResourceName](&s.ResourceName, iter)
 		case "restartPolicy":
@@ -2289,8 +2289,8 @@ func decodeCorev1ContainerResizePolicy(s *corev1.ContainerResizePolicy, iter *js
 }
 
 func decodeCorev1ContainerRestartRule(s *corev1.ContainerRestartRule, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "action":
 			readString[corev1.ContainerRestartRuleAction](&s.Action, iter)
 		case "exitCodes":
@@ -2303,8 +2303,8 @@ func decodeCorev1ContainerRestartRule(s *corev1.ContainerRestartRule, iter *json
 }
 
 func decodeCorev1ContainerRestartRuleOnExitCodes(s *corev1.ContainerRestartRuleOnExitCodes, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "operator":
 			readString[corev1.ContainerRestartRuleOnExitCodesOperator](&s.Operator, iter)
 		case "values":
@@ -2317,8 +2317,8 @@ func decodeCorev1ContainerRestartRuleOnExitCodes(s *corev1.ContainerRestartRuleO
 }
 
 func decodeCorev1ContainerState(s *corev1.ContainerState, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "waiting":
 			decodePointer(&s.Waiting, iter, decodeCorev1ContainerStateWaiting)
 		case "running":
@@ -2333,8 +2333,8 @@ func decodeCorev1ContainerState(s *corev1.ContainerState, iter *jsoniter.Iterato
 }
 
 func decodeCorev1ContainerStateRunning(s *corev1.ContainerStateRunning, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "startedAt":
 			unmarshalJSON[*metav1.Time](&s.StartedAt, iter)
 		default:
@@ -2345,8 +2345,8 @@ func decodeCorev1ContainerStateRunning(s *corev1.ContainerStateRunning, iter *js
 }
 
 func decodeCorev1ContainerStateTerminated(s *corev1.ContainerStateTerminated, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "exitCode":
 			readInt32[int32](&s.ExitCode, iter)
 		case "signal":
@@ -2369,8 +2369,8 @@ func decodeCorev1ContainerStateTerminated(s *corev1.ContainerStateTerminated, it
 }
 
 func decodeCorev1ContainerStateWaiting(s *corev1.ContainerStateWaiting, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "reason":
 			readString[string](&s.Reason, iter)
 		case "message":
@@ -2383,8 +2383,8 @@ func decodeCorev1ContainerStateWaiting(s *corev1.ContainerStateWaiting, iter *js
 }
 
 func decodeCorev1ContainerStatus(s *corev1.ContainerStatus, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "name":
 			readString[string](&s.Name, iter)
 		case "state":
@@ -2423,8 +2423,8 @@ func decodeCorev1ContainerStatus(s *corev1.ContainerStatus, iter *jsoniter.Itera
 }
 
 func decodeCorev1ContainerUser(s *corev1.ContainerUser, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "linux":
 			decodePointer(&s.Linux, iter, decodeCorev1LinuxContainerUser)
 		default:
@@ -2435,8 +2435,8 @@ func decodeCorev1ContainerUser(s *corev1.ContainerUser, iter *jsoniter.Iterator)
 }
 
 func decodeCorev1DownwardAPIProjection(s *corev1.DownwardAPIProjection, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "items":
 			decodeSlice(&s.Items, iter, decodeCorev1DownwardAPIVolumeFile)
 		default:
@@ -2447,8 +2447,8 @@ func decodeCorev1DownwardAPIProjection(s *corev1.DownwardAPIProjection, iter *js
 }
 
 func decodeCorev1DownwardAPIVolumeFile(s *corev1.DownwardAPIVolumeFile, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "path":
 			readString[string](&s.Path, iter)
 		case "fieldRef":
@@ -2467,8 +2467,8 @@ func decodeCorev1DownwardAPIVolumeFile(s *corev1.DownwardAPIVolumeFile, iter *js
 }
 
 func decodeCorev1DownwardAPIVolumeSource(s *corev1.DownwardAPIVolumeSource, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "items":
 			decodeSlice(&s.Items, iter, decodeCorev1DownwardAPIVolumeFile)
 		case "defaultMode":
@@ -2483,8 +2483,8 @@ func decodeCorev1DownwardAPIVolumeSource(s *corev1.DownwardAPIVolumeSource, iter
 }
 
 func decodeCorev1EmptyDirVolumeSource(s *corev1.EmptyDirVolumeSource, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "medium":
 			readString[corev1.StorageMedium](&s.Medium, iter)
 		case "sizeLimit":
@@ -2499,8 +2499,8 @@ func decodeCorev1EmptyDirVolumeSource(s *corev1.EmptyDirVolumeSource, iter *json
 }
 
 func decodeCorev1EnvFromSource(s *corev1.EnvFromSource, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "prefix":
 			readString[string](&s.Prefix, iter)
 		case "configMapRef":
@@ -2515,8 +2515,8 @@ func decodeCorev1EnvFromSource(s *corev1.EnvFromSource, iter *jsoniter.Iterator)
 }
 
 func decodeCorev1EnvVar(s *corev1.EnvVar, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "name":
 			readString[string](&s.Name, iter)
 		case "value":
@@ -2531,8 +2531,8 @@ func decodeCorev1EnvVar(s *corev1.EnvVar, iter *jsoniter.Iterator) {
 }
 
 func decodeCorev1EnvVarSource(s *corev1.EnvVarSource, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "fieldRef":
 			decodePointer(&s.FieldRef, iter, decodeCorev1ObjectFieldSelector)
 		case "resourceFieldRef":
@@ -2551,8 +2551,8 @@ func decodeCorev1EnvVarSource(s *corev1.EnvVarSource, iter *jsoniter.Iterator) {
 }
 
 func decodeCorev1EphemeralContainer(s *corev1.EphemeralContainer, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "name":
 			readString[string](&s.EphemeralContainerCommon.Name, iter)
 		case "image":
@@ -2613,8 +2613,8 @@ func decodeCorev1EphemeralContainer(s *corev1.EphemeralContainer, iter *jsoniter
 }
 
 func decodeCorev1EphemeralVolumeSource(s *corev1.EphemeralVolumeSource, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "volumeClaimTemplate":
 			decodePointer(&s.VolumeClaimTemplate, iter, decodeCorev1PersistentVolumeClaimTemplate)
 		default:
@@ -2625,8 +2625,8 @@ func decodeCorev1EphemeralVolumeSource(s *corev1.EphemeralVolumeSource, iter *js
 }
 
 func decodeCorev1EvictionResponder(s *corev1.EvictionResponder, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "name":
 			readString[string](&s.Name, iter)
 		case "priority":
@@ -2639,8 +2639,8 @@ func decodeCorev1EvictionResponder(s *corev1.EvictionResponder, iter *jsoniter.I
 }
 
 func decodeCorev1ExecAction(s *corev1.ExecAction, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "command":
 			decodeSlice(&s.Command, iter, readString[string])
 		default:
@@ -2651,8 +2651,8 @@ func decodeCorev1ExecAction(s *corev1.ExecAction, iter *jsoniter.Iterator) {
 }
 
 func decodeCorev1FCVolumeSource(s *corev1.FCVolumeSource, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "targetWWNs":
 			decodeSlice(&s.TargetWWNs, iter, readString[string])
 		case "lun":
@@ -2671,8 +2671,8 @@ func decodeCorev1FCVolumeSource(s *corev1.FCVolumeSource, iter *jsoniter.Iterato
 }
 
 func decodeCorev1FileKeySelector(s *corev1.FileKeySelector, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "volumeName":
 			readString[string](&s.VolumeName, iter)
 		case "path":
@@ -2689,8 +2689,8 @@ func decodeCorev1FileKeySelector(s *corev1.FileKeySelector, iter *jsoniter.Itera
 }
 
 func decodeCorev1FlexVolumeSource(s *corev1.FlexVolumeSource, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "driver":
 			readString[string](&s.Driver, iter)
 		case "fsType":
@@ -2709,8 +2709,8 @@ func decodeCorev1FlexVolumeSource(s *corev1.FlexVolumeSource, iter *jsoniter.Ite
 }
 
 func decodeCorev1FlockerVolumeSource(s *corev1.FlockerVolumeSource, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "datasetName":
 			readString[string](&s.DatasetName, iter)
 		case "datasetUUID":
@@ -2723,8 +2723,8 @@ func decodeCorev1FlockerVolumeSource(s *corev1.FlockerVolumeSource, iter *jsonit
 }
 
 func decodeCorev1GCEPersistentDiskVolumeSource(s *corev1.GCEPersistentDiskVolumeSource, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "pdName":
 			readString[string](&s.PDName, iter)
 		case "fsType":
@@ -2741,8 +2741,8 @@ func decodeCorev1GCEPersistentDiskVolumeSource(s *corev1.GCEPersistentDiskVolume
 }
 
 func decodeCorev1GRPCAction(s *corev1.GRPCAction, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "port":
 			readInt32[int32](&s.Port, iter)
 		case "service":
@@ -2757,8 +2757,8 @@ func decodeCorev1GRPCAction(s *corev1.GRPCAction, iter *jsoniter.Iterator) {
 }
 
 func decodeCorev1GitRepoVolumeSource(s *corev1.GitRepoVolumeSource, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "repository":
 			readString[string](&s.Repository, iter)
 		case "revision":
@@ -2773,8 +2773,8 @@ func decodeCorev1GitRepoVolumeSource(s *corev1.GitRepoVolumeSource, iter *jsonit
 }
 
 func decodeCorev1GlusterfsVolumeSource(s *corev1.GlusterfsVolumeSource, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "endpoints":
 			readString[string](&s.EndpointsName, iter)
 		case "path":
@@ -2789,8 +2789,8 @@ func decodeCorev1GlusterfsVolumeSource(s *corev1.GlusterfsVolumeSource, iter *js
 }
 
 func decodeCorev1HTTPGetAction(s *corev1.HTTPGetAction, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "path":
 			readString[string](&s.Path, iter)
 		case "port":
@@ -2811,8 +2811,8 @@ func decodeCorev1HTTPGetAction(s *corev1.HTTPGetAction, iter *jsoniter.Iterator)
 }
 
 func decodeCorev1HTTPHeader(s *corev1.HTTPHeader, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "name":
 			readString[string](&s.Name, iter)
 		case "value":
@@ -2825,8 +2825,8 @@ func decodeCorev1HTTPHeader(s *corev1.HTTPHeader, iter *jsoniter.Iterator) {
 }
 
 func decodeCorev1HostAlias(s *corev1.HostAlias, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "ip":
 			readString[string](&s.IP, iter)
 		case "hostnames":
@@ -2839,8 +2839,8 @@ func decodeCorev1HostAlias(s *corev1.HostAlias, iter *jsoniter.Iterator) {
 }
 
 func decodeCorev1HostIP(s *corev1.HostIP, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "ip":
 			readString[string](&s.IP, iter)
 		default:
@@ -2851,8 +2851,8 @@ func decodeCorev1HostIP(s *corev1.HostIP, iter *jsoniter.Iterator) {
 }
 
 func decodeCorev1HostPathVolumeSource(s *corev1.HostPathVolumeSource, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "path":
 			readString[string](&s.Path, iter)
 		case "type":
@@ -2865,8 +2865,8 @@ func decodeCorev1HostPathVolumeSource(s *corev1.HostPathVolumeSource, iter *json
 }
 
 func decodeCorev1ISCSIVolumeSource(s *corev1.ISCSIVolumeSource, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "targetPortal":
 			readString[string](&s.TargetPortal, iter)
 		case "iqn":
@@ -2897,8 +2897,8 @@ func decodeCorev1ISCSIVolumeSource(s *corev1.ISCSIVolumeSource, iter *jsoniter.I
 }
 
 func decodeCorev1ImageVolumeSource(s *corev1.ImageVolumeSource, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "reference":
 			readString[string](&s.Reference, iter)
 		case "pullPolicy":
@@ -2911,8 +2911,8 @@ func decodeCorev1ImageVolumeSource(s *corev1.ImageVolumeSource, iter *jsoniter.I
 }
 
 func decodeCorev1ImageVolumeStatus(s *corev1.ImageVolumeStatus, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "imageRef":
 			readString[string](&s.ImageRef, iter)
 		default:
@@ -2923,8 +2923,8 @@ func decodeCorev1ImageVolumeStatus(s *corev1.ImageVolumeStatus, iter *jsoniter.I
 }
 
 func decodeCorev1KeyToPath(s *corev1.KeyToPath, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "key":
 			readString[string](&s.Key, iter)
 		case "path":
@@ -2941,8 +2941,8 @@ func decodeCorev1KeyToPath(s *corev1.KeyToPath, iter *jsoniter.Iterator) {
 }
 
 func decodeCorev1Lifecycle(s *corev1.Lifecycle, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "postStart":
 			decodePointer(&s.PostStart, iter, decodeCorev1LifecycleHandler)
 		case "preStop":
@@ -2957,8 +2957,8 @@ func decodeCorev1Lifecycle(s *corev1.Lifecycle, iter *jsoniter.Iterator) {
 }
 
 func decodeCorev1LifecycleHandler(s *corev1.LifecycleHandler, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "exec":
 			decodePointer(&s.Exec, iter, decodeCorev1ExecAction)
 		case "httpGet":
@@ -2975,8 +2975,8 @@ func decodeCorev1LifecycleHandler(s *corev1.LifecycleHandler, iter *jsoniter.Ite
 }
 
 func decodeCorev1LinuxContainerUser(s *corev1.LinuxContainerUser, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "uid":
 			readInt64[int64](&s.UID, iter)
 		case "gid":
@@ -2991,8 +2991,8 @@ func decodeCorev1LinuxContainerUser(s *corev1.LinuxContainerUser, iter *jsoniter
 }
 
 func decodeCorev1LoadBalancerIngress(s *corev1.LoadBalancerIngress, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "ip":
 			readString[string](&s.IP, iter)
 		case "hostname":
@@ -3009,8 +3009,8 @@ func decodeCorev1LoadBalancerIngress(s *corev1.LoadBalancerIngress, iter *jsonit
 }
 
 func decodeCorev1LoadBalancerStatus(s *corev1.LoadBalancerStatus, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "ingress":
 			decodeSlice(&s.Ingress, iter, decodeCorev1LoadBalancerIngress)
 		default:
@@ -3021,8 +3021,8 @@ func decodeCorev1LoadBalancerStatus(s *corev1.LoadBalancerStatus, iter *jsoniter
 }
 
 func decodeCorev1LocalObjectReference(s *corev1.LocalObjectReference, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "name":
 			readString[string](&s.Name, iter)
 		default:
@@ -3033,8 +3033,8 @@ func decodeCorev1LocalObjectReference(s *corev1.LocalObjectReference, iter *json
 }
 
 func decodeCorev1ModifyVolumeStatus(s *corev1.ModifyVolumeStatus, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "targetVolumeAttributesClassName":
 			readString[string](&s.TargetVolumeAttributesClassName, iter)
 		case "status":
@@ -3047,8 +3047,8 @@ func decodeCorev1ModifyVolumeStatus(s *corev1.ModifyVolumeStatus, iter *jsoniter
 }
 
 func decodeCorev1NFSVolumeSource(s *corev1.NFSVolumeSource, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "server":
 			readString[string](&s.Server, iter)
 		case "path":
@@ -3063,8 +3063,8 @@ func decodeCorev1NFSVolumeSource(s *corev1.NFSVolumeSource, iter *jsoniter.Itera
 }
 
 func decodeCorev1NodeAffinity(s *corev1.NodeAffinity, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "requiredDuringSchedulingIgnoredDuringExecution":
 			decodePointer(&s.RequiredDuringSchedulingIgnoredDuringExecution, iter, decodeCorev1NodeSelector)
 		case "preferredDuringSchedulingIgnoredDuringExecution":
@@ -3077,8 +3077,8 @@ func decodeCorev1NodeAffinity(s *corev1.NodeAffinity, iter *jsoniter.Iterator) {
 }
 
 func decodeCorev1NodeAllocatableMappedResources(s *corev1.NodeAllocatableMappedResources, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "name":
 			readString[corev1.ResourceName](&s.Name, iter)
 		case "quantity":
@@ -3091,8 +3091,8 @@ func decodeCorev1NodeAllocatableMappedResources(s *corev1.NodeAllocatableMappedR
 }
 
 func decodeCorev1NodeAllocatableOverheadResources(s *corev1.NodeAllocatableOverheadResources, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "name":
 			readString[corev1.ResourceName](&s.Name, iter)
 		case "perPod":
@@ -3107,8 +3107,8 @@ func decodeCorev1NodeAllocatableOverheadResources(s *corev1.NodeAllocatableOverh
 }
 
 func decodeCorev1NodeAllocatableResourceClaimStatus(s *corev1.NodeAllocatableResourceClaimStatus, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "resourceClaimName":
 			readString[string](&s.ResourceClaimName, iter)
 		case "containers":
@@ -3125,8 +3125,8 @@ func decodeCorev1NodeAllocatableResourceClaimStatus(s *corev1.NodeAllocatableRes
 }
 
 func decodeCorev1NodeSelector(s *corev1.NodeSelector, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "nodeSelectorTerms":
 			decodeSlice(&s.NodeSelectorTerms, iter, decodeCorev1NodeSelectorTerm)
 		default:
@@ -3137,8 +3137,8 @@ func decodeCorev1NodeSelector(s *corev1.NodeSelector, iter *jsoniter.Iterator) {
 }
 
 func decodeCorev1NodeSelectorRequirement(s *corev1.NodeSelectorRequirement, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "key":
 			readString[string](&s.Key, iter)
 		case "operator":
@@ -3153,8 +3153,8 @@ func decodeCorev1NodeSelectorRequirement(s *corev1.NodeSelectorRequirement, iter
 }
 
 func decodeCorev1NodeSelectorTerm(s *corev1.NodeSelectorTerm, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "matchExpressions":
 			decodeSlice(&s.MatchExpressions, iter, decodeCorev1NodeSelectorRequirement)
 		case "matchFields":
@@ -3167,8 +3167,8 @@ func decodeCorev1NodeSelectorTerm(s *corev1.NodeSelectorTerm, iter *jsoniter.Ite
 }
 
 func decodeCorev1ObjectFieldSelector(s *corev1.ObjectFieldSelector, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "apiVersion":
 			readString[string](&s.APIVersion, iter)
 		case "fieldPath":
@@ -3181,8 +3181,8 @@ func decodeCorev1ObjectFieldSelector(s *corev1.ObjectFieldSelector, iter *jsonit
 }
 
 func decodeCorev1ObjectReference(s *corev1.ObjectReference, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "kind":
 			readString[string](&s.Kind, iter)
 		case "namespace":
@@ -3205,8 +3205,8 @@ func decodeCorev1ObjectReference(s *corev1.ObjectReference, iter *jsoniter.Itera
 }
 
 func decodeCorev1PersistentVolumeClaim(s *corev1.PersistentVolumeClaim, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "kind":
 			readString[string](&s.TypeMeta.Kind, iter)
 		case "apiVersion":
@@ -3225,8 +3225,8 @@ func decodeCorev1PersistentVolumeClaim(s *corev1.PersistentVolumeClaim, iter *js
 }
 
 func decodeCorev1PersistentVolumeClaimCondition(s *corev1.PersistentVolumeClaimCondition, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "type":
 			readString[corev1.PersistentVolumeClaimConditionType](&s.Type, iter)
 		case "status":
@@ -3247,8 +3247,8 @@ func decodeCorev1PersistentVolumeClaimCondition(s *corev1.PersistentVolumeClaimC
 }
 
 func decodeCorev1PersistentVolumeClaimSpec(s *corev1.PersistentVolumeClaimSpec, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "accessModes":
 			decodeSlice(&s.AccessModes, iter, readString[corev1.PersistentVolumeAccessMode])
 		case "selector":
@@ -3275,8 +3275,8 @@ func decodeCorev1PersistentVolumeClaimSpec(s *corev1.PersistentVolumeClaimSpec, 
 }
 
 func decodeCorev1PersistentVolumeClaimStatus(s *corev1.PersistentVolumeClaimStatus, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "phase":
 			readString[corev1.PersistentVolumeClaimPhase](&s.Phase, iter)
 		case "accessModes":
@@ -3303,8 +3303,8 @@ func decodeCorev1PersistentVolumeClaimStatus(s *corev1.PersistentVolumeClaimStat
 }
 
 func decodeCorev1PersistentVolumeClaimTemplate(s *corev1.PersistentVolumeClaimTemplate, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "metadata":
 			decodeMetav1ObjectMeta(&s.ObjectMeta, iter)
 		case "spec":
@@ -3317,8 +3317,8 @@ func decodeCorev1PersistentVolumeClaimTemplate(s *corev1.PersistentVolumeClaimTe
 }
 
 func decodeCorev1PersistentVolumeClaimVolumeSource(s *corev1.PersistentVolumeClaimVolumeSource, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "claimName":
 			readString[string](&s.ClaimName, iter)
 		case "readOnly":
@@ -3331,8 +3331,8 @@ func decodeCorev1PersistentVolumeClaimVolumeSource(s *corev1.PersistentVolumeCla
 }
 
 func decodeCorev1PhotonPersistentDiskVolumeSource(s *corev1.PhotonPersistentDiskVolumeSource, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "pdID":
 			readString[string](&s.PdID, iter)
 		case "fsType":
@@ -3345,8 +3345,8 @@ func decodeCorev1PhotonPersistentDiskVolumeSource(s *corev1.PhotonPersistentDisk
 }
 
 func decodeCorev1Pod(s *corev1.Pod, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "kind":
 			readString[string](&s.TypeMeta.Kind, iter)
 		case "apiVersion":
@@ -3365,8 +3365,8 @@ func decodeCorev1Pod(s *corev1.Pod, iter *jsoniter.Iterator) {
 }
 
 func decodeCorev1PodAffinity(s *corev1.PodAffinity, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "requiredDuringSchedulingIgnoredDuringExecution":
 			decodeSlice(&s.RequiredDuringSchedulingIgnoredDuringExecution, iter, decodeCorev1PodAffinityTerm)
 		case "preferredDuringSchedulingIgnoredDuringExecution":
@@ -3379,8 +3379,8 @@ func decodeCorev1PodAffinity(s *corev1.PodAffinity, iter *jsoniter.Iterator) {
 }
 
 func decodeCorev1PodAffinityTerm(s *corev1.PodAffinityTerm, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "labelSelector":
 			decodePointer(&s.LabelSelector, iter, decodeMetav1LabelSelector)
 		case "namespaces":
@@ -3401,8 +3401,8 @@ func decodeCorev1PodAffinityTerm(s *corev1.PodAffinityTerm, iter *jsoniter.Itera
 }
 
 func decodeCorev1PodAntiAffinity(s *corev1.PodAntiAffinity, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "requiredDuringSchedulingIgnoredDuringExecution":
 			decodeSlice(&s.RequiredDuringSchedulingIgnoredDuringExecution, iter, decodeCorev1PodAffinityTerm)
 		case "preferredDuringSchedulingIgnoredDuringExecution":
@@ -3415,8 +3415,8 @@ func decodeCorev1PodAntiAffinity(s *corev1.PodAntiAffinity, iter *jsoniter.Itera
 }
 
 func decodeCorev1PodCertificateProjection(s *corev1.PodCertificateProjection, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "signerName":
 			readString[string](&s.SignerName, iter)
 		case "keyType":
@@ -3441,8 +3441,8 @@ func decodeCorev1PodCertificateProjection(s *corev1.PodCertificateProjection, it
 }
 
 func decodeCorev1PodCondition(s *corev1.PodCondition, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "type":
 			readString[corev1.PodConditionType](&s.Type, iter)
 		case "observedGeneration":
@@ -3465,8 +3465,8 @@ func decodeCorev1PodCondition(s *corev1.PodCondition, iter *jsoniter.Iterator) {
 }
 
 func decodeCorev1PodDNSConfig(s *corev1.PodDNSConfig, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "nameservers":
 			decodeSlice(&s.Nameservers, iter, readString[string])
 		case "searches":
@@ -3481,8 +3481,8 @@ func decodeCorev1PodDNSConfig(s *corev1.PodDNSConfig, iter *jsoniter.Iterator) {
 }
 
 func decodeCorev1PodDNSConfigOption(s *corev1.PodDNSConfigOption, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "name":
 			readString[string](&s.Name, iter)
 		case "value":
@@ -3495,8 +3495,8 @@ func decodeCorev1PodDNSConfigOption(s *corev1.PodDNSConfigOption, iter *jsoniter
 }
 
 func decodeCorev1PodExtendedResourceClaimStatus(s *corev1.PodExtendedResourceClaimStatus, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "requestMappings":
 			decodeSlice(&s.RequestMappings, iter, decodeCorev1ContainerExtendedResourceRequest)
 		case "resourceClaimName":
@@ -3509,8 +3509,8 @@ func decodeCorev1PodExtendedResourceClaimStatus(s *corev1.PodExtendedResourceCla
 }
 
 func decodeCorev1PodIP(s *corev1.PodIP, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "ip":
 			readString[string](&s.IP, iter)
 		default:
@@ -3521,8 +3521,8 @@ func decodeCorev1PodIP(s *corev1.PodIP, iter *jsoniter.Iterator) {
 }
 
 func decodeCorev1PodOS(s *corev1.PodOS, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "name":
 			readString[corev1.OSName](&s.Name, iter)
 		default:
@@ -3533,8 +3533,8 @@ func decodeCorev1PodOS(s *corev1.PodOS, iter *jsoniter.Iterator) {
 }
 
 func decodeCorev1PodReadinessGate(s *corev1.PodReadinessGate, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "conditionType":
 			readString[corev1.PodConditionType](&s.ConditionType, iter)
 		default:
@@ -3545,8 +3545,8 @@ func decodeCorev1PodReadinessGate(s *corev1.PodReadinessGate, iter *jsoniter.Ite
 }
 
 func decodeCorev1PodResourceClaim(s *corev1.PodResourceClaim, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "name":
 			readString[string](&s.Name, iter)
 		case "resourceClaimName":
@@ -3561,8 +3561,8 @@ func decodeCorev1PodResourceClaim(s *corev1.PodResourceClaim, iter *jsoniter.Ite
 }
 
 func decodeCorev1PodResourceClaimStatus(s *corev1.PodResourceClaimStatus, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "name":
 			readString[string](&s.Name, iter)
 		case "resourceClaimName":
@@ -3575,8 +3575,8 @@ func decodeCorev1PodResourceClaimStatus(s *corev1.PodResourceClaimStatus, iter *
 }
 
 func decodeCorev1PodSchedulingGate(s *corev1.PodSchedulingGate, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "name":
 			readString[string](&s.Name, iter)
 		default:
@@ -3587,8 +3587,8 @@ func decodeCorev1PodSchedulingGate(s *corev1.PodSchedulingGate, iter *jsoniter.I
 }
 
 func decodeCorev1PodSchedulingGroup(s *corev1.PodSchedulingGroup, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "podGroupName":
 			decodePointer(&s.PodGroupName, iter, readString[string])
 		default:
@@ -3599,8 +3599,8 @@ func decodeCorev1PodSchedulingGroup(s *corev1.PodSchedulingGroup, iter *jsoniter
 }
 
 func decodeCorev1PodSecurityContext(s *corev1.PodSecurityContext, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "seLinuxOptions":
 			decodePointer(&s.SELinuxOptions, iter, decodeCorev1SELinuxOptions)
 		case "windowsOptions":
@@ -3635,8 +3635,8 @@ func decodeCorev1PodSecurityContext(s *corev1.PodSecurityContext, iter *jsoniter
 }
 
 func decodeCorev1PodSpec(s *corev1.PodSpec, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "volumes":
 			decodeSlice(&s.Volumes, iter, decodeCorev1Volume)
 		case "initContainers":
@@ -3731,8 +3731,8 @@ func decodeCorev1PodSpec(s *corev1.PodSpec, iter *jsoniter.Iterator) {
 }
 
 func decodeCorev1PodStatus(s *corev1.PodStatus, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "observedGeneration":
 			readInt64[int64](&s.ObservedGeneration, iter)
 		case "phase":
@@ -3785,8 +3785,8 @@ func decodeCorev1PodStatus(s *corev1.PodStatus, iter *jsoniter.Iterator) {
 }
 
 func decodeCorev1PodTemplateSpec(s *corev1.PodTemplateSpec, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "metadata":
 			decodeMetav1ObjectMeta(&s.ObjectMeta, iter)
 		case "spec":
@@ -3799,8 +3799,8 @@ func decodeCorev1PodTemplateSpec(s *corev1.PodTemplateSpec, iter *jsoniter.Itera
 }
 
 func decodeCorev1PodVolumeHealth(s *corev1.PodVolumeHealth, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "name":
 			readString[string](&s.Name, iter)
 		case "healthConditions":
@@ -3815,8 +3815,8 @@ func decodeCorev1PodVolumeHealth(s *corev1.PodVolumeHealth, iter *jsoniter.Itera
 }
 
 func decodeCorev1PortStatus(s *corev1.PortStatus, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "port":
 			readInt32[int32](&s.Port, iter)
 		case "protocol":
@@ -3831,8 +3831,8 @@ func decodeCorev1PortStatus(s *corev1.PortStatus, iter *jsoniter.Iterator) {
 }
 
 func decodeCorev1PortworxVolumeSource(s *corev1.PortworxVolumeSource, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "volumeID":
 			readString[string](&s.VolumeID, iter)
 		case "fsType":
@@ -3847,8 +3847,8 @@ func decodeCorev1PortworxVolumeSource(s *corev1.PortworxVolumeSource, iter *json
 }
 
 func decodeCorev1PreferredSchedulingTerm(s *corev1.PreferredSchedulingTerm, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "weight":
 			readInt32[int32](&s.Weight, iter)
 		case "preference":
@@ -3861,8 +3861,8 @@ func decodeCorev1PreferredSchedulingTerm(s *corev1.PreferredSchedulingTerm, iter
 }
 
 func decodeCorev1Probe(s *corev1.Probe, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "exec":
 			decodePointer(&s.ProbeHandler.Exec, iter, decodeCorev1ExecAction)
 		case "httpGet":
@@ -3891,8 +3891,8 @@ func decodeCorev1Probe(s *corev1.Probe, iter *jsoniter.Iterator) {
 }
 
 func decodeCorev1ProjectedVolumeSource(s *corev1.ProjectedVolumeSource, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "sources":
 			decodeSlice(&s.Sources, iter, decodeCorev1VolumeProjection)
 		case "defaultMode":
@@ -3907,8 +3907,8 @@ func decodeCorev1ProjectedVolumeSource(s *corev1.ProjectedVolumeSource, iter *js
 }
 
 func decodeCorev1QuobyteVolumeSource(s *corev1.QuobyteVolumeSource, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "registry":
 			readString[string](&s.Registry, iter)
 		case "volume":
@@ -3929,8 +3929,8 @@ func decodeCorev1QuobyteVolumeSource(s *corev1.QuobyteVolumeSource, iter *jsonit
 }
 
 func decodeCorev1RBDVolumeSource(s *corev1.RBDVolumeSource, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "monitors":
 			decodeSlice(&s.CephMonitors, iter, readString[string])
 		case "image":
@@ -3955,8 +3955,8 @@ func decodeCorev1RBDVolumeSource(s *corev1.RBDVolumeSource, iter *jsoniter.Itera
 }
 
 func decodeCorev1ReplicationController(s *corev1.ReplicationController, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "kind":
 			readString[string](&s.TypeMeta.Kind, iter)
 		case "apiVersion":
@@ -3975,8 +3975,8 @@ func decodeCorev1ReplicationController(s *corev1.ReplicationController, iter *js
 }
 
 func decodeCorev1ReplicationControllerCondition(s *corev1.ReplicationControllerCondition, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "type":
 			readString[corev1.ReplicationControllerConditionType](&s.Type, iter)
 		case "status":
@@ -3995,8 +3995,8 @@ func decodeCorev1ReplicationControllerCondition(s *corev1.ReplicationControllerC
 }
 
 func decodeCorev1ReplicationControllerSpec(s *corev1.ReplicationControllerSpec, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "replicas":
 			decodePointer(&s.Replicas, iter, readInt32[int32])
 		case "minReadySeconds":
@@ -4013,8 +4013,8 @@ func decodeCorev1ReplicationControllerSpec(s *corev1.ReplicationControllerSpec, 
 }
 
 func decodeCorev1ReplicationControllerStatus(s *corev1.ReplicationControllerStatus, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "replicas":
 			readInt32[int32](&s.Replicas, iter)
 		case "fullyLabeledReplicas":
@@ -4035,8 +4035,8 @@ func decodeCorev1ReplicationControllerStatus(s *corev1.ReplicationControllerStat
 }
 
 func decodeCorev1ResourceClaim(s *corev1.ResourceClaim, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "name":
 			readString[string](&s.Name, iter)
 		case "request":
@@ -4049,8 +4049,8 @@ func decodeCorev1ResourceClaim(s *corev1.ResourceClaim, iter *jsoniter.Iterator)
 }
 
 func decodeCorev1ResourceFieldSelector(s *corev1.ResourceFieldSelector, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "containerName":
 			readString[string](&s.ContainerName, iter)
 		case "resource":
@@ -4065,8 +4065,8 @@ func decodeCorev1ResourceFieldSelector(s *corev1.ResourceFieldSelector, iter *js
 }
 
 func decodeCorev1ResourceHealth(s *corev1.ResourceHealth, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "resourceID":
 			readString[corev1.ResourceID](&s.ResourceID, iter)
 		case "health":
@@ -4081,8 +4081,8 @@ func decodeCorev1ResourceHealth(s *corev1.ResourceHealth, iter *jsoniter.Iterato
 }
 
 func decodeCorev1ResourceRequirements(s *corev1.ResourceRequirements, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "limits":
 			decodeResourceList(&s.Limits, iter)
 		case "requests":
@@ -4097,8 +4097,8 @@ func decodeCorev1ResourceRequirements(s *corev1.ResourceRequirements, iter *json
 }
 
 func decodeCorev1ResourceStatus(s *corev1.ResourceStatus, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "name":
 			readString[corev1.ResourceName](&s.Name, iter)
 		case "resources":
@@ -4111,8 +4111,8 @@ func decodeCorev1ResourceStatus(s *corev1.ResourceStatus, iter *jsoniter.Iterato
 }
 
 func decodeCorev1SELinuxOptions(s *corev1.SELinuxOptions, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "user":
 			readString[string](&s.User, iter)
 		case "role":
@@ -4129,8 +4129,8 @@ func decodeCorev1SELinuxOptions(s *corev1.SELinuxOptions, iter *jsoniter.Iterato
 }
 
 func decodeCorev1ScaleIOVolumeSource(s *corev1.ScaleIOVolumeSource, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "gateway":
 			readString[string](&s.Gateway, iter)
 		case "system":
@@ -4159,8 +4159,8 @@ func decodeCorev1ScaleIOVolumeSource(s *corev1.ScaleIOVolumeSource, iter *jsonit
 }
 
 func decodeCorev1SeccompProfile(s *corev1.SeccompProfile, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "type":
 			readString[corev1.SeccompProfileType](&s.Type, iter)
 		case "localhostProfile":
@@ -4173,8 +4173,8 @@ func decodeCorev1SeccompProfile(s *corev1.SeccompProfile, iter *jsoniter.Iterato
 }
 
 func decodeCorev1SecretEnvSource(s *corev1.SecretEnvSource, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "name":
 			readString[string](&s.LocalObjectReference.Name, iter)
 		case "optional":
@@ -4187,8 +4187,8 @@ func decodeCorev1SecretEnvSource(s *corev1.SecretEnvSource, iter *jsoniter.Itera
 }
 
 func decodeCorev1SecretKeySelector(s *corev1.SecretKeySelector, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "name":
 			readString[string](&s.LocalObjectReference.Name, iter)
 		case "key":
@@ -4203,8 +4203,8 @@ func decodeCorev1SecretKeySelector(s *corev1.SecretKeySelector, iter *jsoniter.I
 }
 
 func decodeCorev1SecretProjection(s *corev1.SecretProjection, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "name":
 			readString[string](&s.LocalObjectReference.Name, iter)
 		case "items":
@@ -4219,8 +4219,8 @@ func decodeCorev1SecretProjection(s *corev1.SecretProjection, iter *jsoniter.Ite
 }
 
 func decodeCorev1SecretVolumeSource(s *corev1.SecretVolumeSource, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "secretName":
 			readString[string](&s.SecretName, iter)
 		case "items":
@@ -4239,8 +4239,8 @@ func decodeCorev1SecretVolumeSource(s *corev1.SecretVolumeSource, iter *jsoniter
 }
 
 func decodeCorev1SecurityContext(s *corev1.SecurityContext, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "capabilities":
 			decodePointer(&s.Capabilities, iter, decodeCorev1Capabilities)
 		case "privileged":
@@ -4273,8 +4273,8 @@ func decodeCorev1SecurityContext(s *corev1.SecurityContext, iter *jsoniter.Itera
 }
 
 func decodeCorev1Service(s *corev1.Service, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "kind":
 			readString[string](&s.TypeMeta.Kind, iter)
 		case "apiVersion":
@@ -4293,8 +4293,8 @@ func decodeCorev1Service(s *corev1.Service, iter *jsoniter.Iterator) {
 }
 
 func decodeCorev1ServiceAccountTokenProjection(s *corev1.ServiceAccountTokenProjection, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "audience":
 			readString[string](&s.Audience, iter)
 		case "expirationSeconds":
@@ -4311,8 +4311,8 @@ func decodeCorev1ServiceAccountTokenProjection(s *corev1.ServiceAccountTokenProj
 }
 
 func decodeCorev1ServicePort(s *corev1.ServicePort, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "name":
 			readString[string](&s.Name, iter)
 		case "protocol":
@@ -4333,8 +4333,8 @@ func decodeCorev1ServicePort(s *corev1.ServicePort, iter *jsoniter.Iterator) {
 }
 
 func decodeCorev1ServiceSpec(s *corev1.ServiceSpec, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "ports":
 			decodeSlice(&s.Ports, iter, decodeCorev1ServicePort)
 		case "selector":
@@ -4383,8 +4383,8 @@ func decodeCorev1ServiceSpec(s *corev1.ServiceSpec, iter *jsoniter.Iterator) {
 }
 
 func decodeCorev1ServiceStatus(s *corev1.ServiceStatus, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "loadBalancer":
 			decodeCorev1LoadBalancerStatus(&s.LoadBalancer, iter)
 		case "conditions":
@@ -4397,8 +4397,8 @@ func decodeCorev1ServiceStatus(s *corev1.ServiceStatus, iter *jsoniter.Iterator)
 }
 
 func decodeCorev1SessionAffinityConfig(s *corev1.SessionAffinityConfig, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "clientIP":
 			decodePointer(&s.ClientIP, iter, decodeCorev1ClientIPConfig)
 		default:
@@ -4409,8 +4409,8 @@ func decodeCorev1SessionAffinityConfig(s *corev1.SessionAffinityConfig, iter *js
 }
 
 func decodeCorev1SleepAction(s *corev1.SleepAction, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "seconds":
 			readInt64[int64](&s.Seconds, iter)
 		default:
@@ -4421,8 +4421,8 @@ func decodeCorev1SleepAction(s *corev1.SleepAction, iter *jsoniter.Iterator) {
 }
 
 func decodeCorev1StorageOSVolumeSource(s *corev1.StorageOSVolumeSource, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "volumeName":
 			readString[string](&s.VolumeName, iter)
 		case "volumeNamespace":
@@ -4441,8 +4441,8 @@ func decodeCorev1StorageOSVolumeSource(s *corev1.StorageOSVolumeSource, iter *js
 }
 
 func decodeCorev1Sysctl(s *corev1.Sysctl, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "name":
 			readString[string](&s.Name, iter)
 		case "value":
@@ -4455,8 +4455,8 @@ func decodeCorev1Sysctl(s *corev1.Sysctl, iter *jsoniter.Iterator) {
 }
 
 func decodeCorev1TCPSocketAction(s *corev1.TCPSocketAction, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "port":
 			unmarshalJSON[*intstr.IntOrString](&s.Port, iter)
 		case "host":
@@ -4469,8 +4469,8 @@ func decodeCorev1TCPSocketAction(s *corev1.TCPSocketAction, iter *jsoniter.Itera
 }
 
 func decodeCorev1Toleration(s *corev1.Toleration, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "key":
 			readString[string](&s.Key, iter)
 		case "operator":
@@ -4489,8 +4489,8 @@ func decodeCorev1Toleration(s *corev1.Toleration, iter *jsoniter.Iterator) {
 }
 
 func decodeCorev1TopologySpreadConstraint(s *corev1.TopologySpreadConstraint, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "maxSkew":
 			readInt32[int32](&s.MaxSkew, iter)
 		case "topologyKey":
@@ -4515,8 +4515,8 @@ func decodeCorev1TopologySpreadConstraint(s *corev1.TopologySpreadConstraint, it
 }
 
 func decodeCorev1TypedLocalObjectReference(s *corev1.TypedLocalObjectReference, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "apiGroup":
 			decodePointer(&s.APIGroup, iter, readString[string])
 		case "kind":
@@ -4531,8 +4531,8 @@ func decodeCorev1TypedLocalObjectReference(s *corev1.TypedLocalObjectReference, 
 }
 
 func decodeCorev1TypedObjectReference(s *corev1.TypedObjectReference, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "apiGroup":
 			decodePointer(&s.APIGroup, iter, readString[string])
 		case "kind":
@@ -4549,8 +4549,8 @@ func decodeCorev1TypedObjectReference(s *corev1.TypedObjectReference, iter *json
 }
 
 func decodeCorev1Volume(s *corev1.Volume, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "name":
 			readString[string](&s.Name, iter)
 		case "hostPath":
@@ -4621,8 +4621,8 @@ func decodeCorev1Volume(s *corev1.Volume, iter *jsoniter.Iterator) {
 }
 
 func decodeCorev1VolumeDevice(s *corev1.VolumeDevice, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "name":
 			readString[string](&s.Name, iter)
 		case "devicePath":
@@ -4635,8 +4635,8 @@ func decodeCorev1VolumeDevice(s *corev1.VolumeDevice, iter *jsoniter.Iterator) {
 }
 
 func decodeCorev1VolumeHealthCondition(s *corev1.VolumeHealthCondition, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "status":
 			readString[corev1.VolumeHealthStatusType](&s.Status, iter)
 		case "reason":
@@ -4651,8 +4651,8 @@ func decodeCorev1VolumeHealthCondition(s *corev1.VolumeHealthCondition, iter *js
 }
 
 func decodeCorev1VolumeHealthStatus(s *corev1.VolumeHealthStatus, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "healthConditions":
 			decodeSlice(&s.HealthConditions, iter, decodeCorev1VolumeHealthCondition)
 		case "lastTransitionTime":
@@ -4665,8 +4665,8 @@ func decodeCorev1VolumeHealthStatus(s *corev1.VolumeHealthStatus, iter *jsoniter
 }
 
 func decodeCorev1VolumeMount(s *corev1.VolumeMount, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "name":
 			readString[string](&s.Name, iter)
 		case "readOnly":
@@ -4691,8 +4691,8 @@ func decodeCorev1VolumeMount(s *corev1.VolumeMount, iter *jsoniter.Iterator) {
 }
 
 func decodeCorev1VolumeMountStatus(s *corev1.VolumeMountStatus, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "name":
 			readString[string](&s.Name, iter)
 		case "mountPath":
@@ -4711,8 +4711,8 @@ func decodeCorev1VolumeMountStatus(s *corev1.VolumeMountStatus, iter *jsoniter.I
 }
 
 func decodeCorev1VolumeProjection(s *corev1.VolumeProjection, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "secret":
 			decodePointer(&s.Secret, iter, decodeCorev1SecretProjection)
 		case "downwardAPI":
@@ -4733,8 +4733,8 @@ func decodeCorev1VolumeProjection(s *corev1.VolumeProjection, iter *jsoniter.Ite
 }
 
 func decodeCorev1VolumeResourceRequirements(s *corev1.VolumeResourceRequirements, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "limits":
 			decodeResourceList(&s.Limits, iter)
 		case "requests":
@@ -4747,8 +4747,8 @@ func decodeCorev1VolumeResourceRequirements(s *corev1.VolumeResourceRequirements
 }
 
 func decodeCorev1VolumeStatus(s *corev1.VolumeStatus, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "image":
 			decodePointer(&s.Image, iter, decodeCorev1ImageVolumeStatus)
 		default:
@@ -4759,8 +4759,8 @@ func decodeCorev1VolumeStatus(s *corev1.VolumeStatus, iter *jsoniter.Iterator) {
 }
 
 func decodeCorev1VsphereVirtualDiskVolumeSource(s *corev1.VsphereVirtualDiskVolumeSource, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "volumePath":
 			readString[string](&s.VolumePath, iter)
 		case "fsType":
@@ -4777,8 +4777,8 @@ func decodeCorev1VsphereVirtualDiskVolumeSource(s *corev1.VsphereVirtualDiskVolu
 }
 
 func decodeCorev1WeightedPodAffinityTerm(s *corev1.WeightedPodAffinityTerm, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "weight":
 			readInt32[int32](&s.Weight, iter)
 		case "podAffinityTerm":
@@ -4791,8 +4791,8 @@ func decodeCorev1WeightedPodAffinityTerm(s *corev1.WeightedPodAffinityTerm, iter
 }
 
 func decodeCorev1WindowsSecurityContextOptions(s *corev1.WindowsSecurityContextOptions, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "gmsaCredentialSpecName":
 			decodePointer(&s.GMSACredentialSpecName, iter, readString[string])
 		case "gmsaCredentialSpec":
@@ -4809,8 +4809,8 @@ func decodeCorev1WindowsSecurityContextOptions(s *corev1.WindowsSecurityContextO
 }
 
 func decodeMetav1Condition(s *metav1.Condition, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "type":
 			readString[string](&s.Type, iter)
 		case "status":
@@ -4831,8 +4831,8 @@ func decodeMetav1Condition(s *metav1.Condition, iter *jsoniter.Iterator) {
 }
 
 func decodeMetav1LabelSelector(s *metav1.LabelSelector, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "matchLabels":
 			decodeStringMap(&s.MatchLabels, iter)
 		case "matchExpressions":
@@ -4845,8 +4845,8 @@ func decodeMetav1LabelSelector(s *metav1.LabelSelector, iter *jsoniter.Iterator)
 }
 
 func decodeMetav1LabelSelectorRequirement(s *metav1.LabelSelectorRequirement, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "key":
 			readString[string](&s.Key, iter)
 		case "operator":
@@ -4861,8 +4861,8 @@ func decodeMetav1LabelSelectorRequirement(s *metav1.LabelSelectorRequirement, it
 }
 
 func decodeMetav1ManagedFieldsEntry(s *metav1.ManagedFieldsEntry, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "manager":
 			readString[string](&s.Manager, iter)
 		case "operation":
@@ -4885,8 +4885,8 @@ func decodeMetav1ManagedFieldsEntry(s *metav1.ManagedFieldsEntry, iter *jsoniter
 }
 
 func decodeMetav1ObjectMeta(s *metav1.ObjectMeta, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "name":
 			readString[string](&s.Name, iter)
 		case "generateName":
@@ -4925,8 +4925,8 @@ func decodeMetav1ObjectMeta(s *metav1.ObjectMeta, iter *jsoniter.Iterator) {
 }
 
 func decodeMetav1OwnerReference(s *metav1.OwnerReference, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "apiVersion":
 			readString[string](&s.APIVersion, iter)
 		case "kind":
@@ -4947,8 +4947,8 @@ func decodeMetav1OwnerReference(s *metav1.OwnerReference, iter *jsoniter.Iterato
 }
 
 func decodeNetworkingv1HTTPIngressPath(s *networkingv1.HTTPIngressPath, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "path":
 			readString[string](&s.Path, iter)
 		case "pathType":
@@ -4963,8 +4963,8 @@ func decodeNetworkingv1HTTPIngressPath(s *networkingv1.HTTPIngressPath, iter *js
 }
 
 func decodeNetworkingv1HTTPIngressRuleValue(s *networkingv1.HTTPIngressRuleValue, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "paths":
 			decodeSlice(&s.Paths, iter, decodeNetworkingv1HTTPIngressPath)
 		default:
@@ -4975,8 +4975,8 @@ func decodeNetworkingv1HTTPIngressRuleValue(s *networkingv1.HTTPIngressRuleValue
 }
 
 func decodeNetworkingv1IPBlock(s *networkingv1.IPBlock, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "cidr":
 			readString[string](&s.CIDR, iter)
 		case "except":
@@ -4989,8 +4989,8 @@ func decodeNetworkingv1IPBlock(s *networkingv1.IPBlock, iter *jsoniter.Iterator)
 }
 
 func decodeNetworkingv1Ingress(s *networkingv1.Ingress, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "kind":
 			readString[string](&s.TypeMeta.Kind, iter)
 		case "apiVersion":
@@ -5009,8 +5009,8 @@ func decodeNetworkingv1Ingress(s *networkingv1.Ingress, iter *jsoniter.Iterator)
 }
 
 func decodeNetworkingv1IngressBackend(s *networkingv1.IngressBackend, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "service":
 			decodePointer(&s.Service, iter, decodeNetworkingv1IngressServiceBackend)
 		case "resource":
@@ -5023,8 +5023,8 @@ func decodeNetworkingv1IngressBackend(s *networkingv1.IngressBackend, iter *json
 }
 
 func decodeNetworkingv1IngressLoadBalancerIngress(s *networkingv1.IngressLoadBalancerIngress, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "ip":
 			readString[string](&s.IP, iter)
 		case "hostname":
@@ -5039,8 +5039,8 @@ func decodeNetworkingv1IngressLoadBalancerIngress(s *networkingv1.IngressLoadBal
 }
 
 func decodeNetworkingv1IngressLoadBalancerStatus(s *networkingv1.IngressLoadBalancerStatus, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "ingress":
 			decodeSlice(&s.Ingress, iter, decodeNetworkingv1IngressLoadBalancerIngress)
 		default:
@@ -5051,8 +5051,8 @@ func decodeNetworkingv1IngressLoadBalancerStatus(s *networkingv1.IngressLoadBala
 }
 
 func decodeNetworkingv1IngressPortStatus(s *networkingv1.IngressPortStatus, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "port":
 			readInt32[int32](&s.Port, iter)
 		case "protocol":
@@ -5067,8 +5067,8 @@ func decodeNetworkingv1IngressPortStatus(s *networkingv1.IngressPortStatus, iter
 }
 
 func decodeNetworkingv1IngressRule(s *networkingv1.IngressRule, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "host":
 			readString[string](&s.Host, iter)
 		case "http":
@@ -5081,8 +5081,8 @@ func decodeNetworkingv1IngressRule(s *networkingv1.IngressRule, iter *jsoniter.I
 }
 
 func decodeNetworkingv1IngressServiceBackend(s *networkingv1.IngressServiceBackend, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "name":
 			readString[string](&s.Name, iter)
 		case "port":
@@ -5095,8 +5095,8 @@ func decodeNetworkingv1IngressServiceBackend(s *networkingv1.IngressServiceBacke
 }
 
 func decodeNetworkingv1IngressSpec(s *networkingv1.IngressSpec, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "ingressClassName":
 			decodePointer(&s.IngressClassName, iter, readString[string])
 		case "defaultBackend":
@@ -5113,8 +5113,8 @@ func decodeNetworkingv1IngressSpec(s *networkingv1.IngressSpec, iter *jsoniter.I
 }
 
 func decodeNetworkingv1IngressStatus(s *networkingv1.IngressStatus, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "loadBalancer":
 			decodeNetworkingv1IngressLoadBalancerStatus(&s.LoadBalancer, iter)
 		default:
@@ -5125,8 +5125,8 @@ func decodeNetworkingv1IngressStatus(s *networkingv1.IngressStatus, iter *jsonit
 }
 
 func decodeNetworkingv1IngressTLS(s *networkingv1.IngressTLS, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "hosts":
 			decodeSlice(&s.Hosts, iter, readString[string])
 		case "secretName":
@@ -5139,8 +5139,8 @@ func decodeNetworkingv1IngressTLS(s *networkingv1.IngressTLS, iter *jsoniter.Ite
 }
 
 func decodeNetworkingv1NetworkPolicy(s *networkingv1.NetworkPolicy, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "kind":
 			readString[string](&s.TypeMeta.Kind, iter)
 		case "apiVersion":
@@ -5157,8 +5157,8 @@ func decodeNetworkingv1NetworkPolicy(s *networkingv1.NetworkPolicy, iter *jsonit
 }
 
 func decodeNetworkingv1NetworkPolicyEgressRule(s *networkingv1.NetworkPolicyEgressRule, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "ports":
 			decodeSlice(&s.Ports, iter, decodeNetworkingv1NetworkPolicyPort)
 		case "to":
@@ -5171,8 +5171,8 @@ func decodeNetworkingv1NetworkPolicyEgressRule(s *networkingv1.NetworkPolicyEgre
 }
 
 func decodeNetworkingv1NetworkPolicyIngressRule(s *networkingv1.NetworkPolicyIngressRule, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "ports":
 			decodeSlice(&s.Ports, iter, decodeNetworkingv1NetworkPolicyPort)
 		case "from":
@@ -5185,8 +5185,8 @@ func decodeNetworkingv1NetworkPolicyIngressRule(s *networkingv1.NetworkPolicyIng
 }
 
 func decodeNetworkingv1NetworkPolicyPeer(s *networkingv1.NetworkPolicyPeer, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "podSelector":
 			decodePointer(&s.PodSelector, iter, decodeMetav1LabelSelector)
 		case "namespaceSelector":
@@ -5201,8 +5201,8 @@ func decodeNetworkingv1NetworkPolicyPeer(s *networkingv1.NetworkPolicyPeer, iter
 }
 
 func decodeNetworkingv1NetworkPolicyPort(s *networkingv1.NetworkPolicyPort, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "protocol":
 			decodePointer(&s.Protocol, iter, readString[corev1.Protocol])
 		case "port":
@@ -5217,8 +5217,8 @@ func decodeNetworkingv1NetworkPolicyPort(s *networkingv1.NetworkPolicyPort, iter
 }
 
 func decodeNetworkingv1NetworkPolicySpec(s *networkingv1.NetworkPolicySpec, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "podSelector":
 			decodeMetav1LabelSelector(&s.PodSelector, iter)
 		case "ingress":
@@ -5235,8 +5235,8 @@ func decodeNetworkingv1NetworkPolicySpec(s *networkingv1.NetworkPolicySpec, iter
 }
 
 func decodeNetworkingv1ServiceBackendPort(s *networkingv1.ServiceBackendPort, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "name":
 			readString[string](&s.Name, iter)
 		case "number":
@@ -5249,8 +5249,8 @@ func decodeNetworkingv1ServiceBackendPort(s *networkingv1.ServiceBackendPort, it
 }
 
 func decodePolicyv1PodDisruptionBudget(s *policyv1.PodDisruptionBudget, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "kind":
 			readString[string](&s.TypeMeta.Kind, iter)
 		case "apiVersion":
@@ -5269,8 +5269,8 @@ func decodePolicyv1PodDisruptionBudget(s *policyv1.PodDisruptionBudget, iter *js
 }
 
 func decodePolicyv1PodDisruptionBudgetSpec(s *policyv1.PodDisruptionBudgetSpec, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "minAvailable":
 			decodePointer(&s.MinAvailable, iter, unmarshalJSON[*intstr.IntOrString])
 		case "selector":
@@ -5287,8 +5287,8 @@ func decodePolicyv1PodDisruptionBudgetSpec(s *policyv1.PodDisruptionBudgetSpec, 
 }
 
 func decodePolicyv1PodDisruptionBudgetStatus(s *policyv1.PodDisruptionBudgetStatus, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "observedGeneration":
 			readInt64[int64](&s.ObservedGeneration, iter)
 		case "disruptedPods":
@@ -5311,8 +5311,8 @@ func decodePolicyv1PodDisruptionBudgetStatus(s *policyv1.PodDisruptionBudgetStat
 }
 
 func decodeSchedulingv1alpha3TopologyConstraint(s *schedulingv1alpha3.TopologyConstraint, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "key":
 			readString[string](&s.Key, iter)
 		default:
@@ -5331,8 +5331,8 @@ func decodeSchedulingv1alpha3WorkloadPodGroupBasicSchedulingPolicy(s *scheduling
 }
 
 func decodeSchedulingv1alpha3WorkloadPodGroupDisruptionMode(s *schedulingv1alpha3.WorkloadPodGroupDisruptionMode, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "single":
 			decodePointer(&s.Single, iter, decodeSchedulingv1alpha3WorkloadPodGroupSingleDisruptionMode)
 		case "all":
@@ -5345,8 +5345,8 @@ func decodeSchedulingv1alpha3WorkloadPodGroupDisruptionMode(s *schedulingv1alpha
 }
 
 func decodeSchedulingv1alpha3WorkloadPodGroupGangSchedulingPolicy(s *schedulingv1alpha3.WorkloadPodGroupGangSchedulingPolicy, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "minCount":
 			decodePointer(&s.MinCount, iter, readInt32[int32])
 		default:
@@ -5357,8 +5357,8 @@ func decodeSchedulingv1alpha3WorkloadPodGroupGangSchedulingPolicy(s *schedulingv
 }
 
 func decodeSchedulingv1alpha3WorkloadPodGroupResourceClaim(s *schedulingv1alpha3.WorkloadPodGroupResourceClaim, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "name":
 			readString[string](&s.Name, iter)
 		case "resourceClaimName":
@@ -5373,8 +5373,8 @@ func decodeSchedulingv1alpha3WorkloadPodGroupResourceClaim(s *schedulingv1alpha3
 }
 
 func decodeSchedulingv1alpha3WorkloadPodGroupSchedulingConstraints(s *schedulingv1alpha3.WorkloadPodGroupSchedulingConstraints, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "topology":
 			decodeSlice(&s.Topology, iter, decodeSchedulingv1alpha3TopologyConstraint)
 		default:
@@ -5385,8 +5385,8 @@ func decodeSchedulingv1alpha3WorkloadPodGroupSchedulingConstraints(s *scheduling
 }
 
 func decodeSchedulingv1alpha3WorkloadPodGroupSchedulingPolicy(s *schedulingv1alpha3.WorkloadPodGroupSchedulingPolicy, iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {
-		switch field {
+	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
+		switch string(field) {
 		case "basic":
 			decodePointer(&s.Basic, iter, decodeSchedulingv1alpha3WorkloadPodGroupBasicSchedulingPolicy)
 		case "gang":

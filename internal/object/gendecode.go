@@ -35,14 +35,14 @@ func init() { exact.RegisterExtension(&generated{}) }
 
 // unknownField fails the decode on a key that names no field (the
 // generalStructDecoder with DisallowUnknownFields).
-func unknownField(iter *jsoniter.Iterator, field string) bool {
-	iter.ReportError("ReadObject", "found unknown field: "+field)
+func unknownField(iter *jsoniter.Iterator, field []byte) bool {
+	iter.ReportError("ReadObject", "found unknown field: "+string(field))
 	return false
 }
 
 // decodeNoField decodes a struct without fields: only null or {}.
 func decodeNoField(iter *jsoniter.Iterator) {
-	iter.ReadObjectCB(unknownField)
+	readObject(iter, unknownField)
 }
 
 // decodePointer is json-iterator's OptionalDecoder: null sets the pointer

@@ -1,11 +1,15 @@
 package object
 
 import (
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+
+	jsoniter "github.com/json-iterator/go"
 
 	"backfire.dev/backfire/internal/benchcorpus"
 	"backfire.dev/backfire/internal/load"
@@ -157,6 +161,46 @@ func FuzzGeneratedDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for kind, mk := range decoders {
 			sameAsReference(t, kind, data, mk)
+		}
+	})
+}
+
+// FuzzReadObject: readObject reads what the iterator's ReadObjectCB reads:
+// the same keys, the same result and error, and leaves the iterator
+// where ReadObjectCB leaves it.
+//
+//	go test ./internal/object -run '^$' -fuzz FuzzReadObject -fuzztime 1m
+func FuzzReadObject(f *testing.F) {
+	for _, doc := range generatedCases {
+		if len(doc) < 4096 {
+			f.Add([]byte(doc), true)
+		}
+	}
+	f.Add([]byte(` {"a" : 1 , "b\"":null,"":{}} x`), false)
+	f.Add([]byte(`{"a\u0062":1, "c`), false)
+	f.Fuzz(func(t *testing.T, data []byte, stop bool) {
+		read := func(useCB bool) (keys []string, ok bool, err error, rest string) {
+			iter := jsoniter.ParseBytes(reference, data)
+			cb := func(iter *jsoniter.Iterator, key string) bool {
+				keys = append(keys, key)
+				iter.Skip()
+				return !stop || len(keys) < 2
+			}
+			if useCB {
+				ok = iter.ReadObjectCB(cb)
+			} else {
+				ok = readObject(iter, func(iter *jsoniter.Iterator, key []byte) bool { return cb(iter, string(key)) })
+			}
+			err = iter.Error
+			if err == nil {
+				rest = string(iter.SkipAndReturnBytes())
+			}
+			return keys, ok, iter.Error, rest
+		}
+		k1, ok1, e1, r1 := read(true)
+		k2, ok2, e2, r2 := read(false)
+		if !reflect.DeepEqual(k1, k2) || ok1 != ok2 || (e1 == nil) != (e2 == nil) || (e1 == io.EOF) != (e2 == io.EOF) || r1 != r2 {
+			t.Fatalf("ReadObjectCB read %q %v %v %q, readObject %q %v %v %q from %q", k1, ok1, e1, r1, k2, ok2, e2, r2, data)
 		}
 	})
 }

@@ -125,7 +125,7 @@ func Generate() ([]byte, error) {
 			fmt.Fprintf(&body, "\tdecodeNoField(iter)\n}\n")
 			continue
 		}
-		fmt.Fprintf(&body, "\titer.ReadObjectCB(func(iter *jsoniter.Iterator, field string) bool {\n\t\tswitch field {\n")
+		fmt.Fprintf(&body, "\treadObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {\n\t\tswitch string(field) {\n")
 		for _, f := range fs {
 			fmt.Fprintf(&body, "\t\tcase %q:\n\t\t\t%s\n", f.key, g.stmt(f.typ, "&s."+f.path))
 		}
