@@ -29,7 +29,14 @@ var reference = jsoniter.Config{
 func sameAsReference(t *testing.T, name string, data []byte, mk func() any) {
 	t.Helper()
 	got, want := mk(), mk()
-	gerr, werr := exact.Unmarshal(data, got), reference.Unmarshal(data, want)
+	gerr, gpanic := unmarshal(exact, data, got)
+	werr, wpanic := unmarshal(reference, data, want)
+	if gpanic != wpanic {
+		t.Fatalf("%s: the direct decode panics %v, json-iterator's %v:\n%s", name, gpanic, wpanic, data)
+	}
+	if gpanic {
+		return // both: a type's UnmarshalJSON given the nothing a cut document ends with
+	}
 	if (gerr == nil) != (werr == nil) {
 		t.Fatalf("%s: the direct map decode says %v, json-iterator's %v:\n%s", name, gerr, werr, data)
 	}
@@ -115,4 +122,14 @@ func FuzzExactMapDecode(f *testing.F) {
 			}
 		}
 	})
+}
+
+// unmarshal decodes data with cfg, reporting a panic rather than making it.
+func unmarshal(cfg jsoniter.API, data []byte, v any) (err error, panicked bool) {
+	defer func() {
+		if recover() != nil {
+			panicked = true
+		}
+	}()
+	return cfg.Unmarshal(data, v), false
 }
