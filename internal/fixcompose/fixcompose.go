@@ -28,6 +28,7 @@ import (
 	"backfire.dev/backfire/internal/load"
 	"backfire.dev/backfire/internal/object"
 	"backfire.dev/backfire/internal/rules"
+	"backfire.dev/backfire/internal/typedpatch"
 )
 
 // MaxRounds bounds the rounds of asking the readers again: each round
@@ -105,16 +106,16 @@ func recompute(o *object.Object, ix *index.Index, rs []*rules.Rule, opts *rules.
 		if len(readers) == 0 {
 			return composed, parts
 		}
-		patched, c := patchedObject(o, found, parts, decoded)
-		composed = c
-		if patched == nil {
-			return composed, parts
-		}
 		var again []*rules.Rule
 		for _, i := range readers {
 			if r := byID[found[i].Rule]; !slices.Contains(again, r) {
 				again = append(again, r)
 			}
+		}
+		patched, c := patchedObject(o, found, parts, decoded, again)
+		composed = c
+		if patched == nil {
+			return composed, parts
 		}
 		asked := askedOf(rules.RunObject(patched, ix, again, opts).Findings)
 		changed := false
@@ -220,7 +221,11 @@ func (s *setters) setByOther(container, rule string, from []string) bool {
 // patchedObject is o with the composed patch of the parts applied, nil
 // when it cannot be made (no typed model, a patch that does not apply).
 // It returns too the composition it patched o with, when there is one.
-func patchedObject(o *object.Object, found []rules.Reported, parts []int, decoded func(int) map[string]any) (*object.Object, *fix.Change) {
+// The readers, the rules asked again, read only the patched object's
+// typed value unless one reads its document: then the document is
+// patched and decoded again, else the typed value alone where it can be
+// (package typedpatch).
+func patchedObject(o *object.Object, found []rules.Reported, parts []int, decoded func(int) map[string]any, readers []*rules.Rule) (*object.Object, *fix.Change) {
 	if o.Typed == nil {
 		return nil, nil
 	}
@@ -235,17 +240,63 @@ func patchedObject(o *object.Object, found []rules.Reported, parts []int, decode
 		return nil, nil
 	}
 	c := &changes[0]
-	out, err := fix.Patched(o.Doc.JSON, c.Patch, o.Typed)
+	if typedAnswers(o, readers) {
+		if p, ok := typedPatched(o, c.Patch); ok {
+			return p, c
+		}
+	}
+	return decodedPatched(o, c.Patch), c
+}
+
+// typedPatched is o with patch applied to its typed value, nil where the
+// patched object is rejected; false where the patch is left to the
+// document (see typedpatch.Apply).
+func typedPatched(o *object.Object, patch map[string]any) (*object.Object, bool) {
+	t, ok := typedpatch.Apply(o.Typed, patch)
+	if !ok {
+		return nil, false
+	}
+	p, valid := object.Retyped(patchedDoc(o.Doc, nil), t)
+	if !valid {
+		return nil, true
+	}
+	return p, true
+}
+
+// decodedPatched is o's document with patch applied, decoded again; nil
+// where the patch does not apply or the patched object is rejected.
+func decodedPatched(o *object.Object, patch map[string]any) *object.Object {
+	out, err := fix.Patched(o.Doc.JSON, patch, o.Typed)
 	if err != nil {
-		return nil, c
+		return nil
 	}
-	doc := load.Document{File: o.Doc.File, Index: o.Doc.Index, Line: o.Doc.Line, Origin: o.Doc.Origin,
-		JSON: out, APIVersion: o.Doc.APIVersion, Kind: o.Doc.Kind}
-	p, lerr := object.Decode(&doc)
+	p, lerr := object.Decode(patchedDoc(o.Doc, out))
 	if lerr != nil {
-		return nil, c
+		return nil
 	}
-	return p, c
+	return p
+}
+
+// typedAnswers reports whether patching o's typed value answers the
+// readers as patching its document does: none reads the document, and o
+// dropped no field (the patched document's decode would list them again).
+func typedAnswers(o *object.Object, readers []*rules.Rule) bool {
+	if len(o.Dropped) > 0 {
+		return false
+	}
+	for _, r := range readers {
+		if r.Fix.FromDocument {
+			return false
+		}
+	}
+	return true
+}
+
+// patchedDoc is doc with the patched JSON: none where only the typed
+// value is patched, since no reader asked again reads it.
+func patchedDoc(doc *load.Document, json []byte) *load.Document {
+	return &load.Document{File: doc.File, Index: doc.Index, Line: doc.Line, Origin: doc.Origin,
+		JSON: json, APIVersion: doc.APIVersion, Kind: doc.Kind}
 }
 
 // asked is the findings of the rules asked again, by rule and container.
