@@ -343,9 +343,17 @@ var (
 // (intstr.IntOrString, resource.Quantity): the decoders hand them their
 // JSON.
 func decodesItself(t reflect.Type) bool {
+	if v, ok := selfDecoding.Load(t); ok {
+		return v.(bool)
+	}
 	pt := reflect.PointerTo(t)
-	return pt.Implements(unmarshalerType) || pt.Implements(textUnmarshalerType)
+	ok := pt.Implements(unmarshalerType) || pt.Implements(textUnmarshalerType)
+	selfDecoding.Store(t, ok)
+	return ok
 }
+
+// selfDecoding caches decodesItself: asking a type's method set is slow.
+var selfDecoding sync.Map // reflect.Type -> bool
 
 // decodeItself decodes a scalar into a new value of t by its own method,
 // as the decoders do: UnmarshalJSON with the value's JSON, or
