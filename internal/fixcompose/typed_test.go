@@ -1,10 +1,12 @@
 package fixcompose
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -76,6 +78,38 @@ func sameObject(o *object.Object, ix *index.Index, patch map[string]any) string 
 	return ""
 }
 
+// sameStale reports how the stale parts the rules' declarations find
+// differ from those a walk of every part's patch finds, "" when they do
+// not.
+func sameStale(o *object.Object, found []rules.Reported) string {
+	var parts []int
+	for i, f := range found {
+		if f.Fix != nil && f.Fix.Type == finding.StrategicMergePatch && len(f.Fix.Patch) > 0 && f.Fix.Target == nil {
+			parts = append(parts, i)
+		}
+	}
+	byID := map[string]*rules.Rule{}
+	for _, r := range catalog.All() {
+		byID[r.ID] = r
+	}
+	decoded := func(i int) map[string]any {
+		p, _ := fix.DecodePatch(found[i].Fix.Patch)
+		return p
+	}
+	declared := staleOf(o, found, parts, byID, decoded, false)
+	walked := staleOf(o, found, parts, byID, decoded, true)
+	if !slices.Equal(declared, walked) {
+		return fmt.Sprintf("stale parts %v by the declarations, %v by the patches", declared, walked)
+	}
+	if len(walked) > 0 {
+		staleObjects++
+	}
+	return ""
+}
+
+// staleObjects counts the objects sameStale found stale parts on.
+var staleObjects int
+
 func clonePatch(p map[string]any) map[string]any {
 	b, err := jsonenc.Marshal(p)
 	if err != nil {
@@ -111,7 +145,8 @@ func comparePatches(t *testing.T, files []string) int {
 		for _, o := range objs {
 			var fs []finding.Finding
 			var ps []map[string]any
-			for _, f := range rules.RunObject(o, ix, all, opts).Findings {
+			res := rules.RunObject(o, ix, all, opts).Findings
+			for _, f := range res {
 				if f.Fix == nil || f.Fix.Type != finding.StrategicMergePatch || f.Fix.Target != nil || len(f.Fix.Patch) == 0 {
 					continue
 				}
@@ -120,6 +155,9 @@ func comparePatches(t *testing.T, files []string) int {
 					continue
 				}
 				fs, ps = append(fs, f.Finding), append(ps, p)
+			}
+			if why := sameStale(o, res); why != "" {
+				t.Errorf("%s %s: %s", file, o.Ref, why)
 			}
 			patches := ps
 			if changes := fix.ComposeDecoded(fs, ps); len(changes) == 1 && len(ps) > 1 {
@@ -148,8 +186,12 @@ func TestTypedPatchIsTheDecodedPatchOnTheBenchmarkCorpus(t *testing.T) {
 		t.Fatal(err)
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	staleObjects = 0
 	if n := comparePatches(t, files); n < 1000 {
 		t.Errorf("the typed patch applied %d patches of the corpus, want the recompute's 1,189 objects' and more", n)
+	}
+	if staleObjects < 1000 {
+		t.Errorf("%d objects with stale fixes, want a thousand and more", staleObjects)
 	}
 }
 
@@ -270,3 +312,27 @@ spec:
         resources:
           requests: {cpu: 100m}
 `
+
+// FuzzStaleParts runs the rules on any manifest: the stale parts the
+// rules' declarations find are those a walk of every patch finds.
+func FuzzStaleParts(f *testing.F) {
+	f.Add(flappingFixture)
+	if b, err := os.ReadFile(filepath.Join("testdata", "same-check-flapping-readiness.yaml")); err == nil {
+		f.Add(string(b))
+	}
+	f.Fuzz(func(t *testing.T, doc string) {
+		var objs []*object.Object
+		for _, d := range load.Parse("fuzz.yaml", []byte(doc)).Documents {
+			if o, lerr := object.Decode(d); lerr == nil {
+				objs = append(objs, o)
+			}
+		}
+		ix := index.Build(objs)
+		opts := &rules.Options{Config: &config.Config{}}
+		for _, o := range objs {
+			if why := sameStale(o, rules.RunObject(o, ix, catalog.All(), opts).Findings); why != "" {
+				t.Errorf("%s: %s", o.Ref, why)
+			}
+		}
+	})
+}
