@@ -28,6 +28,7 @@ import (
 	"backfire.dev/backfire/internal/load"
 	"backfire.dev/backfire/internal/object"
 	"backfire.dev/backfire/internal/rules"
+	"backfire.dev/backfire/internal/typedpatch"
 )
 
 // MaxRounds bounds the rounds of asking the readers again: each round
@@ -105,16 +106,16 @@ func recompute(o *object.Object, ix *index.Index, rs []*rules.Rule, opts *rules.
 		if len(readers) == 0 {
 			return composed, parts
 		}
-		patched, c := patchedObject(o, found, parts, decoded)
-		composed = c
-		if patched == nil {
-			return composed, parts
-		}
 		var again []*rules.Rule
 		for _, i := range readers {
 			if r := byID[found[i].Rule]; !slices.Contains(again, r) {
 				again = append(again, r)
 			}
+		}
+		patched, c := patchedObject(o, found, parts, decoded, again)
+		composed = c
+		if patched == nil {
+			return composed, parts
 		}
 		asked := askedOf(rules.RunObject(patched, ix, again, opts).Findings)
 		changed := false
@@ -148,17 +149,57 @@ func recompute(o *object.Object, ix *index.Index, rs []*rules.Rule, opts *rules.
 }
 
 // stale returns the parts whose rule's fix reads a field another rule's
-// part sets.
+// part sets. The rules' declarations answer first: a rule's patch sets
+// only fields its Fix.Sets cover (the fixture test checks every patch),
+// so a part whose rule declares no field another part's rule reads
+// cannot make that one stale, and only the patches of the rules that may
+// are walked, most objects' none.
 func stale(o *object.Object, found []rules.Reported, parts []int, byID map[string]*rules.Rule, decoded func(int) map[string]any) []int {
-	var set *setters
-	var out []int
+	return staleOf(o, found, parts, byID, decoded, false)
+}
+
+// staleOf is stale, walking every part's patch when walkAll is set (the
+// test's reference for the declarations' answer).
+func staleOf(o *object.Object, found []rules.Reported, parts []int, byID map[string]*rules.Rule, decoded func(int) map[string]any, walkAll bool) []int {
+	var ruleIDs []string // the parts' rules, each once
 	for _, i := range parts {
-		r := byID[found[i].Rule]
-		if r == nil || r.ScanCheck() == nil || r.ScanCheck().ReadsFindings || len(r.Fix.From) == 0 {
+		if !slices.Contains(ruleIDs, found[i].Rule) {
+			ruleIDs = append(ruleIDs, found[i].Rule)
+		}
+	}
+	// writers are the rules whose patches some other part's rule may
+	// read.
+	var writers []string
+	for _, id := range ruleIDs {
+		r := reader(byID[id])
+		if r == nil {
 			continue
 		}
-		if set == nil {
-			set = settersOf(o, found, parts, decoded)
+		for _, w := range ruleIDs {
+			if w != id && !slices.Contains(writers, w) && (walkAll || maySet(byID[w], r.Fix.From)) {
+				writers = append(writers, w)
+			}
+		}
+	}
+	if len(writers) == 0 {
+		return nil
+	}
+	var set setters
+	spec := specPath(o)
+	for _, j := range parts {
+		if !slices.Contains(writers, found[j].Rule) {
+			continue
+		}
+		if p := decoded(j); p != nil {
+			set = appendFields(set, spec, p, found[j].Rule)
+		}
+	}
+	slices.SortFunc(set, func(a, b setField) int { return strings.Compare(a.Container, b.Container) })
+	var out []int
+	for _, i := range parts {
+		r := reader(byID[found[i].Rule])
+		if r == nil {
+			continue
 		}
 		// The fields of i's container, and those of no container.
 		if set.setByOther(found[i].Container, found[i].Rule, r.Fix.From) || found[i].Container != "" && set.setByOther("", found[i].Rule, r.Fix.From) {
@@ -168,49 +209,47 @@ func stale(o *object.Object, found []rules.Reported, parts []int, byID map[strin
 	return out
 }
 
-// setters are the fields the parts' patches set, by container (""
-// for the fields of none), each with the rules that set it: an object's
-// thousands of containers' fixes are not each compared with all the
-// others'.
-type setters map[string]map[string]fieldRules
-
-// fieldRules are the rules that set one field: the first, and whether
-// another does too (all that "set by a rule other than this one" needs).
-type fieldRules struct {
-	rule   string
-	others bool
+// reader is r when its fix is computed from fields and it can be asked
+// again (it does not read the others' findings), else nil.
+func reader(r *rules.Rule) *rules.Rule {
+	if r == nil || r.ScanCheck() == nil || r.ScanCheck().ReadsFindings || len(r.Fix.From) == 0 {
+		return nil
+	}
+	return r
 }
 
-func settersOf(o *object.Object, found []rules.Reported, parts []int, decoded func(int) map[string]any) *setters {
-	set := setters{}
-	for _, j := range parts {
-		p := decoded(j)
-		if p == nil {
-			continue
-		}
-		for _, f := range fieldsOf(o, p) {
-			byPath := set[f.Container]
-			if byPath == nil {
-				byPath = map[string]fieldRules{}
-				set[f.Container] = byPath
-			}
-			fr, ok := byPath[f.Path]
-			if !ok {
-				fr.rule = found[j].Rule
-			} else if fr.rule != found[j].Rule {
-				fr.others = true
-			}
-			byPath[f.Path] = fr
+// maySet reports whether rule w's patches may set a field that overlaps
+// from: a field its Fix.Sets declares does, and a rule unknown or
+// declaring nothing may set anything.
+func maySet(w *rules.Rule, from []string) bool {
+	if w == nil || len(w.Fix.Sets) == 0 {
+		return true
+	}
+	for _, d := range w.Fix.Sets {
+		if Overlaps(from, d) {
+			return true
 		}
 	}
-	return &set
+	return false
+}
+
+// setters are the fields the walked parts' patches set, each with the
+// rule that sets it, sorted by container ("" for the fields of none): an
+// object's thousands of containers' fixes are not each compared with all
+// the others'.
+type setters []setField
+
+type setField struct {
+	Field
+	rule string
 }
 
 // setByOther reports whether a rule other than rule sets a field of
 // container that overlaps from.
-func (s *setters) setByOther(container, rule string, from []string) bool {
-	for path, fr := range (*s)[container] {
-		if (fr.rule != rule || fr.others) && Overlaps(from, path) {
+func (s setters) setByOther(container, rule string, from []string) bool {
+	i, _ := slices.BinarySearchFunc(s, container, func(f setField, c string) int { return strings.Compare(f.Container, c) })
+	for ; i < len(s) && s[i].Container == container; i++ {
+		if s[i].rule != rule && Overlaps(from, s[i].Path) {
 			return true
 		}
 	}
@@ -220,7 +259,11 @@ func (s *setters) setByOther(container, rule string, from []string) bool {
 // patchedObject is o with the composed patch of the parts applied, nil
 // when it cannot be made (no typed model, a patch that does not apply).
 // It returns too the composition it patched o with, when there is one.
-func patchedObject(o *object.Object, found []rules.Reported, parts []int, decoded func(int) map[string]any) (*object.Object, *fix.Change) {
+// The readers, the rules asked again, read only the patched object's
+// typed value unless one reads its document: then the document is
+// patched and decoded again, else the typed value alone where it can be
+// (package typedpatch).
+func patchedObject(o *object.Object, found []rules.Reported, parts []int, decoded func(int) map[string]any, readers []*rules.Rule) (*object.Object, *fix.Change) {
 	if o.Typed == nil {
 		return nil, nil
 	}
@@ -235,17 +278,63 @@ func patchedObject(o *object.Object, found []rules.Reported, parts []int, decode
 		return nil, nil
 	}
 	c := &changes[0]
-	out, err := fix.Patched(o.Doc.JSON, c.Patch, o.Typed)
+	if typedAnswers(o, readers) {
+		if p, ok := typedPatched(o, c.Patch); ok {
+			return p, c
+		}
+	}
+	return decodedPatched(o, c.Patch), c
+}
+
+// typedPatched is o with patch applied to its typed value, nil where the
+// patched object is rejected; false where the patch is left to the
+// document (see typedpatch.Apply).
+func typedPatched(o *object.Object, patch map[string]any) (*object.Object, bool) {
+	t, ok := typedpatch.Apply(o.Typed, patch)
+	if !ok {
+		return nil, false
+	}
+	p, valid := object.Retyped(patchedDoc(o.Doc, nil), t)
+	if !valid {
+		return nil, true
+	}
+	return p, true
+}
+
+// decodedPatched is o's document with patch applied, decoded again; nil
+// where the patch does not apply or the patched object is rejected.
+func decodedPatched(o *object.Object, patch map[string]any) *object.Object {
+	out, err := fix.Patched(o.Doc.JSON, patch, o.Typed)
 	if err != nil {
-		return nil, c
+		return nil
 	}
-	doc := load.Document{File: o.Doc.File, Index: o.Doc.Index, Line: o.Doc.Line, Origin: o.Doc.Origin,
-		JSON: out, APIVersion: o.Doc.APIVersion, Kind: o.Doc.Kind}
-	p, lerr := object.Decode(&doc)
+	p, lerr := object.Decode(patchedDoc(o.Doc, out))
 	if lerr != nil {
-		return nil, c
+		return nil
 	}
-	return p, c
+	return p
+}
+
+// typedAnswers reports whether patching o's typed value answers the
+// readers as patching its document does: none reads the document, and o
+// dropped no field (the patched document's decode would list them again).
+func typedAnswers(o *object.Object, readers []*rules.Rule) bool {
+	if len(o.Dropped) > 0 {
+		return false
+	}
+	for _, r := range readers {
+		if r.Fix.FromDocument {
+			return false
+		}
+	}
+	return true
+}
+
+// patchedDoc is doc with the patched JSON: none where only the typed
+// value is patched, since no reader asked again reads it.
+func patchedDoc(doc *load.Document, json []byte) *load.Document {
+	return &load.Document{File: doc.File, Index: doc.Index, Line: doc.Line, Origin: doc.Origin,
+		JSON: json, APIVersion: doc.APIVersion, Kind: doc.Kind}
 }
 
 // asked is the findings of the rules asked again, by rule and container.
@@ -307,16 +396,32 @@ func Fields(o *object.Object, patch json.RawMessage) []Field {
 
 // fieldsOf is Fields of a decoded patch, which it leaves as it is.
 func fieldsOf(o *object.Object, v map[string]any) []Field {
-	spec := ""
-	if t := o.PodTemplate(); t != nil {
-		spec = t.SpecPath.String()
+	var set setters
+	set = appendFields(set, specPath(o), v, "")
+	out := make([]Field, len(set))
+	for i, f := range set {
+		out[i] = f.Field
 	}
-	var out []Field
+	slices.SortFunc(out, func(a, b Field) int { return strings.Compare(a.Container+" "+a.Path, b.Container+" "+b.Path) })
+	return out
+}
+
+// specPath is the path of o's pod spec, "" when it has none.
+func specPath(o *object.Object) string {
+	if t := o.PodTemplate(); t != nil {
+		return t.SpecPath.String()
+	}
+	return ""
+}
+
+// appendFields appends to set the fields the decoded patch v sets, each
+// set by rule; spec is the path of the object's pod spec.
+func appendFields(set setters, spec string, v map[string]any, rule string) setters {
 	var walk func(v any, path, container string)
 	walk = func(v any, path, container string) {
 		m, ok := v.(map[string]any)
 		if !ok || len(m) == 0 {
-			out = append(out, Field{Path: path, Container: container})
+			set = append(set, setField{Field{Path: path, Container: container}, rule})
 			return
 		}
 		for k, c := range m {
@@ -345,8 +450,7 @@ func fieldsOf(o *object.Object, v map[string]any) []Field {
 		}
 	}
 	walk(v, "", "")
-	slices.SortFunc(out, func(a, b Field) int { return strings.Compare(a.Container+" "+a.Path, b.Container+" "+b.Path) })
-	return out
+	return set
 }
 
 // Overlaps reports whether path is, holds or is held by one of the
@@ -354,18 +458,24 @@ func fieldsOf(o *object.Object, v map[string]any) []Field {
 // "container.livenessProbe.timeoutSeconds" overlap.
 func Overlaps(declared []string, path string) bool {
 	for _, d := range declared {
-		if d == path || strings.HasPrefix(path, d+".") || strings.HasPrefix(d, path+".") {
+		if d == path || under(path, d) || under(d, path) {
 			return true
 		}
 	}
 	return false
 }
 
+// under reports whether path is a field inside the field d:
+// strings.HasPrefix(path, d+"."), without making d+".".
+func under(path, d string) bool {
+	return len(path) > len(d) && path[len(d)] == '.' && path[:len(d)] == d
+}
+
 // Covers reports whether path is one of the declared fields or inside one:
 // what a patch sets must be covered by the rule's Fix.Sets.
 func Covers(declared []string, path string) bool {
 	for _, d := range declared {
-		if d == path || strings.HasPrefix(path, d+".") {
+		if d == path || under(path, d) {
 			return true
 		}
 	}

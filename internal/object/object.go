@@ -152,13 +152,7 @@ func Decode(doc *load.Document) (*Object, *load.Error) {
 			Metadata metav1.ObjectMeta `json:"metadata"`
 		}).Metadata
 	}
-	if o.Meta == nil {
-		o.Meta = &metav1.ObjectMeta{}
-	}
-	o.Name, o.Namespace = o.Meta.Name, o.Meta.Namespace
-	if o.Name == "" && o.Meta.GenerateName != "" {
-		o.Name = o.Meta.GenerateName
-	}
+	o.named()
 	if len(unknown) > 0 {
 		o.Dropped = dropped(o, target, unknown)
 	}
@@ -168,6 +162,32 @@ func Decode(doc *load.Document) (*Object, *load.Error) {
 		}
 	}
 	return o, nil
+}
+
+// named sets the object's name and namespace from its metadata.
+func (o *Object) named() {
+	if o.Meta == nil {
+		o.Meta = &metav1.ObjectMeta{}
+	}
+	o.Name, o.Namespace = o.Meta.Name, o.Meta.Namespace
+	if o.Name == "" && o.Meta.GenerateName != "" {
+		o.Name = o.Meta.GenerateName
+	}
+}
+
+// Retyped is the object Decode gives for doc when its typed value decodes
+// to typed, a value of the type Decode makes for doc's kind: what
+// patching an object's typed value rather than its document gives
+// (package typedpatch), with nothing dropped (the caller patches only
+// objects that had nothing dropped, with fields their type has). It is
+// false where Decode would reject the object (its probes' validation).
+func Retyped(doc *load.Document, typed any) (*Object, bool) {
+	o := &Object{Doc: doc, Ref: Ref{APIVersion: doc.APIVersion, Kind: doc.Kind}, Typed: typed, Meta: metaOf(typed)}
+	o.named()
+	if t := o.PodTemplate(); t != nil && len(validateProbes(t)) > 0 {
+		return nil, false
+	}
+	return o, true
 }
 
 func metaOf(v any) *metav1.ObjectMeta {

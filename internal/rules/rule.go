@@ -69,6 +69,11 @@ type FixFields struct {
 	// rule's fix sets one of them on the same object, this rule's fix is
 	// computed again on the object with that fix applied.
 	From []string
+	// FromDocument: the fix is computed from the object's document as
+	// written (its JSON), not only from its typed value, so it is asked
+	// again on the patched document itself rather than on a patched typed
+	// value (package typedpatch).
+	FromDocument bool
 }
 
 // Check is a rule's check: a *Scan, or the diagnose rules' kind (package

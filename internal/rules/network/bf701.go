@@ -30,7 +30,7 @@ var BF701 = rules.Register(&rules.Rule{
 	Kinds:    []string{"DestinationRule"},
 	Reads:    []string{"Service", index.PodSets},
 	Evidence: []any{BF701Evidence{}},
-	Fix:      rules.FixFields{Sets: []string{"spec.trafficPolicy.outlierDetection", "spec.subsets"}, From: []string{"spec.trafficPolicy.outlierDetection", "spec.subsets"}},
+	Fix:      rules.FixFields{Sets: []string{"spec.trafficPolicy.outlierDetection", "spec.subsets"}, From: []string{"spec.trafficPolicy.outlierDetection", "spec.subsets"}, FromDocument: true},
 	Check:    &rules.Scan{Run: runBF701},
 })
 

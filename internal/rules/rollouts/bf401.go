@@ -26,7 +26,7 @@ var BF401 = rules.Register(&rules.Rule{
 	Kinds:    rolloutKind,
 	Reads:    []string{index.Autoscalers},
 	Check:    &rules.Scan{Run: runBF401},
-	Fix:      rules.FixFields{Sets: []string{"spec.strategy.canary.steps"}, From: []string{"spec.strategy.canary", "spec.replicas"}},
+	Fix:      rules.FixFields{Sets: []string{"spec.strategy.canary.steps"}, From: []string{"spec.strategy.canary", "spec.replicas"}, FromDocument: true},
 	Evidence: []any{BF401Evidence{}},
 })
 

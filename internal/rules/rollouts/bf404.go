@@ -27,7 +27,7 @@ var BF404 = rules.Register(&rules.Rule{
 	Reads:    []string{index.Autoscalers},
 	Check:    &rules.Scan{Run: runBF404},
 	Fix: rules.FixFields{Sets: []string{"spec.strategy.canary.steps", "spec.strategy.canary.abortScaleDownDelaySeconds"},
-		From: []string{"spec.strategy.canary", "spec.replicas"}},
+		From: []string{"spec.strategy.canary", "spec.replicas"}, FromDocument: true},
 	Evidence: []any{BF404Evidence{}},
 })
 
