@@ -89,7 +89,7 @@ type state struct {
 	// objects are the retained objects (all of them for Build), in
 	// ordinal order once frozen.
 	objects []ordered
-	byKey   map[key][]entry // each sorted by ordinal
+	byKey   map[key]keyed
 	// byKind holds every object of a kind some question lists by name or
 	// namespace (Services, AnalysisTemplates).
 	byKind  map[string][]listedEntry
@@ -146,7 +146,7 @@ type Scaler struct {
 // Freeze.
 func New() *Index {
 	return &Index{state: &state{
-		byKey:        map[key][]entry{},
+		byKey:        map[key]keyed{},
 		byKind:       map[string][]listedEntry{},
 		scalers:      map[key][]scaler{},
 		workloadRefs: map[key][]entry{},
@@ -183,11 +183,11 @@ func (ix *Index) Add(o *object.Object, ord Ordinal, scope Scope, keep bool) {
 		ix.objects = append(ix.objects, ordered{ord, o})
 	}
 	k := keyOf(kind, namespace, o.Name)
-	ix.byKey[k] = insert(ix.byKey[k], e)
+	ix.addKeyed(k, e)
 	if listed(kind) {
 		ix.byKind[kind] = insert(ix.byKind[kind], listedEntry{e, o.Name, namespace})
 	}
-	if ps, decoded, ok := podSetOf(o, ord, scope); ok {
+	if ps, decoded, containers, ok := podSetOf(o, ord, scope); ok {
 		ps.kind, ps.namespace = kind, namespace
 		ns := normalNamespace(namespace)
 		sets := ix.podSets[ns]
@@ -196,9 +196,10 @@ func (ix *Index) Add(o *object.Object, ord Ordinal, scope Scope, keep bool) {
 			ix.podSets[ns] = sets
 		}
 		sets.add(ps)
-		// The filters see the template's labels as decoded.
+		// The filters see the template's labels as decoded and its
+		// containers as listed, not listed again from their compact form.
 		for _, f := range registeredFilters() {
-			if f.Match(ps.podSet(&ps, decoded)) {
+			if f.Match(ps.podSet(&ps, decoded, containers)) {
 				ix.filtered[f] = insert(ix.filtered[f], ps)
 			}
 		}
@@ -304,7 +305,7 @@ func (ix *Index) Objects() []*object.Object {
 func (ix *Index) Get(kind, namespace, name string) *object.Object {
 	k := keyOf(kind, namespace, name)
 	ix.mu.RLock()
-	e, found := ix.first(ix.scope, ix.byKey[k])
+	e, found := ix.first(ix.scope, k)
 	ix.mu.RUnlock()
 	ix.note(query{op: opGet, key: k}, found, e.ord)
 	if !found {
@@ -313,9 +314,38 @@ func (ix *Index) Get(kind, namespace, name string) *object.Object {
 	return ix.contents(e)
 }
 
-// first returns the first entry of list that scope sees; ix.mu is held.
-func (ix *Index) first(scope Scope, list []entry) (entry, bool) {
-	for _, e := range list {
+// keyed holds the objects of one key: the first in input order, and the
+// others (usually none) in more, sorted by ordinal. Most keys have one
+// object, which a list would cost an allocation of its own.
+type keyed struct {
+	first entry
+	more  []entry
+}
+
+// addKeyed adds e to the objects of key k; ix.mu is held.
+func (ix *Index) addKeyed(k key, e entry) {
+	objs, ok := ix.byKey[k]
+	switch {
+	case !ok:
+		ix.byKey[k] = keyed{first: e}
+		return
+	case e.ord < objs.first.ord:
+		objs.first, e = e, objs.first
+	}
+	objs.more = insert(objs.more, e)
+	ix.byKey[k] = objs
+}
+
+// first returns the first object of key k that scope sees; ix.mu is held.
+func (ix *Index) first(scope Scope, k key) (entry, bool) {
+	objs, ok := ix.byKey[k]
+	if !ok {
+		return entry{}, false
+	}
+	if ix.sees(scope, objs.first.scope) {
+		return objs.first, true
+	}
+	for _, e := range objs.more {
 		if ix.sees(scope, e.scope) {
 			return e, true
 		}

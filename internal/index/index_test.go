@@ -2,6 +2,8 @@ package index
 
 import (
 	"testing"
+
+	"backfire.dev/backfire/internal/object"
 )
 
 func build(t *testing.T, src string) *Index {
@@ -125,5 +127,43 @@ func TestInsertGrowsByAnEighth(t *testing.T) {
 		if e.ord != Ordinal(i) {
 			t.Fatalf("entry %d is %d", i, e.ord)
 		}
+	}
+}
+
+// Objects that share a key, added out of input order from several trees:
+// Get answers each scope with the first, in input order, that it sees,
+// as a list of the key's objects sorted by ordinal would.
+func TestGetAnswersTheFirstSeenOfAKeyAddedOutOfOrder(t *testing.T) {
+	var src string
+	for range 4 {
+		src += "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: ns}\n---\n"
+	}
+	objs := decodeAll(t, src)
+	ix := New()
+	root, a, b, c := ix.Tree("/r"), ix.Tree("/r/a"), ix.Tree("/r/b"), ix.Tree("/s")
+	// Added as files are read: ordinal 7 (tree a) first, then 3 (b),
+	// then 9 (root), then 1 (elsewhere).
+	ix.Add(objs[0], 7, a, true)
+	ix.Add(objs[1], 3, b, true)
+	ix.Add(objs[2], 9, root, true)
+	ix.Add(objs[3], 1, c, true)
+	ix.Freeze()
+	for _, tc := range []struct {
+		scope Scope
+		want  *object.Object
+	}{
+		{a, objs[0]}, {b, objs[1]}, {root, objs[1]}, {c, objs[3]}, {Everywhere, objs[3]},
+	} {
+		if got := ix.View(tc.scope, nil).Get("ConfigMap", "ns", "c"); got != tc.want {
+			t.Errorf("scope %d: got %p, want %p", tc.scope, got, tc.want)
+		}
+	}
+	if got := ix.Get("ConfigMap", "ns", "d"); got != nil {
+		t.Errorf("a key never added: got %p", got)
+	}
+	rec := &Recorder{}
+	ix.View(a, rec).Get("ConfigMap", "ns", "c")
+	if rec.Stale(ix) {
+		t.Error("an answer of the complete index is stale")
 	}
 }

@@ -2,7 +2,6 @@ package index
 
 import (
 	"encoding/binary"
-	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -30,11 +29,18 @@ func compactLabels(m map[string]string) podLabels {
 	if m == nil {
 		return ""
 	}
-	keys := slices.Sorted(maps.Keys(m))
-	ids := make([]int, len(keys))
+	// A template has a few labels: their keys and numbers are sorted on
+	// the stack, not in two lists made for each workload.
+	var keysBuf [smallLabels]string
+	var idsBuf [smallLabels]int
+	keys, ids := keysBuf[:0], idsBuf[:0]
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
 	size := uvarintLen(len(keys))
 	for i, k := range keys {
-		ids[i] = labelKeys.id(k)
+		ids = append(ids, labelKeys.id(k))
 		if ids[i] >= 0 {
 			size += uvarintLen(ids[i] << 1)
 		} else {
@@ -58,6 +64,9 @@ func compactLabels(m map[string]string) podLabels {
 	}
 	return podLabels(b.String())
 }
+
+// smallLabels is how many labels compactLabels sorts without allocating.
+const smallLabels = 16
 
 // labelKeys numbers the label keys the index has seen, up to
 // maxLabelKeys of them (keys past that are written out in each
@@ -87,9 +96,11 @@ func (t *keyTable) id(k string) int {
 	if id >= maxLabelKeys {
 		return -1
 	}
-	k = strings.Clone(k) // not the decoded object's string, which it would keep
-	t.keys[id].Store(&k)
-	t.ids[k] = id
+	// Not the decoded object's string, which it would keep; and not &k,
+	// which would move every caller's k to the heap, found or not.
+	kept := strings.Clone(k)
+	t.keys[id].Store(&kept)
+	t.ids[kept] = id
 	return id
 }
 

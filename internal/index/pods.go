@@ -72,15 +72,15 @@ type podSetEntry struct {
 
 // podSetOf reads the fields of a workload the pod questions need; ok is
 // false for kinds without pods. It returns the template's labels as
-// decoded too, for the registered filters.
-func podSetOf(o *object.Object, ord Ordinal, scope Scope) (e podSetEntry, decoded map[string]string, ok bool) {
+// decoded and its containers as listed too, for the registered filters.
+func podSetOf(o *object.Object, ord Ordinal, scope Scope) (e podSetEntry, decoded map[string]string, containers []PodContainer, ok bool) {
 	e = podSetEntry{kind: o.Kind, namespace: o.Namespace, name: o.Name, scalable: true, ord: ord, scope: scope}
 	e.replicas, e.replicasSet = o.Replicas()
 	switch v := o.Typed.(type) {
 	case *rolloutsv1alpha1.Rollout:
 		if v.Spec.WorkloadRef != nil && v.Spec.WorkloadRef.Kind == "Deployment" {
 			e.workloadRef = v.Spec.WorkloadRef.Name
-			return e, nil, true
+			return e, nil, nil, true
 		}
 	case *appsv1.DaemonSet:
 		e.perNode, e.scalable = true, false
@@ -95,29 +95,30 @@ func podSetOf(o *object.Object, ord Ordinal, scope Scope) (e podSetEntry, decode
 	}
 	t := o.PodTemplate()
 	if t == nil {
-		return e, nil, e.workloadRef != ""
+		return e, nil, nil, e.workloadRef != ""
 	}
 	e.labels = compactLabels(t.Meta.Labels)
 	e.hostNetwork = t.Spec.HostNetwork
 	if cs := t.Containers(); len(cs) > 0 {
-		list := make([]PodContainer, len(cs))
+		containers = make([]PodContainer, len(cs))
 		for i, c := range cs {
-			list[i] = PodContainer{Name: c.Name, Image: c.Image, PullPolicy: c.ImagePullPolicy}
+			containers[i] = PodContainer{Name: c.Name, Image: c.Image, PullPolicy: c.ImagePullPolicy}
 		}
-		e.containers = compactContainers(list)
+		e.containers = compactContainers(containers)
 	}
-	return e, t.Meta.Labels, true
+	return e, t.Meta.Labels, containers, true
 }
 
 // podSet returns the pod set as an answer gives it, its Replicas left
 // to the caller: the pods run the template of t (e itself, or the
-// Deployment of a Rollout with workloadRef), which carries labels.
-func (e *podSetEntry) podSet(t *podSetEntry, labels map[string]string) PodSet {
+// Deployment of a Rollout with workloadRef), which carries labels and
+// containers (t.containers listed).
+func (e *podSetEntry) podSet(t *podSetEntry, labels map[string]string, containers []PodContainer) PodSet {
 	return PodSet{
 		Kind: e.kind, Namespace: e.namespace, Name: e.name,
 		Labels:      labels,
 		PerNode:     e.perNode,
-		Containers:  t.containers.List(),
+		Containers:  containers,
 		HostNetwork: t.hostNetwork,
 		ServiceName: e.serviceName,
 		Scalable:    e.scalable,
@@ -245,7 +246,7 @@ func (ix *Index) filteredLocked(scope Scope, f *PodFilter, collect bool) ([]PodS
 		h.add(e.ord)
 		r := ix.replicasLocked(scope, e, &h)
 		if collect {
-			ps := e.podSet(e, e.labels.Map())
+			ps := e.podSet(e, e.labels.Map(), e.containers.List())
 			ps.Replicas = r
 			out = append(out, ps)
 		}
@@ -288,7 +289,7 @@ func (ix *Index) selectedLocked(scope Scope, ns string, match podSetMatch, colle
 		h.add(e.ord)
 		r := ix.replicasLocked(scope, e, &h)
 		if collect {
-			ps := e.podSet(t, t.labels.Map())
+			ps := e.podSet(t, t.labels.Map(), t.containers.List())
 			ps.Replicas = r
 			out = append(out, ps)
 		}

@@ -155,7 +155,7 @@ func (ix *Index) answer(scope Scope, q query) (bool, Ordinal) {
 	var h hash
 	switch q.op {
 	case opGet:
-		e, found := ix.first(scope, ix.byKey[q.key])
+		e, found := ix.first(scope, q.key)
 		return found, e.ord
 	case opNames:
 		for _, e := range ix.byKind[q.key.kind] {

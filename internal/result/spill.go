@@ -1,7 +1,6 @@
 package result
 
 import (
-	"bytes"
 	"cmp"
 	"fmt"
 	"io"
@@ -97,22 +96,31 @@ func (s *Spill) Add(ord uint64, fs []finding.Finding) Spilled {
 	}
 	sb := spillBuffers.Get().(*spillBuffer)
 	defer spillBuffers.Put(sb)
-	buf := &sb.buf
-	buf.Reset()
-	ends := make([]int, len(fs))
+	buf := sb.buf[:0]
+	ends := sb.ends[:0]
 	for i := range fs {
-		if err := sb.enc.Encode(&fs[i]); err != nil {
+		var err error
+		if buf, err = sb.enc.finding(buf, &fs[i]); err != nil {
 			s.fail(err)
 			return Spilled{}
 		}
-		ends[i] = buf.Len()
+		ends = append(ends, len(buf))
 	}
+	sb.buf, sb.ends = buf, ends
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.err != nil {
 		return Spilled{}
 	}
-	s.pending = append(s.pending, buf.Bytes()...)
+	// The block is written out before it would grow: it is made once, at
+	// its full size, not grown from nothing a copy at a time.
+	if len(s.pending)+len(buf) > cap(s.pending) {
+		s.flush()
+		if s.pending == nil {
+			s.pending = make([]byte, 0, spillBlock)
+		}
+	}
+	s.pending = append(s.pending, buf...)
 	at := Spilled{from: len(s.entries), to: len(s.entries) + len(fs)}
 	start := 0
 	for i := range fs {
@@ -126,14 +134,12 @@ func (s *Spill) Add(ord uint64, fs []finding.Finding) Spilled {
 		})
 		start = ends[i]
 	}
-	s.size += int64(buf.Len())
-	if len(s.pending) >= spillBlock {
-		s.flush()
-	}
+	s.size += int64(len(buf))
 	return at
 }
 
-// spillBlock is how much Add keeps before writing it to the file.
+// spillBlock is how much Add keeps before writing it to the file (more
+// when one object's findings are larger).
 const spillBlock = 1 << 20
 
 // flush writes what is pending; s.mu is held.
@@ -148,17 +154,15 @@ func (s *Spill) flush() {
 	s.pending = s.pending[:0]
 }
 
-// spillBuffers keep Add's buffer and encoder from one object to the next:
-// new ones would grow from nothing for each object.
-var spillBuffers = sync.Pool{New: func() any {
-	sb := &spillBuffer{}
-	sb.enc = NewFindingEncoder(&sb.buf)
-	return sb
-}}
+// spillBuffers keep Add's buffers and encoder from one object to the
+// next: new ones would grow from nothing for each object. The findings
+// are encoded straight into buf, which Add copies into the block.
+var spillBuffers = sync.Pool{New: func() any { return &spillBuffer{enc: &FindingEncoder{}} }}
 
 type spillBuffer struct {
-	buf bytes.Buffer
-	enc *FindingEncoder
+	buf  []byte
+	ends []int
+	enc  *FindingEncoder
 }
 
 // Drop withdraws findings added before Sort (an object checked again).

@@ -1,6 +1,7 @@
 package result
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"reflect"
@@ -105,5 +106,54 @@ func TestSpillOrdersContainersByName(t *testing.T) {
 	}
 	if want := "|alpha|zeta"; strings.Join(got, "|") != want {
 		t.Errorf("order %q, want %q", strings.Join(got, "|"), want)
+	}
+}
+
+// Findings of many objects fill several of the spill's blocks (one
+// object's findings more than a block): each comes back as the JSON
+// report's encoder writes it, whichever block it was written in.
+func TestSpillReturnsEachFindingAsEncodedAcrossBlocks(t *testing.T) {
+	s, err := NewSpill()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var all []finding.Finding
+	for obj := range 600 {
+		n := obj % 4
+		if obj == 300 {
+			n = 3 // with messages of a block each
+		}
+		var fs []finding.Finding
+		for i := range n {
+			size := 1 + (obj*131+i*17)%9000
+			if obj == 300 {
+				size = spillBlock
+			}
+			fs = append(fs, finding.Finding{File: "a.yaml", Line: len(all) + 1, Column: 1, Rule: "BF101", Message: strings.Repeat("m", size)})
+			all = append(all, fs[len(fs)-1])
+		}
+		s.Add(uint64(obj), fs)
+	}
+	s.Sort()
+	if s.size < 4*spillBlock || s.Len() != len(all) {
+		t.Fatalf("%d bytes, %d findings: the test wants several blocks", s.size, s.Len())
+	}
+	var want bytes.Buffer
+	enc := NewFindingEncoder(&want)
+	i := 0
+	err = s.Each(func(b []byte) error {
+		want.Reset()
+		if err := enc.Encode(&all[i]); err != nil {
+			return err
+		}
+		if !bytes.Equal(b, want.Bytes()) {
+			t.Errorf("finding %d: %d bytes, want %d", i, len(b), want.Len())
+		}
+		i++
+		return nil
+	})
+	if err != nil || i != len(all) {
+		t.Fatalf("%d findings read, %v", i, err)
 	}
 }

@@ -461,6 +461,9 @@ func (s *scanner) settle(c *checked, files sourceLines) {
 	}
 	// The fixes agree already (checkObject).
 	locs := locators{}
+	if n := len(o.out.Findings); n > 0 {
+		o.findings = make([]finding.Finding, 0, n)
+	}
 	for _, f := range o.out.Findings {
 		o.findings = append(o.findings, locate(f, files, locs))
 	}
