@@ -96,7 +96,7 @@ func RecoveryLoop(p *rules.Pass, t *object.PodTemplate, c *corev1.Container, v c
 	if st.Present && st.FailsDuringRecovery && st.Budget < budget {
 		return Loop{Rule: "BF105", Probe: "startup", Seconds: st.Budget, Formula: st.BudgetFormula}, true
 	}
-	if c.LivenessProbe == nil || st.Holds || !classify.ProbeWith(kind, c, c.LivenessProbe, v, files).FailsDuringRecovery(v) {
+	if c.LivenessProbe == nil || st.Holds || !classify.Probes.ProbeWith(kind, c, c.LivenessProbe, v, files).FailsDuringRecovery(v) {
 		return Loop{}, false
 	}
 	lt := probe.TimingOf(c.LivenessProbe, t.Spec.TerminationGracePeriodSeconds)
