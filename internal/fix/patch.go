@@ -4,6 +4,7 @@ package fix
 
 import (
 	"encoding/json"
+	"slices"
 
 	"backfire.dev/backfire/internal/jsonenc"
 	"backfire.dev/backfire/internal/load"
@@ -15,11 +16,43 @@ import (
 // only that container; a null value deletes a field (a probe handler that is
 // being replaced must be deleted, or the API server sees two handlers).
 func ContainerPatch(t *object.PodTemplate, container string, fields map[string]any) json.RawMessage {
-	c := map[string]any{"name": container}
-	for k, v := range fields {
-		c[k] = v
+	// Written out rather than built as maps for At: a patch per finding,
+	// and this is the shape nearly all of them have. containerPatchOfMaps
+	// is the general way, which the tests hold it to.
+	segs := load.SplitPath(t.SpecPath.String())
+	b := make([]byte, 0, 256)
+	for _, s := range segs {
+		b = append(jsonenc.AppendString(append(b, '{'), s.Key, true), ':')
 	}
-	return At(t.SpecPath.String(), map[string]any{listOf(t, container): []any{c}})
+	b = append(jsonenc.AppendString(append(b, '{'), listOf(t, container), true), ':', '[', '{')
+	var buf [8]string
+	keys := buf[:0]
+	if _, ok := fields["name"]; !ok {
+		keys = append(keys, "name")
+	}
+	for k := range fields {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(jsonenc.AppendString(b, k, true), ':')
+		v, ok := fields[k]
+		if !ok {
+			v = container // "name"
+		}
+		var err error
+		if b, err = jsonenc.Append(b, v); err != nil {
+			panic(err) // only maps, slices and scalars reach here
+		}
+	}
+	b = append(b, '}', ']', '}')
+	for range segs {
+		b = append(b, '}')
+	}
+	return b
 }
 
 // PodPatch is ContainerPatch with fields of the pod spec beside the

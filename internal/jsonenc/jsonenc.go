@@ -110,6 +110,17 @@ func Marshal(v any) ([]byte, error) {
 	return b, err
 }
 
+// Append is Marshal appending to b, for a writer that builds a document
+// around values without a map for each level.
+func Append(b []byte, v any) ([]byte, error) {
+	out, ok, err := appendValue(b, v, 0)
+	if !ok {
+		enc, err := json.Marshal(v)
+		return append(b, enc...), err
+	}
+	return out, err
+}
+
 // maxDepth is where Marshal leaves a value to encoding/json, which finds
 // the cycles a map or a list can hold.
 const maxDepth = 100

@@ -119,3 +119,18 @@ func FuzzMarshal(f *testing.F) {
 		}
 	})
 }
+
+// Append writes what Marshal returns after what b holds, a value left to
+// encoding/json included.
+func TestAppendIsMarshalAppended(t *testing.T) {
+	for _, v := range []any{
+		nil, "a<b", 3, 1.5, []any{true, nil}, map[string]any{"b": 1, "a": map[string]string{"x": "y"}},
+		struct{ N int }{2}, map[string]any{"t": struct{ S string }{"s"}},
+	} {
+		want, werr := Marshal(v)
+		got, gerr := Append([]byte("prefix "), v)
+		if string(got) != "prefix "+string(want) || (werr == nil) != (gerr == nil) {
+			t.Errorf("%#v: Append %q (%v), Marshal %q (%v)", v, got, gerr, want, werr)
+		}
+	}
+}

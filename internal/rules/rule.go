@@ -173,12 +173,18 @@ func (p *Pass) Config() *config.Config { return p.Options.Config }
 // Rollout's workloadRef. It is nil for kinds without pods, and for a
 // Deployment whose template a Rollout runs: that Rollout reports it.
 func (p *Pass) PodTemplate() *object.PodTemplate {
-	if p.Index.RunBy(p.Object) > 0 {
-		return nil
-	}
-	t, _ := p.Index.PodTemplate(p.Object)
-	return t
+	// Most rules ask; the index answers the same for every rule.
+	return p.Shared(podTemplateOf{}, func() any {
+		if p.Index.RunBy(p.Object) > 0 {
+			return (*object.PodTemplate)(nil)
+		}
+		t, _ := p.Index.PodTemplate(p.Object)
+		return t
+	}).(*object.PodTemplate)
 }
+
+// podTemplateOf keys the object's pod template in the shared store.
+type podTemplateOf struct{}
 
 // Report is what a rule says about the object.
 type Report struct {

@@ -23,17 +23,38 @@ type verdictOf struct{ c *corev1.Container }
 // package classify), computed once per object however many rules ask.
 func Classify(p *rules.Pass, c *corev1.Container) classify.Verdict {
 	return p.Shared(verdictOf{c}, func() any {
-		var pod classify.Pod
+		pf := podOf(p)
+		return classify.Members(classify.ContainerIn(pf.once, c, pf.pod), c, pf.replicas)
+	}).(classify.Verdict)
+}
+
+// pod is what classifying any container of the object reads of the
+// object, once per object.
+type pod struct {
+	once     string // RunsOnce
+	pod      classify.Pod
+	replicas int32
+}
+
+// podKey keys the object's pod in the shared store.
+type podKey struct{}
+
+func podOf(p *rules.Pass) *pod {
+	return p.Shared(podKey{}, func() any {
+		pf := &pod{}
+		var spec *corev1.PodSpec
 		if t, _ := p.Index.PodTemplate(p.Object); t != nil {
-			pod = classify.Pod{Spec: t.Spec, Claims: p.Object.ClaimTemplates()}
+			spec = t.Spec
+			pf.pod = classify.Pod{Spec: t.Spec, Claims: p.Object.ClaimTemplates()}
 		}
-		v := classify.ContainerIn(RunsOnce(p), c, pod)
+		pf.once = classify.RunsOnce(p.Object.Kind, p.Object.Meta, spec)
 		replicas, set := p.Object.Replicas()
 		if !set {
 			replicas = 1 // the API's default; a Pod is one server too
 		}
-		return classify.Members(v, c, replicas)
-	}).(classify.Verdict)
+		pf.replicas = replicas
+		return pf
+	}).(*pod)
 }
 
 // Files reads the files of container c of template t that the input holds:
@@ -63,13 +84,7 @@ func Files(p *rules.Pass, t *object.PodTemplate, c *corev1.Container) classify.F
 
 // RunsOnce says why the object's pods run once and exit ("" when they
 // serve): see classify.RunsOnce.
-func RunsOnce(p *rules.Pass) string {
-	var spec *corev1.PodSpec
-	if t, _ := p.Index.PodTemplate(p.Object); t != nil {
-		spec = t.Spec
-	}
-	return classify.RunsOnce(p.Object.Kind, p.Object.Meta, spec)
-}
+func RunsOnce(p *rules.Pass) string { return podOf(p).once }
 
 // Loop is a probe that kills the crash recovery a container starts with:
 // the condition of BF101 (a liveness probe that fails while the server
@@ -96,7 +111,7 @@ func RecoveryLoop(p *rules.Pass, t *object.PodTemplate, c *corev1.Container, v c
 	if st.Present && st.FailsDuringRecovery && st.Budget < budget {
 		return Loop{Rule: "BF105", Probe: "startup", Seconds: st.Budget, Formula: st.BudgetFormula}, true
 	}
-	if c.LivenessProbe == nil || st.Holds || !classify.ProbeWith(kind, c, c.LivenessProbe, v, files).FailsDuringRecovery(v) {
+	if c.LivenessProbe == nil || st.Holds || !classify.Probes.ProbeWith(kind, c, c.LivenessProbe, v, files).FailsDuringRecovery(v) {
 		return Loop{}, false
 	}
 	lt := probe.TimingOf(c.LivenessProbe, t.Spec.TerminationGracePeriodSeconds)

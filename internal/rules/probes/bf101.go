@@ -58,7 +58,7 @@ func runBF101(p *rules.Pass) {
 			continue
 		}
 		files := podfacts.Files(p, t, c)
-		q := classify.ProbeWith(kind, c, c.LivenessProbe, v, files)
+		q := classify.Probes.ProbeWith(kind, c, c.LivenessProbe, v, files)
 		if !q.FailsDuringRecovery(v) {
 			continue
 		}
@@ -357,7 +357,7 @@ func (b *bf101) fix() *finding.Fix {
 	desc = append(desc, fmt.Sprintf(`The patch deletes the %s handler ("%s": null): a strategic merge patch merges containers by name and would otherwise keep both handlers, which the API server rejects.`, old, old))
 
 	rp := c.ReadinessProbe
-	rq := classify.ProbeWith(kind, c, rp, v, b.files)
+	rq := classify.Probes.ProbeWith(kind, c, rp, v, b.files)
 	query := handlerValue(lp)
 	switch {
 	case rp == nil:

@@ -56,7 +56,7 @@ func runBF105(p *rules.Pass) {
 		if longest := blockingBudget(probe.TimingOf(c.StartupProbe, nil)); longest >= budget {
 			continue // a check that may block for its timeout is not shown to give up early
 		}
-		q := classify.ProbeWith(p.Object.Kind, c, c.StartupProbe, v, files)
+		q := classify.Probes.ProbeWith(p.Object.Kind, c, c.StartupProbe, v, files)
 		p.Report(bf105Finding(t, ct.Path(), c, v, q, budget))
 	}
 }

@@ -49,7 +49,7 @@ func runBF106(p *rules.Pass) {
 		if !v.DatabaseLike {
 			continue
 		}
-		q := classify.ProbeWith(p.Object.Kind, c, rp, v, podfacts.Files(p, t, c))
+		q := classify.Probes.ProbeWith(p.Object.Kind, c, rp, v, podfacts.Files(p, t, c))
 		if !q.PassesDuringRecovery(v) {
 			continue
 		}

@@ -36,7 +36,16 @@ type workload struct {
 	pod classify.Pod
 }
 
+// workloadOf reads the object's workload once for the rules of the
+// family that ask (BF201, BF301); nil when it runs no pods.
 func workloadOf(p *rules.Pass) *workload {
+	return p.Shared(workloadKey{}, func() any { return readWorkload(p) }).(*workload)
+}
+
+// workloadKey keys the object's workload in the shared store.
+type workloadKey struct{}
+
+func readWorkload(p *rules.Pass) *workload {
 	t := p.PodTemplate()
 	if t == nil {
 		return nil
