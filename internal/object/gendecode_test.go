@@ -179,7 +179,7 @@ func FuzzReadObject(f *testing.F) {
 	f.Add([]byte(` {"a" : 1 , "b\"":null,"":{}} x`), false)
 	f.Add([]byte(`{"a\u0062":1, "c`), false)
 	f.Fuzz(func(t *testing.T, data []byte, stop bool) {
-		read := func(useCB bool) (keys []string, ok bool, err error, rest string) {
+		read := func(useCB bool) (keys []string, ok bool, rest string, err error) {
 			iter := jsoniter.ParseBytes(reference, data)
 			cb := func(iter *jsoniter.Iterator, key string) bool {
 				keys = append(keys, key)
@@ -195,10 +195,10 @@ func FuzzReadObject(f *testing.F) {
 			if err == nil {
 				rest = string(iter.SkipAndReturnBytes())
 			}
-			return keys, ok, iter.Error, rest
+			return keys, ok, rest, iter.Error
 		}
-		k1, ok1, e1, r1 := read(true)
-		k2, ok2, e2, r2 := read(false)
+		k1, ok1, r1, e1 := read(true)
+		k2, ok2, r2, e2 := read(false)
 		if !reflect.DeepEqual(k1, k2) || ok1 != ok2 || (e1 == nil) != (e2 == nil) || (e1 == io.EOF) != (e2 == io.EOF) || r1 != r2 {
 			t.Fatalf("ReadObjectCB read %q %v %v %q, readObject %q %v %v %q from %q", k1, ok1, e1, r1, k2, ok2, e2, r2, data)
 		}
