@@ -7,7 +7,6 @@ package jsonenc
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
 	"math"
 	"math/bits"
 	"slices"
@@ -232,8 +231,16 @@ func appendMap[V any](b []byte, m map[string]V, depth int) ([]byte, bool, error)
 	if m == nil {
 		return append(b, "null"...), true, nil
 	}
+	// The keys are sorted in place on the stack: patches' maps are small,
+	// and a list made and grown for each cost more than writing them.
+	var stack [16]string
+	keys := stack[:0]
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
 	b = append(b, '{')
-	for i, k := range slices.Sorted(maps.Keys(m)) {
+	for i, k := range keys {
 		if i > 0 {
 			b = append(b, ',')
 		}
