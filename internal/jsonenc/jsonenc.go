@@ -7,8 +7,8 @@ package jsonenc
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
 	"math"
+	"math/bits"
 	"slices"
 	"strconv"
 	"unicode/utf8"
@@ -21,16 +21,20 @@ const hex = "0123456789abcdef"
 // and U+2028 and U+2029 escaped for JavaScript. With html, <, > and & are
 // escaped too, as json.Marshal does; without, they are written as an
 // Encoder with SetEscapeHTML(false) writes them.
+//
+// Most of what a scan writes needs no escape at all, so the bytes are
+// tested eight at a time and copied in runs; a byte at a time through a
+// compound test was a large flat share of a big scan.
 func AppendString(b []byte, s string, html bool) []byte {
 	b = append(b, '"')
 	start := 0
-	for i := 0; i < len(s); {
+	for i := 0; ; {
+		i = safeRun(s, i, html)
+		if i >= len(s) {
+			break
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && (!html || c != '<' && c != '>' && c != '&') {
-				i++
-				continue
-			}
 			b = append(b, s[start:i]...)
 			switch c {
 			case '\\', '"':
@@ -72,6 +76,57 @@ func AppendString(b []byte, s string, html bool) []byte {
 	b = append(b, s[start:]...)
 	return append(b, '"')
 }
+
+// safeRun returns the index of the first byte at or after i that is not
+// written as it is (an escaped ASCII byte or the start of a multi-byte
+// sequence), or len(s).
+func safeRun(s string, i int, html bool) int {
+	for ; i+8 <= len(s); i += 8 {
+		w := s[i : i+8] // one bounds check, one load
+		x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+		m := x&highBits | below(x, 0x20) | equal(x, '"') | equal(x, '\\')
+		if html {
+			m |= equal(x, '<') | equal(x, '>') | equal(x, '&')
+		}
+		if m != 0 {
+			// The lowest flag is exact: borrows only run upwards, past a
+			// byte that is flagged rightly.
+			return i + bits.TrailingZeros64(m)/8
+		}
+	}
+	safe := &safeSet
+	if html {
+		safe = &htmlSafeSet
+	}
+	for i < len(s) && safe[s[i]] {
+		i++
+	}
+	return i
+}
+
+const (
+	lowBits  = 0x0101010101010101
+	highBits = 0x8080808080808080
+)
+
+// below flags (in its high bit) a byte of x less than n, for n <= 0x80:
+// the first such byte exactly, later ones maybe not.
+func below(x uint64, n byte) uint64 { return (x - lowBits*uint64(n)) &^ x & highBits }
+
+// equal flags a byte of x equal to c, the first exactly, as below does.
+func equal(x uint64, c byte) uint64 { return below(x^(lowBits*uint64(c)), 1) }
+
+// safeSet and htmlSafeSet hold the bytes written as they are, without and
+// with HTML escaping: ASCII but for control characters, quote and
+// backslash (and <, > and &).
+var safeSet, htmlSafeSet = func() (plain, html [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		plain[c] = c != '"' && c != '\\'
+		html[c] = plain[c] && c != '<' && c != '>' && c != '&'
+	}
+	return plain, html
+}()
 
 // AppendFloat appends f as encoding/json writes a float of bits bits: like %g, with the
 // exponent cutoffs of ES6 and no padding of the exponent.
@@ -176,8 +231,16 @@ func appendMap[V any](b []byte, m map[string]V, depth int) ([]byte, bool, error)
 	if m == nil {
 		return append(b, "null"...), true, nil
 	}
+	// The keys are sorted in place on the stack: patches' maps are small,
+	// and a list made and grown for each cost more than writing them.
+	var stack [16]string
+	keys := stack[:0]
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
 	b = append(b, '{')
-	for i, k := range slices.Sorted(maps.Keys(m)) {
+	for i, k := range keys {
 		if i > 0 {
 			b = append(b, ',')
 		}

@@ -41,6 +41,13 @@ func TestMarshalMatchesEncodingJSON(t *testing.T) {
 		map[string]any{"b": 1.0, "a": []any{nil, map[string]any{"z": "y", "exec": nil}}},
 		map[string]any{"nan": math.NaN()}, map[string]any{"inf": math.Inf(1)},
 		map[string]any{"struct": struct{ A int }{1}}, []any{uint8(3), float32(0.1)}, json.RawMessage(`{"a":1}`))
+	// More keys than appendMap sorts on its stack.
+	wide, wideStrings := map[string]any{}, map[string]string{}
+	for i := range 40 {
+		wide[strings.Repeat("k", 40-i)+string(rune('A'+i))] = i
+		wideStrings[string(rune('z'-i%26))+strings.Repeat("<", i)] = "v"
+	}
+	values = append(values, wide, wideStrings)
 	deep := any("leaf")
 	for range 150 {
 		deep = map[string]any{"d": deep}
@@ -131,6 +138,19 @@ func TestAppendIsMarshalAppended(t *testing.T) {
 		got, gerr := Append([]byte("prefix "), v)
 		if string(got) != "prefix "+string(want) || (werr == nil) != (gerr == nil) {
 			t.Errorf("%#v: Append %q (%v), Marshal %q (%v)", v, got, gerr, want, werr)
+		}
+	}
+}
+
+// A container's patch, as fix writes one for each finding.
+func BenchmarkMarshalPatch(b *testing.B) {
+	v := map[string]any{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{"containers": []any{
+		map[string]any{"name": "app", "livenessProbe": map[string]any{"timeoutSeconds": 5.0, "failureThreshold": 3.0, "periodSeconds": 10.0}},
+	}}}}}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Marshal(v); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

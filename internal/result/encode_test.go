@@ -283,3 +283,24 @@ func FuzzFindingEncoder(f *testing.F) {
 		d.buf.Reset()
 	})
 }
+
+// Findings repeat their fixes' patches, and the encoder keeps the ones it
+// wrote: a patch written again, after others and after more of them than
+// the encoder keeps, is still written as encoding/json writes it, and an
+// invalid one fails each time.
+func TestFindingEncoderRepeatsPatches(t *testing.T) {
+	d := newDiffer()
+	patches := []string{`{"a":1}`, " { \"a\" : 1 } ", `{"a":1}x`, `[[],{"b":[1,2]}]`, `{"a":1}`, `{"a":1}x`}
+	for round := range 3 {
+		for i, p := range patches {
+			f := finding.Finding{Rule: "BF101", Fix: &finding.Fix{Description: "d", Type: "t", Patch: json.RawMessage(p)}}
+			d.check(t, fmt.Sprintf("round %d, patch %d", round, i), &f)
+		}
+		// Enough other patches, each large, to fill what the encoder keeps.
+		for i := range 300 {
+			p := fmt.Sprintf(`{"n":%d,"s":%q}`, i, strings.Repeat("x", 1000))
+			f := finding.Finding{Rule: "BF101", Fix: &finding.Fix{Description: "d", Type: "t", Patch: json.RawMessage(p)}}
+			d.check(t, fmt.Sprintf("round %d, filler %d", round, i), &f)
+		}
+	}
+}

@@ -27,7 +27,12 @@ type Spill struct {
 	// object cost a system call for each).
 	size, flushed int64
 	pending       []byte
-	entries       []spilled
+	// blocks are where each write starts in the file: a finding lies
+	// whole in one, and Each reads them whole.
+	blocks []int64
+	// reads counts Each's reads of the file.
+	reads   int
+	entries []spilled
 	// strings are the keys' strings by stringID; ids finds a string's.
 	strings []string
 	ids     map[string]stringID
@@ -147,6 +152,7 @@ func (s *Spill) flush() {
 	if len(s.pending) == 0 || s.err != nil {
 		return
 	}
+	s.blocks = append(s.blocks, s.flushed)
 	if _, err := s.file.WriteAt(s.pending, s.flushed); err != nil {
 		s.err = fmt.Errorf("writing findings to a temporary file: %w", err)
 	}
@@ -242,31 +248,53 @@ func (s *Spill) Severities(fn func(finding.Severity)) {
 // reused between calls.
 func (s *Spill) Each(fn func(encoded []byte) error) error {
 	// Findings in report order lie near each other in the file (it holds
-	// them in the order objects were checked), so each read fills a block
-	// the next findings are taken from: a read per finding cost a system
-	// call each, on the one goroutine that writes the report.
-	var block []byte
-	var from int64 // where block starts in the file
+	// them in the order objects were checked), but the report's order
+	// goes back and forth between neighbouring blocks: a block read from
+	// each finding on read the file two to three times over. The blocks
+	// as written are read whole instead, and the last two kept, so that
+	// each is read about once.
+	var cache [2]struct {
+		block int // index in s.blocks, -1 when empty
+		data  []byte
+	}
+	cache[0].block, cache[1].block = -1, -1
 	for _, e := range s.entries {
-		if e.off < from || e.off+int64(e.n) > from+int64(len(block)) {
-			size := max(int(e.n), spillBlock)
-			if cap(block) < size {
-				block = make([]byte, size)
+		k := s.blockOf(e.off)
+		c := &cache[0] // the block read last: the other is given up first
+		if c.block != k {
+			cache[0], cache[1] = cache[1], cache[0]
+		}
+		if c.block != k {
+			start, end := s.blocks[k], s.flushed
+			if k+1 < len(s.blocks) {
+				end = s.blocks[k+1]
 			}
-			block = block[:size]
-			n, err := s.file.ReadAt(block, e.off)
-			if n < int(e.n) {
+			if int64(cap(c.data)) < end-start {
+				c.data = make([]byte, end-start)
+			}
+			c.data = c.data[:end-start]
+			s.reads++
+			if n, err := s.file.ReadAt(c.data, start); n < len(c.data) {
 				if err == nil {
 					err = io.ErrUnexpectedEOF
 				}
 				return fmt.Errorf("reading findings back from a temporary file: %w", err)
 			}
-			block, from = block[:n], e.off
+			c.block = k
 		}
-		at := e.off - from
-		if err := fn(block[at : at+int64(e.n)]); err != nil {
+		at := e.off - s.blocks[k]
+		if err := fn(c.data[at : at+int64(e.n)]); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// blockOf is the index in s.blocks of the block that holds offset off.
+func (s *Spill) blockOf(off int64) int {
+	k, found := slices.BinarySearch(s.blocks, off)
+	if !found {
+		k--
+	}
+	return k
 }

@@ -157,3 +157,51 @@ func TestSpillReturnsEachFindingAsEncodedAcrossBlocks(t *testing.T) {
 		t.Fatalf("%d findings read, %v", i, err)
 	}
 }
+
+// The report's order goes back and forth between blocks written one after
+// the other (the objects of one file checked by different workers): each
+// block is read from the file once, and each finding comes back whole.
+func TestSpillReadsInterleavedBlocksOnce(t *testing.T) {
+	s, err := NewSpill()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var all []finding.Finding
+	for obj := range 2 {
+		var fs []finding.Finding
+		for i := range 4 {
+			// Lines 1, 3, 5, 7 in the first object's block, 2, 4, 6, 8 in
+			// the second's.
+			line := 1 + obj + 2*i
+			fs = append(fs, finding.Finding{File: "a.yaml", Line: line, Column: 1, Rule: "BF101",
+				Message: strings.Repeat(string(rune('a'+line)), spillBlock/3)})
+		}
+		all = append(all, fs...)
+		s.Add(uint64(obj), fs)
+	}
+	s.Sort()
+	if len(s.blocks) != 2 {
+		t.Fatalf("%d blocks, the test wants two", len(s.blocks))
+	}
+	var got []string
+	err = s.Each(func(b []byte) error {
+		var x finding.Finding
+		if err := json.Unmarshal(b, &x); err != nil {
+			return err
+		}
+		got = append(got, x.Message)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range got {
+		if want := strings.Repeat(string(rune('a'+i+1)), spillBlock/3); m != want {
+			t.Errorf("finding %d: %.10q…, want %.10q…", i, m, want)
+		}
+	}
+	if len(got) != len(all) || s.reads != 2 {
+		t.Errorf("%d findings in %d reads, want %d in 2", len(got), s.reads, len(all))
+	}
+}
