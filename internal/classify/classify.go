@@ -317,7 +317,7 @@ func ContainerIn(once string, c *corev1.Container, pod Pod) Verdict {
 	for i := range Servers {
 		s := &Servers[i]
 		var ev []string
-		image := matchImage(s, base, tokens)
+		image := matchImage(i, base, tokens)
 		if image {
 			ev = append(ev, "image "+repo)
 		}
@@ -469,32 +469,31 @@ func trimDigits(t string) string {
 	return t
 }
 
-// imageTokens holds each Servers entry's ImageTokens split into tokens,
-// once: every container of every workload is matched against them.
-var imageTokens = sync.OnceValue(func() map[string][]string {
-	out := map[string][]string{}
-	for _, s := range Servers {
+// imageTokens holds each Servers row's ImageTokens split into tokens,
+// indexed as Servers, once: every container of every workload is matched
+// against them.
+var imageTokens = sync.OnceValue(func() [][][]string {
+	out := make([][][]string, len(Servers))
+	for i, s := range Servers {
 		for _, it := range s.ImageTokens {
-			out[it] = splitTokens(it)
+			out[i] = append(out[i], splitTokens(it))
 		}
 	}
 	return out
 })
 
-func matchImage(s *Server, base string, tokens []string) bool {
+// matchImage says whether the image whose repository's base is base
+// (split into tokens) names the row i of Servers.
+func matchImage(i int, base string, tokens []string) bool {
+	s := &Servers[i]
 	for _, n := range s.ImageNames {
 		if base == n {
 			return true
 		}
 	}
-	split := imageTokens()
-	for _, it := range s.ImageTokens {
-		want, ok := split[it]
-		if !ok {
-			want = splitTokens(it)
-		}
-		for i := 0; i+len(want) <= len(tokens); i++ {
-			if matchRun(tokens[i:i+len(want)], want) {
+	for _, want := range imageTokens()[i] {
+		for j := 0; j+len(want) <= len(tokens); j++ {
+			if matchRun(tokens[j:j+len(want)], want) {
 				return true
 			}
 		}
