@@ -358,11 +358,10 @@ func (b *bf101) fix() *finding.Fix {
 
 	rp := c.ReadinessProbe
 	rq := classify.Probes.ProbeWith(kind, c, rp, v, b.files)
-	query := handlerValue(lp)
 	switch {
 	case rp == nil:
 		fields["readinessProbe"] = map[string]any{
-			old:                query,
+			old:                handlerValue(lp),
 			"timeoutSeconds":   fixQueryTimeout,
 			"periodSeconds":    probe.TimingOf(lp, nil).Period.N,
 			"failureThreshold": 3,
