@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -314,10 +313,15 @@ func ContainerIn(once string, c *corev1.Container, pod Pod) Verdict {
 	var v Verdict
 	outweighed := ""
 	main := mainProgram(c)
+	first := firstBytes(tokens)
+	named := rowsNamedBy(c)
 	for i := range Servers {
 		s := &Servers[i]
+		image := matchImage(i, base, tokens, first)
+		if !image && !named.has(i) {
+			continue // nothing strong names s: the evidence below would not be
+		}
 		var ev []string
-		image := matchImage(s, base, tokens)
 		if image {
 			ev = append(ev, "image "+repo)
 		}
@@ -469,32 +473,23 @@ func trimDigits(t string) string {
 	return t
 }
 
-// imageTokens holds each Servers entry's ImageTokens split into tokens,
-// once: every container of every workload is matched against them.
-var imageTokens = sync.OnceValue(func() map[string][]string {
-	out := map[string][]string{}
-	for _, s := range Servers {
-		for _, it := range s.ImageTokens {
-			out[it] = splitTokens(it)
-		}
-	}
-	return out
-})
-
-func matchImage(s *Server, base string, tokens []string) bool {
+// matchImage says whether the image whose repository's base is base
+// (split into tokens, whose first bytes are first) names the row i of
+// Servers.
+func matchImage(i int, base string, tokens []string, first byteSet) bool {
+	s := &Servers[i]
 	for _, n := range s.ImageNames {
 		if base == n {
 			return true
 		}
 	}
-	split := imageTokens()
-	for _, it := range s.ImageTokens {
-		want, ok := split[it]
-		if !ok {
-			want = splitTokens(it)
-		}
-		for i := 0; i+len(want) <= len(tokens); i++ {
-			if matchRun(tokens[i:i+len(want)], want) {
+	rows := serverRows()
+	if !rows.imageFirst[i].meets(first) && !rows.emptyRun[i] {
+		return false // every run starts with a token that begins with one of the row's bytes
+	}
+	for _, want := range rows.imageTokens[i] {
+		for j := 0; j+len(want) <= len(tokens); j++ {
+			if matchRun(tokens[j:j+len(want)], want) {
 				return true
 			}
 		}

@@ -206,6 +206,21 @@ type Report struct {
 	Fix         *finding.Fix
 }
 
+// EvidenceMapper is evidence that builds its own map, equal to what
+// evidence.Map makes of it by reflection: the most frequent findings' do,
+// and a test holds each to evidence.Map.
+type EvidenceMapper interface {
+	EvidenceMap() map[string]any
+}
+
+// evidenceMap is the finding's evidence map.
+func evidenceMap(v any) map[string]any {
+	if m, ok := v.(EvidenceMapper); ok {
+		return m.EvidenceMap()
+	}
+	return evidence.Map(v)
+}
+
 // Reported is a finding as a rule made it: the field it is about, not yet
 // where that field is written. The pipeline locates it after every rule
 // ran (package scan), so that a rule's goroutine never renders a chart
@@ -235,7 +250,7 @@ func (p *Pass) Report(r Report) {
 		Object:    p.Object.Ref,
 		Container: r.Container,
 		File:      at.Doc.File,
-		Message:   r.Message, Mechanism: r.Mechanism, Evidence: evidence.Map(r.Evidence),
+		Message:   r.Message, Mechanism: r.Mechanism, Evidence: evidenceMap(r.Evidence),
 		Assumptions: r.Assumptions, Fix: r.Fix,
 	}
 	if f.Fix != nil && at != p.Object {

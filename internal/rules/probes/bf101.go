@@ -2,6 +2,7 @@ package probes
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -129,9 +130,10 @@ func limitOf(c *corev1.Container, lt probe.Timing, st classify.Startup) recovery
 	// from whichever comes later.
 	sd := probe.TimingOf(c.StartupProbe, nil).InitialDelay.N
 	d := max(lt.InitialDelay.N, sd)
-	l := recoveryLimit{seconds: d + lt.Failure.N*lt.Period.N, formula: fmt.Sprintf("%d + %d x %d", d, lt.Failure.N, lt.Period.N)}
+	failures, period := strconv.Itoa(lt.Failure.N), strconv.Itoa(lt.Period.N)
+	l := recoveryLimit{seconds: d + lt.Failure.N*lt.Period.N, formula: strconv.Itoa(d) + " + " + failures + " x " + period}
 	if sd > lt.InitialDelay.N {
-		l.from = fmt.Sprintf("the startupProbe's first check at %d s, then %d liveness failures %d s apart", sd, lt.Failure.N, lt.Period.N)
+		l.from = "the startupProbe's first check at " + strconv.Itoa(sd) + " s, then " + failures + " liveness failures " + period + " s apart"
 	}
 	return l
 }
@@ -151,59 +153,67 @@ func (b *bf101) finding() rules.Report {
 	if q.Assumed {
 		fails, needs, queries = "is assumed to fail", "is assumed to need", "is assumed to query it"
 	}
+	described := probe.Describe(lp)
+	seconds := strconv.Itoa(limit.seconds)
 	var msg string
 	switch {
 	case b.closed() && b.held():
 		sev = finding.Warning
-		msg = fmt.Sprintf("liveness probe %s %s while %s recovers (it %s): the %s holds it back through a recovery of up to %d s, but every slow minute still ends in a kill and a crash recovery",
-			probe.Describe(lp), fails, s.Name, s.Recovery, b.coveredBy, limit.seconds)
+		msg = "liveness probe " + described + " " + fails + " while " + s.Name + " recovers (it " + s.Recovery + "): the " + b.coveredBy +
+			" holds it back through a recovery of up to " + seconds + " s, but every slow minute still ends in a kill and a crash recovery"
 	case b.closed():
-		msg = fmt.Sprintf("liveness probe %s %s while %s recovers, because %s %s: a recovery longer than %d s (%s) is killed and starts over, forever",
-			probe.Describe(lp), fails, s.Name, s.Name, s.Recovery, limit.seconds, limit.formula)
+		msg = "liveness probe " + described + " " + fails + " while " + s.Name + " recovers, because " + s.Name + " " + s.Recovery +
+			": a recovery longer than " + seconds + " s (" + limit.formula + ") is killed and starts over, forever"
 	case st.Holds:
 		sev = finding.Warning
-		msg = fmt.Sprintf("liveness probe %s %s %s to answer a query: the startupProbe holds it back through a recovery of up to %d s, but every slow minute still ends in a kill and a crash recovery",
-			probe.Describe(lp), needs, s.Name, st.Budget)
+		msg = "liveness probe " + described + " " + needs + " " + s.Name + " to answer a query: the startupProbe holds it back through a recovery of up to " +
+			strconv.Itoa(st.Budget) + " s, but every slow minute still ends in a kill and a crash recovery"
 	default:
-		msg = fmt.Sprintf("liveness probe %s %s %s %s: a recovery longer than %d s (%s) is killed and starts over, forever",
-			probe.Describe(lp), needs, s.Name, s.Refusal(), limit.seconds, limit.formula)
+		msg = "liveness probe " + described + " " + needs + " " + s.Name + " " + s.Refusal() +
+			": a recovery longer than " + seconds + " s (" + limit.formula + ") is killed and starts over, forever"
 	}
 
-	first := fmt.Sprintf("Container %s is %s, and its liveness probe %s: %s.", c.Name, classification(v), queries, q.Evidence)
+	var first string
 	if b.closed() && !q.Queries {
-		first = fmt.Sprintf("Container %s is %s, which keeps its port closed while it recovers, and its liveness probe connects to it: %s.", c.Name, classification(v), q.Evidence)
+		first = "Container " + c.Name + " is " + classification(v) + ", which keeps its port closed while it recovers, and its liveness probe connects to it: " + q.Evidence + "."
+	} else {
+		first = "Container " + c.Name + " is " + classification(v) + ", and its liveness probe " + queries + ": " + q.Evidence + "."
 	}
-	crash := fmt.Sprintf("A slow minute makes the probe miss its %d s timeout %s in a row (%s, %s, %s): the kubelet kills the container (%d-1) x %d + %d = %d s after the first slow answer, SIGKILL at most %d s after SIGTERM.",
-		lt.Timeout.N, times(lt.Failure.N), lt.Timeout.Phrase("timeoutSeconds"), lt.Failure.Phrase("failureThreshold"), lt.Period.Phrase("periodSeconds"),
-		lt.Failure.N, lt.Period.N, lt.Timeout.N, lt.KillAfterFirstFailure(), lt.Grace.N)
+	var crash string
 	if tcp {
 		crash = "The kernel answers a tcpSocket probe however slow the server is, so this probe does not cause the first crash; any other does: an OOM kill, a node restart, an eviction, a kill by the runtime."
+	} else {
+		crash = "A slow minute makes the probe miss its " + strconv.Itoa(lt.Timeout.N) + " s timeout " + times(lt.Failure.N) + " in a row (" +
+			lt.Timeout.Phrase("timeoutSeconds") + ", " + lt.Failure.Phrase("failureThreshold") + ", " + lt.Period.Phrase("periodSeconds") +
+			"): the kubelet kills the container (" + strconv.Itoa(lt.Failure.N) + "-1) x " + strconv.Itoa(lt.Period.N) + " + " + strconv.Itoa(lt.Timeout.N) +
+			" = " + strconv.Itoa(lt.KillAfterFirstFailure()) + " s after the first slow answer, SIGKILL at most " + strconv.Itoa(lt.Grace.N) + " s after SIGTERM."
 	}
-	mech := []string{first, crash,
-		fmt.Sprintf("%s restarts into crash recovery and %s: the same probe now fails by design.", s.Name, s.RecoveryAnswer(c.Image)),
-	}
+	mech := make([]string, 3, 6)
+	mech[0], mech[1] = first, crash
+	mech[2] = s.Name + " restarts into crash recovery and " + s.RecoveryAnswer(c.Image) + ": the same probe now fails by design."
 	interrupted := ""
 	if s.Interrupted != "" {
 		interrupted = " (" + s.Interrupted + ")"
 	}
-	never := fmt.Sprintf("a crash recovery longer than %d s from the container's start never completes; recovery restarts from scratch at every kill%s.", limit.seconds, interrupted)
+	never := func() string {
+		return "a crash recovery longer than " + seconds + " s from the container's start never completes; recovery restarts from scratch at every kill" + interrupted + "."
+	}
 	formula := limit.formula
 	if limit.from != "" {
 		formula += ": " + limit.from
 	}
 	switch {
 	case b.coveredBy == "initial delay":
-		mech = append(mech, fmt.Sprintf("After each kill the liveness probe waits its initial delay and then allows %d failures: a recovery shorter than %d s (%s) completes, at least the %d s threshold; a longer one is killed and starts over%s.",
-			lt.Failure.N, limit.seconds, formula, b.budget, interrupted))
+		mech = append(mech, "After each kill the liveness probe waits its initial delay and then allows "+strconv.Itoa(lt.Failure.N)+" failures: a recovery shorter than "+
+			seconds+" s ("+formula+") completes, at least the "+strconv.Itoa(b.budget)+" s threshold; a longer one is killed and starts over"+interrupted+".")
 	case b.held():
-		mech = append(mech, fmt.Sprintf("After each kill, %s: a recovery shorter than %d s completes; a longer one is killed by the startupProbe and starts over%s.",
-			st.Why, limit.seconds, interrupted))
+		mech = append(mech, "After each kill, "+st.Why+": a recovery shorter than "+seconds+" s completes; a longer one is killed by the startupProbe and starts over"+interrupted+".")
 	case st.Present && st.FailsDuringRecovery:
-		mech = append(mech, capitalize(st.Why)+": "+never)
+		mech = append(mech, capitalize(st.Why)+": "+never())
 	case st.Present:
-		mech = append(mech, fmt.Sprintf("%s, which kills a container that never becomes healthy %d s after start (%s): %s", capitalize(st.Why), limit.seconds, formula, never))
+		mech = append(mech, capitalize(st.Why)+", which kills a container that never becomes healthy "+seconds+" s after start ("+formula+"): "+never())
 	default:
-		mech = append(mech, fmt.Sprintf("Killed %d s after start if never healthy (%s): %s", limit.seconds, formula, never))
+		mech = append(mech, "Killed "+seconds+" s after start if never healthy ("+formula+"): "+never())
 	}
 	if b.held() {
 		mech = append(mech, "Adding CPU only makes the first slow minute rarer; every kill still costs a crash recovery.")
@@ -237,8 +247,7 @@ func (b *bf101) finding() rules.Report {
 	case q.Assumption != "":
 		assumed = append(assumed, q.Assumption)
 	case q.Assumed:
-		assumed = append(assumed, fmt.Sprintf("%s is assumed to log in and query %s; if it only checks that the process runs, suppress this finding with the annotation backfire.dev/ignore: BF101.",
-			probe.Describe(lp), s.Name))
+		assumed = append(assumed, described+" is assumed to log in and query "+s.Name+"; if it only checks that the process runs, suppress this finding with the annotation backfire.dev/ignore: BF101.")
 	}
 	return rules.Report{
 		At:          t.Owner,
@@ -254,12 +263,12 @@ func (b *bf101) finding() rules.Report {
 }
 
 func backoffLine(run int) string {
+	r, initial, most := strconv.Itoa(run), strconv.Itoa(probe.BackoffInitial), strconv.Itoa(probe.BackoffMax)
 	if probe.NeverWaits(run) {
-		return fmt.Sprintf("Each run lasts %d s, longer than the kubelet's restart back-off ever waits (%d s doubling to at most %d s, counted from the previous exit), so the container restarts at once every time: no CrashLoopBackOff pause, the restart count just climbs, one restart every %d s.",
-			run, probe.BackoffInitial, probe.BackoffMax, run)
+		return "Each run lasts " + r + " s, longer than the kubelet's restart back-off ever waits (" + initial + " s doubling to at most " + most +
+			" s, counted from the previous exit), so the container restarts at once every time: no CrashLoopBackOff pause, the restart count just climbs, one restart every " + r + " s."
 	}
-	return fmt.Sprintf("The kubelet's restart back-off (%d s doubling to %d s) only spaces the kills out; it never lets a recovery longer than %d s finish.",
-		probe.BackoffInitial, probe.BackoffMax, run)
+	return "The kubelet's restart back-off (" + initial + " s doubling to " + most + " s) only spaces the kills out; it never lets a recovery longer than " + r + " s finish."
 }
 
 // atLeast gives the period, timeout and failure threshold a fix sets on a
@@ -324,8 +333,9 @@ func (b *bf101) fix() *finding.Fix {
 				what = "the startupProbe, made a tcpSocket probe"
 			}
 			fields["startupProbe"] = sp
-			desc = append(desc, fmt.Sprintf("%s opens its port only once it has recovered: %s on port %d (%s) with failureThreshold %d x periodSeconds %d = %d s holds the liveness probe back until it does, through a recovery of up to %d s (the startupBudgetSeconds threshold; raise it for larger data).",
-				s.Name, what, port, portWhy, failures, period, failures*period, budget))
+			desc = append(desc, s.Name+" opens its port only once it has recovered: "+what+" on port "+strconv.Itoa(int(port))+" ("+portWhy+") with failureThreshold "+
+				strconv.Itoa(failures)+" x periodSeconds "+strconv.Itoa(period)+" = "+strconv.Itoa(failures*period)+" s holds the liveness probe back until it does, through a recovery of up to "+
+				strconv.Itoa(budget)+" s (the startupBudgetSeconds threshold; raise it for larger data).")
 		}
 		if lp.TCPSocket != nil {
 			return &finding.Fix{
@@ -342,27 +352,26 @@ func (b *bf101) fix() *finding.Fix {
 		"timeoutSeconds":   timeout,
 		"failureThreshold": failures,
 	}
-	desc = append(desc, fmt.Sprintf("Make the liveness probe check only that %s runs: tcpSocket on port %d (%s), timeoutSeconds %d, failureThreshold %d.",
-		s.Name, port, portWhy, timeout, failures))
+	desc = append(desc, "Make the liveness probe check only that "+s.Name+" runs: tcpSocket on port "+strconv.Itoa(int(port))+" ("+portWhy+"), timeoutSeconds "+
+		strconv.Itoa(timeout)+", failureThreshold "+strconv.Itoa(failures)+".")
 	if timeout > fixLivenessTimeout || failures > fixLivenessFailures {
 		desc = append(desc, "The probe's own numbers that are more tolerant than the fix's are kept.")
 	}
 	switch {
 	case s.ListensDuringRecovery:
-		desc = append(desc, fmt.Sprintf("%s listens during crash recovery, so the probe passes while it recovers.", s.Name))
+		desc = append(desc, s.Name+" listens during crash recovery, so the probe passes while it recovers.")
 	case b.closed():
 	default:
-		desc = append(desc, fmt.Sprintf("If %s does not listen while it recovers, also give it a startupProbe of %d s or more.", s.Name, budget))
+		desc = append(desc, "If "+s.Name+" does not listen while it recovers, also give it a startupProbe of "+strconv.Itoa(budget)+" s or more.")
 	}
-	desc = append(desc, fmt.Sprintf(`The patch deletes the %s handler ("%s": null): a strategic merge patch merges containers by name and would otherwise keep both handlers, which the API server rejects.`, old, old))
+	desc = append(desc, "The patch deletes the "+old+` handler ("`+old+`": null): a strategic merge patch merges containers by name and would otherwise keep both handlers, which the API server rejects.`)
 
 	rp := c.ReadinessProbe
 	rq := classify.Probes.ProbeWith(kind, c, rp, v, b.files)
-	query := handlerValue(lp)
 	switch {
 	case rp == nil:
 		fields["readinessProbe"] = map[string]any{
-			old:                query,
+			old:                handlerValue(lp),
 			"timeoutSeconds":   fixQueryTimeout,
 			"periodSeconds":    probe.TimingOf(lp, nil).Period.N,
 			"failureThreshold": 3,
@@ -378,7 +387,8 @@ func (b *bf101) fix() *finding.Fix {
 	default:
 		// The readiness check the authors wrote stays: replacing it could drop
 		// what it checks (replication lag, a quorum) for the liveness query.
-		desc = append(desc, fmt.Sprintf("The readinessProbe keeps its own %s check; if it does not already ask %s to answer, add the query there (timeoutSeconds %d), so that a slow answer takes the pod out of rotation instead of killing it.", probe.Handler(rp), s.Name, fixQueryTimeout))
+		desc = append(desc, "The readinessProbe keeps its own "+probe.Handler(rp)+" check; if it does not already ask "+s.Name+" to answer, add the query there (timeoutSeconds "+
+			strconv.Itoa(fixQueryTimeout)+"), so that a slow answer takes the pod out of rotation instead of killing it.")
 	}
 	return &finding.Fix{
 		Description: strings.Join(desc, " "),

@@ -1,7 +1,7 @@
 package probes
 
 import (
-	"fmt"
+	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -67,15 +67,18 @@ func bf102Finding(t *object.PodTemplate, at *field.Path, c *corev1.Container, tm
 	if q.Queries {
 		timeout, why = 5, "timeoutSeconds 5 (it runs a query)"
 	}
+	handler := probe.Handler(c.LivenessProbe)
+	period, failures, window := strconv.Itoa(tm.Period.N), strconv.Itoa(tm.Failure.N), strconv.Itoa(tm.FailureWindow())
 	mech := []string{
 		how + ".",
-		fmt.Sprintf("The %s handler runs every %d s (%s) and fails any answer slower than 1 s.", probe.Handler(c.LivenessProbe), tm.Period.N, tm.Period.Phrase("periodSeconds")),
-		fmt.Sprintf("%d failures in a row (%s), about %d x %d = %d s of slow answers, make the kubelet kill the container: (%d-1) x %d + %d = %d s after the first slow answer, SIGKILL at most %d s later.",
-			tm.Failure.N, tm.Failure.Phrase("failureThreshold"), tm.Failure.N, tm.Period.N, tm.FailureWindow(), tm.Failure.N, tm.Period.N, tm.Timeout.N, tm.KillAfterFirstFailure(), tm.Grace.N),
+		"The " + handler + " handler runs every " + period + " s (" + tm.Period.Phrase("periodSeconds") + ") and fails any answer slower than 1 s.",
+		failures + " failures in a row (" + tm.Failure.Phrase("failureThreshold") + "), about " + failures + " x " + period + " = " + window +
+			" s of slow answers, make the kubelet kill the container: (" + failures + "-1) x " + period + " + " + strconv.Itoa(tm.Timeout.N) + " = " +
+			strconv.Itoa(tm.KillAfterFirstFailure()) + " s after the first slow answer, SIGKILL at most " + strconv.Itoa(tm.Grace.N) + " s later.",
 		"Slow is not dead: the restart turns a slow minute into an outage, and the restarted container is slowest of all while it warms up.",
 	}
 	ev := BF102Evidence{
-		Handler:               probe.Handler(c.LivenessProbe),
+		Handler:               handler,
 		TimeoutSeconds:        tm.Timeout.N,
 		TimeoutSet:            tm.Timeout.Set,
 		PeriodSeconds:         tm.Period.N,
@@ -90,20 +93,20 @@ func bf102Finding(t *object.PodTemplate, at *field.Path, c *corev1.Container, tm
 	sev := finding.None // the rule's warning
 	if v.DatabaseLike {
 		sev = finding.Error
-		mech = append(mech, fmt.Sprintf("Container %s is %s: every restart is a crash that costs a crash recovery, hence an error rather than a warning.", c.Name, classification(v)))
 		ev.Server, ev.Classification = v.Server.Name, v.EvidenceString()
+		mech = append(mech, "Container "+c.Name+" is "+ev.Server+" ("+ev.Classification+"): every restart is a crash that costs a crash recovery, hence an error rather than a warning.")
 	}
 	return rules.Report{
 		At:        t.Owner,
 		Path:      path,
 		Container: c.Name,
 		Severity:  sev,
-		Message: fmt.Sprintf("liveness probe %s must answer within 1 s: %d slow answers in a row (%d x %d = %d s of latency) restart a container that is only slow",
-			probe.Describe(c.LivenessProbe), tm.Failure.N, tm.Failure.N, tm.Period.N, tm.FailureWindow()),
+		Message: "liveness probe " + probe.Describe(c.LivenessProbe) + " must answer within 1 s: " + failures + " slow answers in a row (" +
+			failures + " x " + period + " = " + window + " s of latency) restart a container that is only slow",
 		Mechanism: mech,
 		Evidence:  ev,
 		Fix: &finding.Fix{
-			Description: fmt.Sprintf("Give the liveness probe a timeout it can meet on a slow day: %s, failureThreshold %d.", why, failure),
+			Description: "Give the liveness probe a timeout it can meet on a slow day: " + why + ", failureThreshold " + strconv.Itoa(failure) + ".",
 			Type:        finding.StrategicMergePatch,
 			Patch: fix.ContainerPatch(t, c.Name, map[string]any{
 				"livenessProbe": map[string]any{"timeoutSeconds": timeout, "failureThreshold": failure},

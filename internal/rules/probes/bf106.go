@@ -2,6 +2,7 @@ package probes
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -77,7 +78,7 @@ func podsOf(p *rules.Pass) pods {
 	rep := p.Index.ReplicasOf(o)
 	switch {
 	case rep.Set:
-		return pods{int(rep.Max), fmt.Sprintf("spec.replicas %d", rep.Max)}
+		return pods{int(rep.Max), "spec.replicas " + strconv.Itoa(int(rep.Max))}
 	case len(rep.ScaledBy) > 0:
 		s := rep.ScaledBy[0].Object
 		return pods{int(rep.Max), fmt.Sprintf("replicas from %s %s (%d..%d)", s.Kind, s.Name, rep.Min, rep.Max)}
@@ -91,19 +92,20 @@ func bf106Finding(t *object.PodTemplate, at *field.Path, c *corev1.Container, v 
 	s := v.Server
 	answer := s.RecoveryAnswer(c.Image)
 	mech := []string{
-		fmt.Sprintf("Container %s is %s, and its readiness probe passes while it recovers: %s.", c.Name, classification(v), q.Evidence),
-		fmt.Sprintf("Every start after a crash, a rolling update or a drain begins with recovery or loading, during which %s %s; the probe passes all the same, within %d s of the start (%s, %s), and the pod is Ready.",
-			s.Name, answer, rt.InitialDelay.N+rt.Period.N, rt.InitialDelay.Phrase("initialDelaySeconds"), rt.Period.Phrase("periodSeconds")),
+		"Container " + c.Name + " is " + classification(v) + ", and its readiness probe passes while it recovers: " + q.Evidence + ".",
+		"Every start after a crash, a rolling update or a drain begins with recovery or loading, during which " + s.Name + " " + answer +
+			"; the probe passes all the same, within " + strconv.Itoa(rt.InitialDelay.N+rt.Period.N) + " s of the start (" +
+			rt.InitialDelay.Phrase("initialDelaySeconds") + ", " + rt.Period.Phrase("periodSeconds") + "), and the pod is Ready.",
 		"A Ready pod is a ready endpoint of its Services (the EndpointSlice controller publishes the pod's Ready condition): clients sent to it get errors for as long as the recovery lasts, instead of another pod, or a refused connection they would retry.",
 	}
 	sev := finding.Warning
 	if n.max > 1 {
 		mech = append(mech,
-			fmt.Sprintf("Pods: %s. Everything that waits for Ready moves on while this pod still recovers: a rolling update replaces the next pod as soon as this one is Ready (a StatefulSet with maxUnavailable 1 counts a pod available once Ready for minReadySeconds), and a PodDisruptionBudget counts it as healthy, so a drain evicts the next one too; in the end every pod recovers at once.", n.how))
+			"Pods: "+n.how+". Everything that waits for Ready moves on while this pod still recovers: a rolling update replaces the next pod as soon as this one is Ready (a StatefulSet with maxUnavailable 1 counts a pod available once Ready for minReadySeconds), and a PodDisruptionBudget counts it as healthy, so a drain evicts the next one too; in the end every pod recovers at once.")
 	} else {
 		sev = finding.Info
 		mech = append(mech,
-			fmt.Sprintf("Pods: %s, so clients fail while it recovers either way; what the probe changes is that the pod reports Ready: kubectl rollout status, helm --wait and a GitOps health check call it healthy while it answers only errors.", n.how))
+			"Pods: "+n.how+", so clients fail while it recovers either way; what the probe changes is that the pod reports Ready: kubectl rollout status, helm --wait and a GitOps health check call it healthy while it answers only errors.")
 	}
 	fx := bf106Fix(t, c, v, rp)
 	return rules.Report{
@@ -111,8 +113,7 @@ func bf106Finding(t *object.PodTemplate, at *field.Path, c *corev1.Container, v 
 		Path:      at.Child("readinessProbe"),
 		Container: c.Name,
 		Severity:  sev,
-		Message: fmt.Sprintf("readiness probe %s passes while %s recovers (it %s): the pod is Ready and gets traffic while it can only answer errors",
-			probe.Describe(rp), s.Name, answer),
+		Message:   "readiness probe " + probe.Describe(rp) + " passes while " + s.Name + " recovers (it " + answer + "): the pod is Ready and gets traffic while it can only answer errors",
 		Mechanism: mech,
 		Evidence: BF106Evidence{
 			Handler:        probe.Handler(rp),
@@ -154,15 +155,16 @@ func bf106Fix(t *object.PodTemplate, c *corev1.Container, v classify.Verdict, rp
 			break
 		}
 		handler = "exec"
-		value = map[string]any{"command": []string{"pg_isready", "-h", "127.0.0.1", "-p", fmt.Sprint(port)}}
-		desc = fmt.Sprintf("Make the readiness probe ask PostgreSQL: pg_isready -h 127.0.0.1 -p %d (%s), which exits 1 while it rejects connections in crash recovery and 0 once it accepts them, whatever the credentials (libpq internal_ping).", port, portWhy)
+		p := strconv.Itoa(int(port))
+		value = map[string]any{"command": []any{"pg_isready", "-h", "127.0.0.1", "-p", p}}
+		desc = "Make the readiness probe ask PostgreSQL: pg_isready -h 127.0.0.1 -p " + p + " (" + portWhy + "), which exits 1 while it rejects connections in crash recovery and 0 once it accepts them, whatever the credentials (libpq internal_ping)."
 	case "Redis":
 		cmd, ok := redisPing(c, rp, port)
 		if !ok {
 			break
 		}
 		handler = "exec"
-		value = map[string]any{"command": []string{"sh", "-c", cmd}}
+		value = map[string]any{"command": []any{"sh", "-c", cmd}}
 		desc = fmt.Sprintf(`Make the readiness probe require PONG: %s. The client prints the -LOADING error and exits 0 while the server loads its dataset; comparing its answer with PONG fails until the data is loaded. Keep the liveness probe as it is: the same check there would kill every load (BF101).`, cmd)
 		if !strings.Contains(cmd, "REDISCLI_AUTH") && !strings.Contains(cmd, " -a ") {
 			assumed = append(assumed, "Redis is assumed to need no password for a ping from inside the container (no REDIS_PASSWORD in the container's environment, no -a in the probe): with a password, ping answers NOAUTH, which the old check also passed; set REDISCLI_AUTH in the probe's command.")
@@ -173,7 +175,7 @@ func bf106Fix(t *object.PodTemplate, c *corev1.Container, v classify.Verdict, rp
 		}
 		cmd := fmt.Sprintf(`echo srvr | timeout 2 nc 127.0.0.1 %d | grep -q "^Mode: "`, port)
 		handler = "exec"
-		value = map[string]any{"command": []string{"sh", "-c", cmd}}
+		value = map[string]any{"command": []any{"sh", "-c", cmd}}
 		desc = fmt.Sprintf("Make the readiness probe ask ZooKeeper whether it serves: %s. srvr answers \"This ZooKeeper instance is not currently serving requests\" until the server runs, and its Mode line once it does (zookeeper StatCommand); srvr is the one four-letter command ZooKeeper 3.5.3 and later allow by default (4lw.commands.whitelist).", cmd)
 	case "Prometheus", "Loki", "Mimir":
 		path := "/ready"
@@ -201,11 +203,11 @@ func bf106Fix(t *object.PodTemplate, c *corev1.Container, v classify.Verdict, rp
 	fields := map[string]any{handler: value}
 	if old != handler {
 		fields[old] = nil
-		desc += fmt.Sprintf(` The patch deletes the %s handler ("%s": null): a strategic merge patch would otherwise keep both, which the API server rejects.`, old, old)
+		desc += " The patch deletes the " + old + ` handler ("` + old + `": null): a strategic merge patch would otherwise keep both, which the API server rejects.`
 	}
 	if probe.TimingOf(rp, nil).Timeout.N < fixReadyTimeout {
 		fields["timeoutSeconds"] = fixReadyTimeout
-		desc += fmt.Sprintf(" timeoutSeconds %d: the check now waits for the server's answer, and one slow answer should not take the pod out.", fixReadyTimeout)
+		desc += " timeoutSeconds " + strconv.Itoa(fixReadyTimeout) + ": the check now waits for the server's answer, and one slow answer should not take the pod out."
 	}
 	return bf106Fixed{
 		fix: &finding.Fix{

@@ -95,3 +95,63 @@ type BF107Evidence struct {
 	Stretch          *float64 `json:"stretch,omitempty" doc:"wall time over CPU time of a request while all workers are busy"`
 	MissCPUMs        *float64 `json:"missCpuMs,omitempty" doc:"milliseconds of CPU above which one request outlasts the probe's timeout"`
 }
+
+// EvidenceMap is evidence.Map of e, built without reflection: BF101,
+// BF102 and BF106 are the most frequent findings (see rules.EvidenceMapper).
+func (e BF101Evidence) EvidenceMap() map[string]any {
+	m := make(map[string]any, 13)
+	m["timeToKillSeconds"] = e.TimeToKillSeconds
+	m["neverHealthyKillSeconds"] = e.NeverHealthyKillSeconds
+	m["initialDelaySeconds"] = e.InitialDelaySeconds
+	m["periodSeconds"] = e.PeriodSeconds
+	m["timeoutSeconds"] = e.TimeoutSeconds
+	m["failureThreshold"] = e.FailureThreshold
+	m["gracePeriodSeconds"] = e.GracePeriodSeconds
+	m["server"] = e.Server
+	m["classification"] = e.Classification
+	m["probeQueries"] = e.ProbeQueries
+	if e.StartupProbe != "" {
+		m["startupProbe"] = e.StartupProbe
+	}
+	if e.StartupBudgetSeconds != nil {
+		m["startupBudgetSeconds"] = *e.StartupBudgetSeconds
+	}
+	if e.ListensDuringRecovery != nil {
+		m["listensDuringRecovery"] = *e.ListensDuringRecovery
+	}
+	return m
+}
+
+// EvidenceMap is evidence.Map of e, built without reflection.
+func (e BF102Evidence) EvidenceMap() map[string]any {
+	m := make(map[string]any, 13)
+	m["handler"] = e.Handler
+	m["timeoutSeconds"] = e.TimeoutSeconds
+	m["timeoutSet"] = e.TimeoutSet
+	m["periodSeconds"] = e.PeriodSeconds
+	m["failureThreshold"] = e.FailureThreshold
+	m["failureWindowSeconds"] = e.FailureWindowSeconds
+	m["timeToKillSeconds"] = e.TimeToKillSeconds
+	m["gracePeriodSeconds"] = e.GracePeriodSeconds
+	m["initialDelaySeconds"] = e.InitialDelaySeconds
+	m["neverHealthyKillAfter"] = e.NeverHealthyKillAfter
+	m["probeQueries"] = e.ProbeQueries
+	if e.Server != "" {
+		m["server"] = e.Server
+	}
+	if e.Classification != "" {
+		m["classification"] = e.Classification
+	}
+	return m
+}
+
+// EvidenceMap is evidence.Map of e, built without reflection.
+func (e BF106Evidence) EvidenceMap() map[string]any {
+	return map[string]any{
+		"handler":        e.Handler,
+		"server":         e.Server,
+		"classification": e.Classification,
+		"probePasses":    e.ProbePasses,
+		"pods":           e.Pods,
+	}
+}

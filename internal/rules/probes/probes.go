@@ -5,7 +5,7 @@ package probes
 
 import (
 	"encoding/json"
-	"fmt"
+	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -15,7 +15,7 @@ import (
 // classification renders a database-like verdict for a finding:
 // "PostgreSQL (image goharbor/harbor-db, env PGDATA)".
 func classification(v classify.Verdict) string {
-	return fmt.Sprintf("%s (%s)", v.Server.Name, v.EvidenceString())
+	return v.Server.Name + " (" + v.EvidenceString() + ")"
 }
 
 // handlerValue returns the probe's handler as the manifest writes it, for
@@ -52,5 +52,5 @@ func times(n int) string {
 	if n == 1 {
 		return "once"
 	}
-	return fmt.Sprintf("%d times", n)
+	return strconv.Itoa(n) + " times"
 }

@@ -2,7 +2,7 @@ package resources
 
 import (
 	"encoding/json"
-	"fmt"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -70,15 +70,19 @@ func bf201Finding(w *workload, qos corev1.PodQOSClass) rules.Report {
 	nb := cgroup.OneCPU
 	oom := cgroup.OOMScoreAdj(qos, 0, 0)
 
-	what, it := fmt.Sprintf("stateful workload (%s, %s)", w.stateful, w.keepsData()), "container "+c.Name
+	var what string
+	it := "container " + c.Name
 	switch {
 	case w.databaseLike():
 		what, it = w.verdict.Server.Name+" container "+c.Name, "it"
 	case len(targets) > 1:
-		it = "containers " + names(targets)
+		what, it = "stateful workload ("+w.stateful+", "+w.keepsData()+")", "containers "+names(targets)
+	default:
+		what = "stateful workload (" + w.stateful + ", " + w.keepsData() + ")"
 	}
-	msg := fmt.Sprintf("%s runs BestEffort: no container of the pod sets a cpu or memory request or limit, so %s gets cpu.weight %d against %d for a 1-CPU neighbour (%d under the linear formula) and oom_score_adj %d",
-		what, it, own.Runtime, nb.Runtime, nb.Linear, oom)
+	ownRuntime, nbRuntime, nbLinear := utoa(own.Runtime), utoa(nb.Runtime), utoa(nb.Linear)
+	msg := what + " runs BestEffort: no container of the pod sets a cpu or memory request or limit, so " + it + " gets cpu.weight " + ownRuntime +
+		" against " + nbRuntime + " for a 1-CPU neighbour (" + nbLinear + " under the linear formula) and oom_score_adj " + strconv.Itoa(oom)
 
 	containers := plural(len(t.Spec.Containers), "container", "containers")
 	if n := len(t.Spec.InitContainers); n > 0 {
@@ -86,19 +90,20 @@ func bf201Finding(w *workload, qos corev1.PodQOSClass) rules.Report {
 	}
 	first := "Whatever must answer it within a deadline times out first"
 	if tps := timedProbes(c, t.Spec.TerminationGracePeriodSeconds); len(tps) > 0 {
-		first = fmt.Sprintf("Its probes time out first: the %s probe %s has %s to answer", tps[0].kind, probe.Describe(tps[0].p), tps[0].budget())
+		first = "Its probes time out first: the " + tps[0].kind + " probe " + probe.Describe(tps[0].p) + " has " + tps[0].budget() + " to answer"
 	}
 	mech := []string{
-		fmt.Sprintf("None of the pod's %s sets a cpu or memory request or limit, so its QoS class is BestEffort.", containers),
-		fmt.Sprintf("Container %s gets cpu.shares %d, which is cpu.weight %d (cgroup v2) under both formulas; everything on the node that set nothing (kubelet, systemd, kernel threads) has %d, and a 1-CPU request has %d under runc >= 1.3.2 / crun >= 1.23 (%d under the older linear formula).",
-			c.Name, own.Shares, own.Runtime, cgroup.DefaultWeight, nb.Runtime, nb.Linear),
-		fmt.Sprintf("Under contention it gets about 1/%d (%s) of what a 1-CPU neighbour gets (1/%d, %s, under the linear formula). %s.",
-			nb.Runtime, share(own.Runtime, nb.Runtime), nb.Linear, share(own.Linear, nb.Linear), first),
-		fmt.Sprintf("oom_score_adj %d: when the node runs out of memory it is the first OOM victim, before every Burstable and Guaranteed container.", oom),
+		"None of the pod's " + containers + " sets a cpu or memory request or limit, so its QoS class is BestEffort.",
+		"Container " + c.Name + " gets cpu.shares " + utoa(own.Shares) + ", which is cpu.weight " + ownRuntime +
+			" (cgroup v2) under both formulas; everything on the node that set nothing (kubelet, systemd, kernel threads) has " + strconv.Itoa(cgroup.DefaultWeight) +
+			", and a 1-CPU request has " + nbRuntime + " under runc >= 1.3.2 / crun >= 1.23 (" + nbLinear + " under the older linear formula).",
+		"Under contention it gets about 1/" + nbRuntime + " (" + share(own.Runtime, nb.Runtime) + ") of what a 1-CPU neighbour gets (1/" + nbLinear + ", " +
+			share(own.Linear, nb.Linear) + ", under the linear formula). " + first + ".",
+		"oom_score_adj " + strconv.Itoa(oom) + ": when the node runs out of memory it is the first OOM victim, before every Burstable and Guaranteed container.",
 	}
 	if w.databaseLike() && w.verdict.Server.Recovery != "" {
-		mech = append(mech, fmt.Sprintf("An OOM kill or a probe's kill is a crash for a database: %s must recover on restart and %s, on the same starved CPU.",
-			w.verdict.Server.Name, w.verdict.Server.RecoveryAnswer(c.Image)))
+		mech = append(mech, "An OOM kill or a probe's kill is a crash for a database: "+w.verdict.Server.Name+" must recover on restart and "+
+			w.verdict.Server.RecoveryAnswer(c.Image)+", on the same starved CPU.")
 	}
 
 	fixed := cgroup.WeightsOf(milli(size.cpu))
@@ -115,7 +120,7 @@ func bf201Finding(w *workload, qos corev1.PodQOSClass) rules.Report {
 	}
 	why := ""
 	if !w.databaseLike() && len(w.dataContainers()) > 0 && len(t.Containers()) > len(targets) {
-		why = fmt.Sprintf(" It holds the pod's data (%s): a request on another container would make the pod Burstable while %s keeps cpu.weight %d.", mountsOf(w, targets), c.Name, own.Runtime)
+		why = " It holds the pod's data (" + mountsOf(w, targets) + "): a request on another container would make the pod Burstable while " + c.Name + " keeps cpu.weight " + ownRuntime + "."
 	}
 	return rules.Report{
 		At:        t.Owner,
@@ -135,11 +140,12 @@ func bf201Finding(w *workload, qos corev1.PodQOSClass) rules.Report {
 			Classification:     w.classification(),
 		},
 		Assumptions: []string{
-			fmt.Sprintf("cgroup v2 nodes; on cgroup v1 the same container gets cpu.shares %d against %d for a 1-CPU neighbour", own.Shares, nb.Shares),
+			"cgroup v2 nodes; on cgroup v1 the same container gets cpu.shares " + utoa(own.Shares) + " against " + utoa(nb.Shares) + " for a 1-CPU neighbour",
 		},
 		Fix: &finding.Fix{
-			Description: fmt.Sprintf("Give %s requests for cpu and memory and a memory limit above the request, and no cpu limit (BF202). The values in the patch are placeholders (cpu %s, memory %s, memory limit %s): size them from observed use. A %s cpu request gives cpu.weight %d (%d under the linear formula) instead of 1; the pod becomes Burstable.%s",
-				who, size.cpu, size.memory, size.memoryLimit, size.cpu, fixed.Runtime, fixed.Linear, why),
+			Description: "Give " + who + " requests for cpu and memory and a memory limit above the request, and no cpu limit (BF202). The values in the patch are placeholders (cpu " +
+				size.cpu + ", memory " + size.memory + ", memory limit " + size.memoryLimit + "): size them from observed use. A " + size.cpu + " cpu request gives cpu.weight " +
+				utoa(fixed.Runtime) + " (" + utoa(fixed.Linear) + " under the linear formula) instead of 1; the pod becomes Burstable." + why,
 			Type:         finding.StrategicMergePatch,
 			Patch:        requestsPatch(t, targets, size),
 			Placeholders: placeholders,

@@ -13,6 +13,21 @@ type BF201Evidence struct {
 	Classification     string `json:"classification" doc:"why the workload is stateful or database-like"`
 }
 
+// EvidenceMap is evidence.Map of e, built without reflection: BF201 is
+// among the most frequent findings (see rules.EvidenceMapper).
+func (e BF201Evidence) EvidenceMap() map[string]any {
+	return map[string]any{
+		"qosClass":           e.QOSClass,
+		"cpuShares":          e.CPUShares,
+		"cpuWeightOld":       e.CPUWeightOld,
+		"cpuWeightNew":       e.CPUWeightNew,
+		"neighbourWeightOld": e.NeighbourWeightOld,
+		"neighbourWeightNew": e.NeighbourWeightNew,
+		"oomScoreAdj":        e.OOMScoreAdj,
+		"classification":     e.Classification,
+	}
+}
+
 // BF202Evidence: a CPU limit on a latency-critical container.
 type BF202Evidence struct {
 	CPULimitMilli       int64    `json:"cpuLimitMilli" doc:"limits.cpu in millicores"`

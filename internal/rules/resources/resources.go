@@ -7,6 +7,7 @@ package resources
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -144,9 +145,9 @@ type timedProbe struct {
 // unset: the Kubernetes default)".
 func (tp timedProbe) budget() string {
 	if tp.t.Timeout.Set {
-		return fmt.Sprintf("%d s", tp.t.Timeout.N)
+		return strconv.Itoa(tp.t.Timeout.N) + " s"
 	}
-	return fmt.Sprintf("%d s (timeoutSeconds unset: the Kubernetes default)", tp.t.Timeout.N)
+	return strconv.Itoa(tp.t.Timeout.N) + " s (timeoutSeconds unset: the Kubernetes default)"
 }
 
 func (tp timedProbe) timeout() string {
@@ -191,10 +192,13 @@ func timeouts(tps []timedProbe) string {
 
 func plural(n int, one, many string) string {
 	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
+		return "1 " + one
 	}
-	return fmt.Sprintf("%d %s", n, many)
+	return strconv.Itoa(n) + " " + many
 }
+
+// utoa renders a cgroup figure.
+func utoa(n uint64) string { return strconv.FormatUint(n, 10) }
 
 // milli reads a cpu quantity written by this package ("500m").
 func milli(s string) int64 {
@@ -206,7 +210,7 @@ func milli(s string) int64 {
 func share(a, b uint64) string {
 	pct := 100 * float64(a) / float64(b)
 	if pct == float64(int64(pct)) {
-		return fmt.Sprintf("%d%%", int64(pct))
+		return strconv.FormatInt(int64(pct), 10) + "%"
 	}
-	return fmt.Sprintf("%.1f%%", pct)
+	return strconv.FormatFloat(pct, 'f', 1, 64) + "%"
 }
