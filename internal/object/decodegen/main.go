@@ -34,7 +34,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // roots are the upstream kinds internal/object decodes; every struct they
@@ -82,6 +84,15 @@ var (
 	directMaps = map[reflect.Type]string{
 		reflect.TypeFor[map[string]string]():   "decodeStringMap",
 		reflect.TypeFor[corev1.ResourceList](): "decodeResourceList",
+	}
+	// Types whose UnmarshalJSON neither keeps nor changes the bytes it is
+	// given: they are given the value's bytes in the input, not a copy
+	// (unmarshalInPlace), or by a decoder of their own (IntOrString).
+	inPlace = map[reflect.Type]string{
+		reflect.TypeFor[intstr.IntOrString](): "decodeIntOrString",
+		reflect.TypeFor[resource.Quantity]():  "",
+		reflect.TypeFor[metav1.Time]():        "",
+		reflect.TypeFor[metav1.MicroTime]():   "",
 	}
 )
 
@@ -275,11 +286,17 @@ func (g *generator) delegated(t reflect.Type) bool {
 
 // funcOf is a function value that decodes a value of type t at a pointer.
 func (g *generator) funcOf(t reflect.Type) string {
+	if name := inPlace[t]; name != "" {
+		return name // not through typeExpr: the file need not import t's package
+	}
 	te := g.typeExpr(t)
 	if g.delegated(t) {
 		return "readVal[" + te + "]"
 	}
 	if decodesItself(t) {
+		if _, ok := inPlace[t]; ok {
+			return "unmarshalInPlace[*" + te + "]"
+		}
 		return "unmarshalJSON[*" + te + "]"
 	}
 	if name, ok := directMaps[t]; ok {
