@@ -111,10 +111,7 @@ type generator struct {
 
 // Generate returns the formatted source of decode_gen.go.
 func Generate() ([]byte, error) {
-	g := &generator{structs: map[reflect.Type][]field{}, refused: map[reflect.Type]bool{}, imports: map[string]string{}}
-	for _, t := range roots {
-		g.visit(t)
-	}
+	g := newGenerator()
 	types := make([]reflect.Type, 0, len(g.structs))
 	for t := range g.structs {
 		types = append(types, t)
@@ -156,6 +153,15 @@ func Generate() ([]byte, error) {
 	src.WriteString(")\n\n")
 	src.Write(body.Bytes())
 	return format.Source(src.Bytes())
+}
+
+// newGenerator walks the roots, choosing the structs to generate.
+func newGenerator() *generator {
+	g := &generator{structs: map[reflect.Type][]field{}, refused: map[reflect.Type]bool{}, imports: map[string]string{}}
+	for _, t := range roots {
+		g.visit(t)
+	}
+	return g
 }
 
 // visit walks the types t reaches, generating the structs that can be.
