@@ -1,7 +1,7 @@
 package classify
 
 import (
-	"regexp"
+	"backfire.dev/backfire/internal/lazyregexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -71,7 +71,7 @@ func ShellFunctionNamed(name string) *ShellFunction {
 
 // funcStart matches the head of a shell function definition: "name() {",
 // "function name {", "function name() {".
-var funcStart = regexp.MustCompile(`(?m)^[ \t]*(?:function[ \t]+([A-Za-z_][A-Za-z0-9_]*)[ \t]*(?:\(\s*\))?|([A-Za-z_][A-Za-z0-9_]*)[ \t]*\(\s*\))[ \t]*\{`)
+var funcStart = lazyregexp.New(`(?m)^[ \t]*(?:function[ \t]+([A-Za-z_][A-Za-z0-9_]*)[ \t]*(?:\(\s*\))?|([A-Za-z_][A-Za-z0-9_]*)[ \t]*\(\s*\))[ \t]*\{`)
 
 // functionDefs takes the function definitions out of a shell script: their
 // bodies by name, and the script without them.
@@ -79,7 +79,7 @@ func functionDefs(script string) (map[string]string, string) {
 	defs := map[string]string{}
 	var rest strings.Builder
 	for {
-		m := funcStart.FindStringSubmatchIndex(script)
+		m := funcStart().FindStringSubmatchIndex(script)
 		if m == nil {
 			rest.WriteString(script)
 			return defs, rest.String()
@@ -241,7 +241,7 @@ func functionLike(name string) bool {
 			}
 		}
 	}
-	return identifier.MatchString(name)
+	return identifier().MatchString(name)
 }
 
-var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var identifier = lazyregexp.New(`^[A-Za-z_][A-Za-z0-9_]*$`)

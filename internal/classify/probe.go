@@ -1,6 +1,7 @@
 package classify
 
 import (
+	"backfire.dev/backfire/internal/lazyregexp"
 	"fmt"
 	"path"
 	"regexp"
@@ -334,7 +335,7 @@ var shells = []string{"sh", "bash", "ash", "dash", "zsh", "ksh"}
 // acceptsRejecting matches a script that treats pg_isready's exit 1
 // ("rejecting connections") as success: [ $? -ne 2 ], [ $? -lt 2 ],
 // [ $? -eq 1 ].
-var acceptsRejecting = regexp.MustCompile(`\$\?\s*(-ne|!=)\s*2\b|\$\?\s*(-lt|<)\s*2\b|\$\?\s*(-eq|==?)\s*1\b`)
+var acceptsRejecting = lazyregexp.New(`\$\?\s*(-ne|!=)\s*2\b|\$\?\s*(-lt|<)\s*2\b|\$\?\s*(-eq|==?)\s*1\b`)
 
 // maxScriptDepth bounds how deep scripts read from the input may call
 // each other.
@@ -346,7 +347,7 @@ func execQuery(kind string, c *corev1.Container, argv []string, v Verdict, files
 	}
 	desc := "exec [" + strings.Join(argv, " ") + "]"
 	script, cmds := commandsOf(argv)
-	errexit := shellErrexit(argv) || setErrexit.MatchString(script)
+	errexit := shellErrexit(argv) || setErrexit().MatchString(script)
 	// A script's shell functions are evaluated through (functions.go).
 	var cs calls
 	if script != "" {
@@ -380,7 +381,7 @@ func execQuery(kind string, c *corev1.Container, argv []string, v Verdict, files
 			continue
 		case name == "":
 			continue
-		case name == "pg_isready" && acceptsRejecting.MatchString(script):
+		case name == "pg_isready" && acceptsRejecting().MatchString(script):
 			keep(through(i, ProbeQuery{Connects: true, Evidence: "exec runs pg_isready but accepts its exit 1: it passes while PostgreSQL rejects connections in crash recovery"}))
 			continue
 		case name == "curl" || name == "wget":
@@ -508,7 +509,7 @@ func assignedCommand(script, word string) string {
 
 // orIgnore matches a command list's end that discards the failure of what
 // comes before it: || exit 0, || true, || :.
-var orIgnore = regexp.MustCompile(`\|\|\s*(?:exit\s+0|true|:)\s*(?:$|[;#\n])`)
+var orIgnore = lazyregexp.New(`\|\|\s*(?:exit\s+0|true|:)\s*(?:$|[;#\n])`)
 
 // failureIgnored says whether the script runs cmd as `cmd ... || exit 0`
 // (|| true, || :) on one line, so that cmd's failure cannot fail the
@@ -531,7 +532,7 @@ func failureIgnored(script string, cmd []string) bool {
 		if strings.ContainsAny(rest[:j], ";&|") {
 			continue
 		}
-		if orIgnore.MatchString(rest[j:]) {
+		if orIgnore().MatchString(rest[j:]) {
 			return true
 		}
 	}
@@ -554,11 +555,11 @@ func isNetcat(cmd string) bool {
 // when the answer is read (piped on, or captured), which is left to the
 // rest of the script.
 func netcatQuery(cmd []string, script string, errexit bool) (ProbeQuery, bool) {
-	if script == "" || netcatRead.MatchString(script) || !errexit && !netcatStatusIsExit(script) {
+	if script == "" || netcatRead().MatchString(script) || !errexit && !netcatStatusIsExit(script) {
 		return ProbeQuery{}, false
 	}
 	sends := ""
-	if m := sentToNetcat.FindStringSubmatch(script); m != nil {
+	if m := sentToNetcat().FindStringSubmatch(script); m != nil {
 		sends = " sends " + m[1] + " and"
 	}
 	return ProbeQuery{Connects: true,
@@ -588,7 +589,7 @@ func unquoted(line string) string {
 // set -e (set -eu, set -euo pipefail), set -o errexit, or a #! line that
 // starts its shell with -e. set +e anywhere leaves the question open,
 // which is read as stopping (each command then decides, as before).
-var setErrexit = regexp.MustCompile(`(?m)(?:^|[;&]\s*)set\s+(?:-[a-zA-Z]*e[a-zA-Z]*|-o\s+errexit)\b|\A#!\S+\s+-[a-zA-Z]*e|(?:^|[;&]\s*)set\s+\+[a-zA-Z]*e`)
+var setErrexit = lazyregexp.New(`(?m)(?:^|[;&]\s*)set\s+(?:-[a-zA-Z]*e[a-zA-Z]*|-o\s+errexit)\b|\A#!\S+\s+-[a-zA-Z]*e|(?:^|[;&]\s*)set\s+\+[a-zA-Z]*e`)
 
 // shellErrexit says whether argv starts its shell with -e (sh -ec SCRIPT,
 // bash -e -c SCRIPT, sh -o errexit -c SCRIPT).
@@ -654,16 +655,16 @@ func statusReaches(script string, errexit bool, cmd []string) bool {
 
 var (
 	// sentToNetcat: echo WORD | nc ...
-	sentToNetcat = regexp.MustCompile(`(?:echo|printf)\s+["']?([A-Za-z]+)["']?\s*\|\s*(?:\$\{?[A-Za-z_]+\}?|\S*\b(?:nc|ncat|netcat))\b`)
+	sentToNetcat = lazyregexp.New(`(?:echo|printf)\s+["']?([A-Za-z]+)["']?\s*\|\s*(?:\$\{?[A-Za-z_]+\}?|\S*\b(?:nc|ncat|netcat))\b`)
 	// netcatRead: nc's output goes on to another command, or is captured.
-	netcatRead = regexp.MustCompile(`\b(?:nc|ncat|netcat)\b[^;\n|)]*\|[^|]|\$\([^)]*\b(?:nc|ncat|netcat)\b`)
+	netcatRead = lazyregexp.New(`\b(?:nc|ncat|netcat)\b[^;\n|)]*\|[^|]|\$\([^)]*\b(?:nc|ncat|netcat)\b`)
 )
 
 // netcatStatusIsExit says whether the script's exit status is nc's: nc's
 // output is neither piped on nor captured, and the script ends with the nc
 // command or with exit $?.
 func netcatStatusIsExit(script string) bool {
-	if netcatRead.MatchString(script) {
+	if netcatRead().MatchString(script) {
 		return false
 	}
 	lines := strings.Split(strings.TrimSpace(script), "\n")
@@ -680,21 +681,21 @@ func netcatStatusIsExit(script string) bool {
 
 // dirnameOfSelf matches $(dirname "$0") and its spellings: the directory
 // the running script was started from.
-var dirnameOfSelf = regexp.MustCompile("\\$\\(\\s*dirname\\s+\"?\\$(?:0|\\{0\\})\"?\\s*\\)|`\\s*dirname\\s+\"?\\$(?:0|\\{0\\})\"?\\s*`")
+var dirnameOfSelf = lazyregexp.New("\\$\\(\\s*dirname\\s+\"?\\$(?:0|\\{0\\})\"?\\s*\\)|`\\s*dirname\\s+\"?\\$(?:0|\\{0\\})\"?\\s*`")
 
 // dirAssignment matches a variable set to a directory only: script_dir="/health".
-var dirAssignment = regexp.MustCompile(`(?m)(?:^|[;&|])\s*(?:export\s+|local\s+|readonly\s+)?([A-Za-z_][A-Za-z0-9_]*)=("?)([^"\s;]+)("?)\s*(?:[;&|]|$)`)
+var dirAssignment = lazyregexp.New(`(?m)(?:^|[;&|])\s*(?:export\s+|local\s+|readonly\s+)?([A-Za-z_][A-Za-z0-9_]*)=("?)([^"\s;]+)("?)\s*(?:[;&|]|$)`)
 
 // withScriptDir resolves, in the text of a script started as dir/name, the
 // directory of the script: $(dirname "$0") and the variables set to it
 // (script_dir="$(dirname "$0")"; "$script_dir/ping_liveness_primary.sh"),
 // so that the sibling scripts it runs are found in the input.
 func withScriptDir(text, dir string) string {
-	if !dirnameOfSelf.MatchString(text) {
+	if !dirnameOfSelf().MatchString(text) {
 		return text
 	}
-	text = dirnameOfSelf.ReplaceAllLiteralString(text, dir)
-	for _, m := range dirAssignment.FindAllStringSubmatch(text, -1) {
+	text = dirnameOfSelf().ReplaceAllLiteralString(text, dir)
+	for _, m := range dirAssignment().FindAllStringSubmatch(text, -1) {
 		if m[3] != dir || m[2] != m[4] {
 			continue
 		}

@@ -1,9 +1,9 @@
 package classify
 
 import (
+	"backfire.dev/backfire/internal/lazyregexp"
 	"fmt"
 	"path"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -269,7 +269,7 @@ func programs(c *corev1.Container) []string {
 
 // execWord matches the program a shell script execs, after any variables
 // in front of it (exec ${k8s_parent} /home/yugabyte/bin/yb-tserver).
-var execWord = regexp.MustCompile(`(?:^|[\s;&|(])exec\s+(?:\$\{?[A-Za-z_][A-Za-z0-9_]*\}?\s+)*([^\s;&|$-][^\s;&|]*)`)
+var execWord = lazyregexp.New(`(?:^|[\s;&|(])exec\s+(?:\$\{?[A-Za-z_][A-Za-z0-9_]*\}?\s+)*([^\s;&|$-][^\s;&|]*)`)
 
 // mainProgram is the program c runs as its main process, as far as its
 // command says: the program a shell script execs, or the command's first
@@ -287,7 +287,7 @@ func mainProgram(c *corev1.Container) string {
 	prog := ""
 	switch {
 	case script != "":
-		if m := execWord.FindAllStringSubmatch(script, -1); len(m) > 0 {
+		if m := execWord().FindAllStringSubmatch(script, -1); len(m) > 0 {
 			prog = m[len(m)-1][1]
 		}
 	case len(cmds) > 0 && len(cmds[0]) > 0:

@@ -1,6 +1,7 @@
 package fixplan
 
 import (
+	"backfire.dev/backfire/internal/lazyregexp"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -19,7 +20,7 @@ import (
 // actions are skipped; where an action prints the rest of the block, the
 // deepest key written plainly is named, with the action's line.
 
-var plainKey = regexp.MustCompile(`^(\s*)(?:- )?([A-Za-z_][A-Za-z0-9_-]*):(.*)$`)
+var plainKey = lazyregexp.New(`^(\s*)(?:- )?([A-Za-z_][A-Za-z0-9_-]*):(.*)$`)
 
 // templateLine says where the template of o writes the field at path (a
 // field path as findings name it, list items named), or "".
@@ -55,7 +56,7 @@ func templateLine(o *object.Object, path string, maxSize int64) string {
 func writtenAt(lines []string, keys []string) (int, int, int) {
 	best, bestDepth, action := -1, 0, -1
 	for i, l := range lines {
-		m := plainKey.FindStringSubmatch(l)
+		m := plainKey().FindStringSubmatch(l)
 		if m == nil || m[2] != keys[0] || strings.Contains(l, "{{") && !strings.Contains(m[3], "{{") {
 			continue
 		}
@@ -121,7 +122,7 @@ func descend(lines []string, i int, keys []string) (int, int, int) {
 		if indentOfLine(lines[j]) <= ind {
 			break
 		}
-		if m := plainKey.FindStringSubmatch(lines[j]); m != nil && m[2] == keys[0] {
+		if m := plainKey().FindStringSubmatch(lines[j]); m != nil && m[2] == keys[0] {
 			line, depth, act := descend(lines, j, keys[1:])
 			return line, depth + 1, act
 		}

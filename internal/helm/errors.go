@@ -1,7 +1,7 @@
 package helm
 
 import (
-	"regexp"
+	"backfire.dev/backfire/internal/lazyregexp"
 	"strconv"
 	"strings"
 
@@ -14,14 +14,14 @@ import (
 //	parse error at (harbor/templates/x.yaml:12): function "foo" not defined
 //	execution error at (harbor/templates/x.yaml:5:14): a password is required
 //	template: harbor/templates/x.yaml:5:14: executing "..." at <.Values.a.b>: nil pointer ...
-var templateLocation = regexp.MustCompile(`(?:\(|template: )([^\s():]+):(\d+)(?::(\d+))?(?:\))?: `)
+var templateLocation = lazyregexp.New(`(?:\(|template: )([^\s():]+):(\d+)(?::(\d+))?(?:\))?: `)
 
 // templateError turns an engine error into a load.Error at the template's
 // file and line, keeping Helm's own message (the text a chart's `required`
 // or `fail` gives).
 func (r *Renderer) templateError(chartPath string, err error) load.Error {
 	msg := err.Error()
-	m := templateLocation.FindStringSubmatchIndex(msg)
+	m := templateLocation().FindStringSubmatchIndex(msg)
 	if m == nil {
 		return load.Error{File: chartPath, Message: "cannot render Helm chart: " + msg}
 	}
@@ -37,7 +37,7 @@ func (r *Renderer) templateError(chartPath string, err error) load.Error {
 	case strings.HasPrefix(msg, "execution error"):
 		kind = "template failed"
 	}
-	rest := templateName.ReplaceAllStringFunc(strings.TrimSpace(msg[m[1]:]), func(n string) string {
+	rest := templateName().ReplaceAllStringFunc(strings.TrimSpace(msg[m[1]:]), func(n string) string {
 		return r.name(chartPath, n)
 	})
 	e.Message = kind + ": " + rest
@@ -46,4 +46,4 @@ func (r *Renderer) templateError(chartPath string, err error) load.Error {
 
 // templateName is a template's name inside the engine ("harbor/templates/
 // x.yaml:4"), as Go's template errors quote further locations.
-var templateName = regexp.MustCompile(`[A-Za-z0-9_.-]+/(?:charts/[^\s/:"]+/)*templates/[^\s:"]+`)
+var templateName = lazyregexp.New(`[A-Za-z0-9_.-]+/(?:charts/[^\s/:"]+/)*templates/[^\s:"]+`)

@@ -1,14 +1,14 @@
 package helm
 
 import (
-	"regexp"
+	"backfire.dev/backfire/internal/lazyregexp"
 	"strings"
 	"unicode"
 )
 
 // manifestSeparator is Helm's document separator (sep in
 // pkg/releaseutil/manifest.go).
-var manifestSeparator = regexp.MustCompile("(?:^|\\s*\n)---\\s*")
+var manifestSeparator = lazyregexp.New("(?:^|\\s*\n)---\\s*")
 
 // manifest is one document of a rendered template as `helm template`
 // prints it, and the line of the template's rendered output it starts on.
@@ -46,7 +46,7 @@ func splitManifests(out string) []manifest {
 		docs = append(docs, manifest{text: t, line: line})
 	}
 	from := 0
-	for _, loc := range manifestSeparator.FindAllStringIndex(body, -1) {
+	for _, loc := range manifestSeparator().FindAllStringIndex(body, -1) {
 		add(from, loc[0])
 		from = loc[1]
 	}

@@ -1,10 +1,10 @@
 package helm
 
 import (
+	"backfire.dev/backfire/internal/lazyregexp"
 	"encoding/json"
 	"fmt"
 	"path"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -34,12 +34,12 @@ import (
 // there is no provenance.
 
 // valuesRef matches a .Values reference ($.Values.a.b or .Values.a.b).
-var valuesRef = regexp.MustCompile(`(?:^|[^A-Za-z0-9_\]\)])\$?\.Values\.([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)`)
+var valuesRef = lazyregexp.New(`(?:^|[^A-Za-z0-9_\]\)])\$?\.Values\.([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)`)
 
 // Markers use private-use code points that charts do not contain.
 const markOpen, markClose = "\uE000", "\uE001"
 
-var markerRe = regexp.MustCompile(markOpen + `(\d+)` + markClose)
+var markerRe = lazyregexp.New(markOpen + `(\d+)` + markClose)
 
 // marked is a template line that carries a marker.
 type marked struct {
@@ -143,8 +143,8 @@ func (r *Renderer) traceTables(chartPath string, ch *chart.Chart, vals chartutil
 		}
 		t := &traceTable{lines: map[int]valueSource{}}
 		for i, line := range b {
-			ids := markerRe.FindAllStringSubmatch(line, -1)
-			if len(ids) != 1 || markerRe.ReplaceAllString(line, "") != a[i] {
+			ids := markerRe().FindAllStringSubmatch(line, -1)
+			if len(ids) != 1 || markerRe().ReplaceAllString(line, "") != a[i] {
 				continue
 			}
 			id, _ := strconv.Atoi(ids[0][1])
@@ -184,7 +184,7 @@ func markTemplate(src, chartPath string, marks *[]marked) (string, int) {
 			continue
 		}
 		key := ""
-		refs := valuesRef.FindAllStringSubmatch(l, -1)
+		refs := valuesRef().FindAllStringSubmatch(l, -1)
 		switch {
 		case len(refs) == 1 && printsValue(l):
 			key = refs[0][1]
@@ -215,20 +215,20 @@ type dotScope struct {
 }
 
 var (
-	withValues = regexp.MustCompile(`^with\s+\$?\.Values\.([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)$`)
-	toYamlDot  = regexp.MustCompile(`^toYaml\s+\.((?:[A-Za-z_][A-Za-z0-9_]*)(?:\.[A-Za-z_][A-Za-z0-9_]*)*)?\s*(?:\|\s*n?indent\s+\d+)?$`)
-	firstWord  = regexp.MustCompile(`^[a-z]+`)
+	withValues = lazyregexp.New(`^with\s+\$?\.Values\.([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)$`)
+	toYamlDot  = lazyregexp.New(`^toYaml\s+\.((?:[A-Za-z_][A-Za-z0-9_]*)(?:\.[A-Za-z_][A-Za-z0-9_]*)*)?\s*(?:\|\s*n?indent\s+\d+)?$`)
+	firstWord  = lazyregexp.New(`^[a-z]+`)
 )
 
 // follow updates the scopes with the control actions of a line.
 func (d *dotScopes) follow(line string) {
-	for _, a := range action.FindAllStringSubmatch(line, -1) {
-		switch firstWord.FindString(a[1]) {
+	for _, a := range action().FindAllStringSubmatch(line, -1) {
+		switch firstWord().FindString(a[1]) {
 		case "if":
 			d.stack = append(d.stack, dotScope{})
 		case "with":
 			key := ""
-			if m := withValues.FindStringSubmatch(a[1]); m != nil {
+			if m := withValues().FindStringSubmatch(a[1]); m != nil {
 				key = m[1]
 			}
 			d.stack = append(d.stack, dotScope{rebinds: true, key: key})
@@ -254,11 +254,11 @@ func (d *dotScopes) toYamlKey(line string) string {
 	if d.lost {
 		return ""
 	}
-	as := action.FindAllStringSubmatch(line, -1)
+	as := action().FindAllStringSubmatch(line, -1)
 	if len(as) != 1 {
 		return ""
 	}
-	m := toYamlDot.FindStringSubmatch(as[0][1])
+	m := toYamlDot().FindStringSubmatch(as[0][1])
 	if m == nil {
 		return ""
 	}
@@ -278,18 +278,18 @@ func (d *dotScopes) toYamlKey(line string) string {
 }
 
 // action is one {{ ... }} of a template line.
-var action = regexp.MustCompile(`\{\{-?\s*(.*?)\s*-?\}\}`)
+var action = lazyregexp.New(`\{\{-?\s*(.*?)\s*-?\}\}`)
 
 // controlWords start actions that print nothing themselves; a .Values
 // reference in one of them decides what is printed, it is not printed.
-var controlWords = regexp.MustCompile(`^(?:if|else|with|range|end|define|block|/\*|\$[A-Za-z0-9_]*\s*:?=)`)
+var controlWords = lazyregexp.New(`^(?:if|else|with|range|end|define|block|/\*|\$[A-Za-z0-9_]*\s*:?=)`)
 
 // printsValue reports whether the action that holds the line's .Values
 // reference prints something.
 func printsValue(line string) bool {
-	for _, a := range action.FindAllStringSubmatch(line, -1) {
-		if valuesRef.MatchString(a[0]) {
-			return !controlWords.MatchString(a[1])
+	for _, a := range action().FindAllStringSubmatch(line, -1) {
+		if valuesRef().MatchString(a[0]) {
+			return !controlWords().MatchString(a[1])
 		}
 	}
 	return false
@@ -629,7 +629,7 @@ func commonParent(srcs []valueSource) (string, int, bool) {
 }
 
 // identifier is a map key that a field path can write after a dot.
-var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
+var identifier = lazyregexp.New(`^[A-Za-z_][A-Za-z0-9_-]*$`)
 
 // leaves lists the paths of the scalar values under v, written the way
 // field.Path prints them.
@@ -639,7 +639,7 @@ func leaves(v any, prefix string) []string {
 		var out []string
 		for k, c := range x {
 			p := prefix + "[" + k + "]"
-			if identifier.MatchString(k) {
+			if identifier().MatchString(k) {
 				p = prefix + "." + k
 			}
 			out = append(out, leaves(c, p)...)

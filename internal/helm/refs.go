@@ -1,9 +1,9 @@
 package helm
 
 import (
+	"backfire.dev/backfire/internal/lazyregexp"
 	"fmt"
 	"path"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -26,7 +26,7 @@ import (
 // .` and prints `$context.Values.a.b` inside (Mastodon's sidekiq
 // Deployment). A variable that holds something else only adds a
 // candidate that a trial render then disproves.
-var namedRef = regexp.MustCompile(`(?:^|[^A-Za-z0-9_\]\)])(?:\$[A-Za-z0-9_]*)?\.Values\.([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)`)
+var namedRef = lazyregexp.New(`(?:^|[^A-Za-z0-9_\]\)])(?:\$[A-Za-z0-9_]*)?\.Values\.([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)`)
 
 func (r *Renderer) ValuesRefs(in source.Input) (map[string][]string, error) {
 	ch, err := loader.Load(in.Path)
@@ -44,7 +44,7 @@ func (r *Renderer) ValuesRefs(in source.Input) (map[string][]string, error) {
 			}
 			name := r.name(in.Path, path.Join(dir, t.Name))
 			seen := map[string]bool{}
-			for _, m := range namedRef.FindAllStringSubmatch(string(t.Data), -1) {
+			for _, m := range namedRef().FindAllStringSubmatch(string(t.Data), -1) {
 				k := prefix + m[1]
 				if !seen[k] {
 					seen[k] = true

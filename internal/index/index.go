@@ -92,7 +92,7 @@ type state struct {
 	byKey   map[key]keyed
 	// byKind holds every object of a kind some question lists by name or
 	// namespace (Services, AnalysisTemplates).
-	byKind  map[string][]listedEntry
+	byKind  map[string]*chunked[listedEntry]
 	scalers map[key][]scaler
 	// workloadRefs maps a Deployment to the Rollouts that run its template.
 	workloadRefs map[key][]entry
@@ -100,7 +100,7 @@ type state struct {
 	// and scope (see PodSet, scopedPodSets).
 	podSets map[string]*scopedPodSets
 	// filtered holds the pod sets each registered PodFilter matches.
-	filtered map[*PodFilter][]podSetEntry
+	filtered map[*PodFilter]*chunked[podSetEntry]
 	// load reads a dropped object again, for a frozen index.
 	load func(Ordinal) *object.Object
 	// window finds a dropped object that is still in memory while the
@@ -147,11 +147,11 @@ type Scaler struct {
 func New() *Index {
 	return &Index{state: &state{
 		byKey:        map[key]keyed{},
-		byKind:       map[string][]listedEntry{},
+		byKind:       map[string]*chunked[listedEntry]{},
 		scalers:      map[key][]scaler{},
 		workloadRefs: map[key][]entry{},
 		podSets:      map[string]*scopedPodSets{},
-		filtered:     map[*PodFilter][]podSetEntry{},
+		filtered:     map[*PodFilter]*chunked[podSetEntry]{},
 		scopes:       []scopeDef{{}},
 		trees:        map[string]Scope{},
 	}}
@@ -185,7 +185,12 @@ func (ix *Index) Add(o *object.Object, ord Ordinal, scope Scope, keep bool) {
 	k := keyOf(kind, namespace, o.Name)
 	ix.addKeyed(k, e)
 	if listed(kind) {
-		ix.byKind[kind] = insert(ix.byKind[kind], listedEntry{e, o.Name, namespace})
+		list := ix.byKind[kind]
+		if list == nil {
+			list = &chunked[listedEntry]{}
+			ix.byKind[kind] = list
+		}
+		list.insert(listedEntry{e, o.Name, namespace})
 	}
 	if ps, decoded, containers, ok := podSetOf(o, ord, scope); ok {
 		ps.kind, ps.namespace = kind, namespace
@@ -200,7 +205,12 @@ func (ix *Index) Add(o *object.Object, ord Ordinal, scope Scope, keep bool) {
 		// containers as listed, not listed again from their compact form.
 		for _, f := range registeredFilters() {
 			if f.Match(ps.podSet(&ps, decoded, containers)) {
-				ix.filtered[f] = insert(ix.filtered[f], ps)
+				list := ix.filtered[f]
+				if list == nil {
+					list = &chunked[podSetEntry]{}
+					ix.filtered[f] = list
+				}
+				list.insert(ps)
 			}
 		}
 	}
@@ -392,7 +402,7 @@ func (ix *Index) Names(kind, namespace string) []string {
 	ix.mu.RLock()
 	var out []string
 	var h hash
-	for _, e := range ix.byKind[kind] {
+	for e := range ix.byKind[kind].all() {
 		if e.namespace == namespace && ix.sees(ix.scope, e.scope) {
 			out = append(out, e.name)
 			h.add(e.ord)
@@ -422,7 +432,7 @@ func (ix *Index) named(kind, name string, asked op) []*object.Object {
 	ix.mu.RLock()
 	var found []entry
 	var h hash
-	for _, e := range ix.byKind[kind] {
+	for e := range ix.byKind[kind].all() {
 		if e.name == name && (asked == opNamedAnywhere || ix.sees(ix.scope, e.scope)) {
 			found = append(found, e.entry)
 			h.add(e.ord)

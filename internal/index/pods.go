@@ -237,9 +237,7 @@ func (ix *Index) PodSetsWhere(f *PodFilter) []PodSet {
 func (ix *Index) filteredLocked(scope Scope, f *PodFilter, collect bool) ([]PodSet, Ordinal) {
 	var out []PodSet
 	var h hash
-	list := ix.filtered[f]
-	for i := range list {
-		e := &list[i]
+	for e := range ix.filtered[f].all() {
 		if !ix.sees(scope, e.scope) {
 			continue
 		}
@@ -311,7 +309,7 @@ type scopedPodSets struct {
 
 type scopedList struct {
 	scope Scope
-	list  []podSetEntry // sorted by ordinal
+	list  chunked[podSetEntry]
 }
 
 func (s *scopedPodSets) add(e podSetEntry) {
@@ -321,20 +319,20 @@ func (s *scopedPodSets) add(e podSetEntry) {
 		s.at[e.scope] = i
 		s.lists = append(s.lists, scopedList{scope: e.scope})
 	}
-	s.lists[i].list = insert(s.lists[i].list, e)
+	s.lists[i].list.insert(e)
 }
 
 // eachPodSet calls f with every pod set of namespace ns (every namespace
 // for "") that an object of scope sees, in ordinal order; ix.mu is held.
 func (ix *Index) eachPodSet(scope Scope, ns string, f func(*podSetEntry)) {
-	var seen [][]podSetEntry
+	var seen []*chunked[podSetEntry]
 	add := func(s *scopedPodSets) {
 		if s == nil {
 			return
 		}
-		for _, l := range s.lists {
-			if len(l.list) > 0 && ix.sees(scope, l.scope) {
-				seen = append(seen, l.list)
+		for i := range s.lists {
+			if l := &s.lists[i]; len(l.list.chunks) > 0 && ix.sees(scope, l.scope) {
+				seen = append(seen, &l.list)
 			}
 		}
 	}
@@ -350,11 +348,11 @@ func (ix *Index) eachPodSet(scope Scope, ns string, f func(*podSetEntry)) {
 
 // mergeOrdered calls f with the entries of lists, each sorted by
 // ordinal, in ordinal order.
-func mergeOrdered(lists [][]podSetEntry, f func(*podSetEntry)) {
+func mergeOrdered(lists []*chunked[podSetEntry], f func(*podSetEntry)) {
 	switch {
 	case len(lists) == 1:
-		for i := range lists[0] {
-			f(&lists[0][i])
+		for e := range lists[0].all() {
+			f(e)
 		}
 		return
 	case len(lists) > 8:
@@ -363,8 +361,8 @@ func mergeOrdered(lists [][]podSetEntry, f func(*podSetEntry)) {
 		// step.
 		var all []*podSetEntry
 		for _, l := range lists {
-			for i := range l {
-				all = append(all, &l[i])
+			for e := range l.all() {
+				all = append(all, e)
 			}
 		}
 		slices.SortFunc(all, func(a, b *podSetEntry) int { return compareOrd(a.ord, b.ord) })
@@ -373,19 +371,23 @@ func mergeOrdered(lists [][]podSetEntry, f func(*podSetEntry)) {
 		}
 		return
 	}
-	next := make([]int, len(lists))
+	next := make([]cursor[podSetEntry], len(lists))
+	for i, l := range lists {
+		next[i].chunks = l.chunks
+	}
 	for {
 		pick := -1
-		for i, l := range lists {
-			if next[i] < len(l) && (pick < 0 || l[next[i]].ord < lists[pick][next[pick]].ord) {
-				pick = i
+		var first *podSetEntry
+		for i := range next {
+			if e := next[i].at(); e != nil && (first == nil || e.ord < first.ord) {
+				pick, first = i, e
 			}
 		}
 		if pick < 0 {
 			return
 		}
-		f(&lists[pick][next[pick]])
-		next[pick]++
+		f(first)
+		next[pick].next()
 	}
 }
 
@@ -397,12 +399,13 @@ func (ix *Index) podSetNamed(scope Scope, ns, kind, name string) (*podSetEntry, 
 	if s == nil {
 		return nil, false
 	}
-	for _, l := range s.lists {
+	for i := range s.lists {
+		l := &s.lists[i]
 		if !ix.sees(scope, l.scope) {
 			continue
 		}
-		for i := range l.list {
-			if e := &l.list[i]; e.kind == kind && e.name == name {
+		for e := range l.list.all() {
+			if e.kind == kind && e.name == name {
 				if found == nil || e.ord < found.ord {
 					found = e
 				}
@@ -472,8 +475,8 @@ func (ix *Index) list(kind, ns string, in func(listedEntry) bool) []*object.Obje
 	ix.mu.RLock()
 	var found []entry
 	var h hash
-	for _, e := range ix.byKind[kind] {
-		if in(e) && ix.sees(ix.scope, e.scope) {
+	for e := range ix.byKind[kind].all() {
+		if in(*e) && ix.sees(ix.scope, e.scope) {
 			found = append(found, e.entry)
 			h.add(e.ord)
 		}

@@ -158,19 +158,19 @@ func (ix *Index) answer(scope Scope, q query) (bool, Ordinal) {
 		e, found := ix.first(scope, q.key)
 		return found, e.ord
 	case opNames:
-		for _, e := range ix.byKind[q.key.kind] {
+		for e := range ix.byKind[q.key.kind].all() {
 			if e.namespace == q.key.namespace && ix.sees(scope, e.scope) {
 				h.add(e.ord)
 			}
 		}
 	case opNamed:
-		for _, e := range ix.byKind[q.key.kind] {
+		for e := range ix.byKind[q.key.kind].all() {
 			if e.name == q.key.name && ix.sees(scope, e.scope) {
 				h.add(e.ord)
 			}
 		}
 	case opNamedAnywhere:
-		for _, e := range ix.byKind[q.key.kind] {
+		for e := range ix.byKind[q.key.kind].all() {
 			if e.name == q.key.name {
 				h.add(e.ord)
 			}
@@ -188,7 +188,7 @@ func (ix *Index) answer(scope Scope, q query) (bool, Ordinal) {
 			}
 		}
 	case opList:
-		for _, e := range ix.byKind[q.key.kind] {
+		for e := range ix.byKind[q.key.kind].all() {
 			if (q.key.namespace == "" || normalNamespace(e.namespace) == q.key.namespace) && ix.sees(scope, e.scope) {
 				h.add(e.ord)
 			}

@@ -5,10 +5,10 @@
 package kustomize
 
 import (
+	"backfire.dev/backfire/internal/lazyregexp"
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -304,12 +304,12 @@ func kustomizationFile(dir string) string {
 
 // failedEntry is the resources entry kustomize names when it cannot
 // accumulate it.
-var failedEntry = regexp.MustCompile(`accumulating resources from '([^']+)'`)
+var failedEntry = lazyregexp.New(`accumulating resources from '([^']+)'`)
 
 // entryLine finds the line of the kustomization that lists the entry a
 // build failed on; 0 when the error names none.
 func entryLine(kfile, msg string) int {
-	m := failedEntry.FindStringSubmatch(msg)
+	m := failedEntry().FindStringSubmatch(msg)
 	if m == nil {
 		return 0
 	}
@@ -328,7 +328,7 @@ func entryLine(kfile, msg string) int {
 
 // absPath is an absolute path in a kustomize message: after a quote, a
 // space or the start, so that URLs ("https://...") are left alone.
-var absPath = regexp.MustCompile(`(^|[\s'"])(/[^\s'"]*)`)
+var absPath = lazyregexp.New(`(^|[\s'"])(/[^\s'"]*)`)
 
 // relativize writes the absolute paths of kustomize's messages relative to
 // the working directory when the user gave a relative directory.
@@ -340,7 +340,7 @@ func relativize(msg, given string) string {
 	if err != nil {
 		return msg
 	}
-	return absPath.ReplaceAllStringFunc(msg, func(m string) string {
+	return absPath().ReplaceAllStringFunc(msg, func(m string) string {
 		i := strings.IndexByte(m, '/')
 		rel, err := filepath.Rel(wd, m[i:])
 		if err != nil {

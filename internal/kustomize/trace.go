@@ -2,10 +2,10 @@ package kustomize
 
 import (
 	"backfire.dev/backfire/internal/exactjson"
+	"backfire.dev/backfire/internal/lazyregexp"
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -163,7 +163,7 @@ func joinPath(segs []load.Segment) string {
 		switch {
 		case s.IsIndex:
 			fmt.Fprintf(&b, "[%d]", s.Index)
-		case identifier.MatchString(s.Key):
+		case identifier().MatchString(s.Key):
 			if b.Len() > 0 {
 				b.WriteByte('.')
 			}
@@ -188,7 +188,7 @@ func diff(built, src *load.Document) []string {
 }
 
 // identifier is a map key a field path writes after a dot.
-var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
+var identifier = lazyregexp.New(`^[A-Za-z_][A-Za-z0-9_-]*$`)
 
 func diffValues(b, s any, path string, out *[]string) {
 	if reflect.DeepEqual(b, s) {
@@ -209,7 +209,7 @@ func diffValues(b, s any, path string, out *[]string) {
 		slices.Sort(keys)
 		for _, k := range keys {
 			p := path + "[" + k + "]"
-			if identifier.MatchString(k) {
+			if identifier().MatchString(k) {
 				p = strings.TrimPrefix(path+"."+k, ".")
 			}
 			diffValues(bm[k], sm[k], p, out)

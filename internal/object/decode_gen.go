@@ -19,7 +19,6 @@ import (
 	resource "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	types "k8s.io/apimachinery/pkg/types"
-	intstr "k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // generatedDecoders are the direct decoders of decode_gen.go, by type.
@@ -748,7 +747,7 @@ func decodeAppsv1DaemonSetCondition(s *appsv1.DaemonSetCondition, iter *jsoniter
 		case "status":
 			readString[corev1.ConditionStatus](&s.Status, iter)
 		case "lastTransitionTime":
-			unmarshalJSON[*metav1.Time](&s.LastTransitionTime, iter)
+			unmarshalInPlace[*metav1.Time](&s.LastTransitionTime, iter)
 		case "reason":
 			readString[string](&s.Reason, iter)
 		case "message":
@@ -852,9 +851,9 @@ func decodeAppsv1DeploymentCondition(s *appsv1.DeploymentCondition, iter *jsonit
 		case "status":
 			readString[corev1.ConditionStatus](&s.Status, iter)
 		case "lastUpdateTime":
-			unmarshalJSON[*metav1.Time](&s.LastUpdateTime, iter)
+			unmarshalInPlace[*metav1.Time](&s.LastUpdateTime, iter)
 		case "lastTransitionTime":
-			unmarshalJSON[*metav1.Time](&s.LastTransitionTime, iter)
+			unmarshalInPlace[*metav1.Time](&s.LastTransitionTime, iter)
 		case "reason":
 			readString[string](&s.Reason, iter)
 		case "message":
@@ -962,7 +961,7 @@ func decodeAppsv1ReplicaSetCondition(s *appsv1.ReplicaSetCondition, iter *jsonit
 		case "status":
 			readString[corev1.ConditionStatus](&s.Status, iter)
 		case "lastTransitionTime":
-			unmarshalJSON[*metav1.Time](&s.LastTransitionTime, iter)
+			unmarshalInPlace[*metav1.Time](&s.LastTransitionTime, iter)
 		case "reason":
 			readString[string](&s.Reason, iter)
 		case "message":
@@ -1020,9 +1019,9 @@ func decodeAppsv1RollingUpdateDaemonSet(s *appsv1.RollingUpdateDaemonSet, iter *
 	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
 		switch string(field) {
 		case "maxUnavailable":
-			decodePointer(&s.MaxUnavailable, iter, unmarshalJSON[*intstr.IntOrString])
+			decodePointer(&s.MaxUnavailable, iter, decodeIntOrString)
 		case "maxSurge":
-			decodePointer(&s.MaxSurge, iter, unmarshalJSON[*intstr.IntOrString])
+			decodePointer(&s.MaxSurge, iter, decodeIntOrString)
 		default:
 			return unknownField(iter, field)
 		}
@@ -1034,9 +1033,9 @@ func decodeAppsv1RollingUpdateDeployment(s *appsv1.RollingUpdateDeployment, iter
 	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
 		switch string(field) {
 		case "maxUnavailable":
-			decodePointer(&s.MaxUnavailable, iter, unmarshalJSON[*intstr.IntOrString])
+			decodePointer(&s.MaxUnavailable, iter, decodeIntOrString)
 		case "maxSurge":
-			decodePointer(&s.MaxSurge, iter, unmarshalJSON[*intstr.IntOrString])
+			decodePointer(&s.MaxSurge, iter, decodeIntOrString)
 		default:
 			return unknownField(iter, field)
 		}
@@ -1050,7 +1049,7 @@ func decodeAppsv1RollingUpdateStatefulSetStrategy(s *appsv1.RollingUpdateStatefu
 		case "partition":
 			decodePointer(&s.Partition, iter, readInt32[int32])
 		case "maxUnavailable":
-			decodePointer(&s.MaxUnavailable, iter, unmarshalJSON[*intstr.IntOrString])
+			decodePointer(&s.MaxUnavailable, iter, decodeIntOrString)
 		default:
 			return unknownField(iter, field)
 		}
@@ -1086,7 +1085,7 @@ func decodeAppsv1StatefulSetCondition(s *appsv1.StatefulSetCondition, iter *json
 		case "status":
 			readString[corev1.ConditionStatus](&s.Status, iter)
 		case "lastTransitionTime":
-			unmarshalJSON[*metav1.Time](&s.LastTransitionTime, iter)
+			unmarshalInPlace[*metav1.Time](&s.LastTransitionTime, iter)
 		case "reason":
 			readString[string](&s.Reason, iter)
 		case "message":
@@ -1302,7 +1301,7 @@ func decodeAutoscalingv2HPAScalingRules(s *autoscalingv2.HPAScalingRules, iter *
 		case "policies":
 			decodeSlice(&s.Policies, iter, decodeAutoscalingv2HPAScalingPolicy)
 		case "tolerance":
-			decodePointer(&s.Tolerance, iter, unmarshalJSON[*resource.Quantity])
+			decodePointer(&s.Tolerance, iter, unmarshalInPlace[*resource.Quantity])
 		default:
 			return unknownField(iter, field)
 		}
@@ -1352,7 +1351,7 @@ func decodeAutoscalingv2HorizontalPodAutoscalerCondition(s *autoscalingv2.Horizo
 		case "status":
 			readString[corev1.ConditionStatus](&s.Status, iter)
 		case "lastTransitionTime":
-			unmarshalJSON[*metav1.Time](&s.LastTransitionTime, iter)
+			unmarshalInPlace[*metav1.Time](&s.LastTransitionTime, iter)
 		case "reason":
 			readString[string](&s.Reason, iter)
 		case "message":
@@ -1392,7 +1391,7 @@ func decodeAutoscalingv2HorizontalPodAutoscalerStatus(s *autoscalingv2.Horizonta
 		case "observedGeneration":
 			decodePointer(&s.ObservedGeneration, iter, readInt64[int64])
 		case "lastScaleTime":
-			decodePointer(&s.LastScaleTime, iter, unmarshalJSON[*metav1.Time])
+			decodePointer(&s.LastScaleTime, iter, unmarshalInPlace[*metav1.Time])
 		case "currentReplicas":
 			readInt32[int32](&s.CurrentReplicas, iter)
 		case "desiredReplicas":
@@ -1472,9 +1471,9 @@ func decodeAutoscalingv2MetricTarget(s *autoscalingv2.MetricTarget, iter *jsonit
 		case "type":
 			readString[autoscalingv2.MetricTargetType](&s.Type, iter)
 		case "value":
-			decodePointer(&s.Value, iter, unmarshalJSON[*resource.Quantity])
+			decodePointer(&s.Value, iter, unmarshalInPlace[*resource.Quantity])
 		case "averageValue":
-			decodePointer(&s.AverageValue, iter, unmarshalJSON[*resource.Quantity])
+			decodePointer(&s.AverageValue, iter, unmarshalInPlace[*resource.Quantity])
 		case "averageUtilization":
 			decodePointer(&s.AverageUtilization, iter, readInt32[int32])
 		default:
@@ -1488,9 +1487,9 @@ func decodeAutoscalingv2MetricValueStatus(s *autoscalingv2.MetricValueStatus, it
 	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
 		switch string(field) {
 		case "value":
-			decodePointer(&s.Value, iter, unmarshalJSON[*resource.Quantity])
+			decodePointer(&s.Value, iter, unmarshalInPlace[*resource.Quantity])
 		case "averageValue":
-			decodePointer(&s.AverageValue, iter, unmarshalJSON[*resource.Quantity])
+			decodePointer(&s.AverageValue, iter, unmarshalInPlace[*resource.Quantity])
 		case "averageUtilization":
 			decodePointer(&s.AverageUtilization, iter, readInt32[int32])
 		default:
@@ -1640,9 +1639,9 @@ func decodeBatchv1CronJobStatus(s *batchv1.CronJobStatus, iter *jsoniter.Iterato
 		case "active":
 			decodeSlice(&s.Active, iter, decodeCorev1ObjectReference)
 		case "lastScheduleTime":
-			decodePointer(&s.LastScheduleTime, iter, unmarshalJSON[*metav1.Time])
+			decodePointer(&s.LastScheduleTime, iter, unmarshalInPlace[*metav1.Time])
 		case "lastSuccessfulTime":
-			decodePointer(&s.LastSuccessfulTime, iter, unmarshalJSON[*metav1.Time])
+			decodePointer(&s.LastSuccessfulTime, iter, unmarshalInPlace[*metav1.Time])
 		default:
 			return unknownField(iter, field)
 		}
@@ -1678,9 +1677,9 @@ func decodeBatchv1JobCondition(s *batchv1.JobCondition, iter *jsoniter.Iterator)
 		case "status":
 			readString[corev1.ConditionStatus](&s.Status, iter)
 		case "lastProbeTime":
-			unmarshalJSON[*metav1.Time](&s.LastProbeTime, iter)
+			unmarshalInPlace[*metav1.Time](&s.LastProbeTime, iter)
 		case "lastTransitionTime":
-			unmarshalJSON[*metav1.Time](&s.LastTransitionTime, iter)
+			unmarshalInPlace[*metav1.Time](&s.LastTransitionTime, iter)
 		case "reason":
 			readString[string](&s.Reason, iter)
 		case "message":
@@ -1760,9 +1759,9 @@ func decodeBatchv1JobStatus(s *batchv1.JobStatus, iter *jsoniter.Iterator) {
 		case "conditions":
 			decodeSlice(&s.Conditions, iter, decodeBatchv1JobCondition)
 		case "startTime":
-			decodePointer(&s.StartTime, iter, unmarshalJSON[*metav1.Time])
+			decodePointer(&s.StartTime, iter, unmarshalInPlace[*metav1.Time])
 		case "completionTime":
-			decodePointer(&s.CompletionTime, iter, unmarshalJSON[*metav1.Time])
+			decodePointer(&s.CompletionTime, iter, unmarshalInPlace[*metav1.Time])
 		case "active":
 			readInt32[int32](&s.Active, iter)
 		case "succeeded":
@@ -2338,7 +2337,7 @@ func decodeCorev1ContainerStateRunning(s *corev1.ContainerStateRunning, iter *js
 	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
 		switch string(field) {
 		case "startedAt":
-			unmarshalJSON[*metav1.Time](&s.StartedAt, iter)
+			unmarshalInPlace[*metav1.Time](&s.StartedAt, iter)
 		default:
 			return unknownField(iter, field)
 		}
@@ -2358,9 +2357,9 @@ func decodeCorev1ContainerStateTerminated(s *corev1.ContainerStateTerminated, it
 		case "message":
 			readString[string](&s.Message, iter)
 		case "startedAt":
-			unmarshalJSON[*metav1.Time](&s.StartedAt, iter)
+			unmarshalInPlace[*metav1.Time](&s.StartedAt, iter)
 		case "finishedAt":
-			unmarshalJSON[*metav1.Time](&s.FinishedAt, iter)
+			unmarshalInPlace[*metav1.Time](&s.FinishedAt, iter)
 		case "containerID":
 			readString[string](&s.ContainerID, iter)
 		default:
@@ -2490,7 +2489,7 @@ func decodeCorev1EmptyDirVolumeSource(s *corev1.EmptyDirVolumeSource, iter *json
 		case "medium":
 			readString[corev1.StorageMedium](&s.Medium, iter)
 		case "sizeLimit":
-			decodePointer(&s.SizeLimit, iter, unmarshalJSON[*resource.Quantity])
+			decodePointer(&s.SizeLimit, iter, unmarshalInPlace[*resource.Quantity])
 		case "mode":
 			decodePointer(&s.Mode, iter, readInt32[int32])
 		default:
@@ -2796,7 +2795,7 @@ func decodeCorev1HTTPGetAction(s *corev1.HTTPGetAction, iter *jsoniter.Iterator)
 		case "path":
 			readString[string](&s.Path, iter)
 		case "port":
-			unmarshalJSON[*intstr.IntOrString](&s.Port, iter)
+			decodeIntOrString(&s.Port, iter)
 		case "host":
 			readString[string](&s.Host, iter)
 		case "scheme":
@@ -3084,7 +3083,7 @@ func decodeCorev1NodeAllocatableMappedResources(s *corev1.NodeAllocatableMappedR
 		case "name":
 			readString[corev1.ResourceName](&s.Name, iter)
 		case "quantity":
-			decodePointer(&s.Quantity, iter, unmarshalJSON[*resource.Quantity])
+			decodePointer(&s.Quantity, iter, unmarshalInPlace[*resource.Quantity])
 		default:
 			return unknownField(iter, field)
 		}
@@ -3098,9 +3097,9 @@ func decodeCorev1NodeAllocatableOverheadResources(s *corev1.NodeAllocatableOverh
 		case "name":
 			readString[corev1.ResourceName](&s.Name, iter)
 		case "perPod":
-			decodePointer(&s.PerPod, iter, unmarshalJSON[*resource.Quantity])
+			decodePointer(&s.PerPod, iter, unmarshalInPlace[*resource.Quantity])
 		case "perContainer":
-			decodePointer(&s.PerContainer, iter, unmarshalJSON[*resource.Quantity])
+			decodePointer(&s.PerContainer, iter, unmarshalInPlace[*resource.Quantity])
 		default:
 			return unknownField(iter, field)
 		}
@@ -3234,9 +3233,9 @@ func decodeCorev1PersistentVolumeClaimCondition(s *corev1.PersistentVolumeClaimC
 		case "status":
 			readString[corev1.ConditionStatus](&s.Status, iter)
 		case "lastProbeTime":
-			unmarshalJSON[*metav1.Time](&s.LastProbeTime, iter)
+			unmarshalInPlace[*metav1.Time](&s.LastProbeTime, iter)
 		case "lastTransitionTime":
-			unmarshalJSON[*metav1.Time](&s.LastTransitionTime, iter)
+			unmarshalInPlace[*metav1.Time](&s.LastTransitionTime, iter)
 		case "reason":
 			readString[string](&s.Reason, iter)
 		case "message":
@@ -3452,9 +3451,9 @@ func decodeCorev1PodCondition(s *corev1.PodCondition, iter *jsoniter.Iterator) {
 		case "status":
 			readString[corev1.ConditionStatus](&s.Status, iter)
 		case "lastProbeTime":
-			unmarshalJSON[*metav1.Time](&s.LastProbeTime, iter)
+			unmarshalInPlace[*metav1.Time](&s.LastProbeTime, iter)
 		case "lastTransitionTime":
-			unmarshalJSON[*metav1.Time](&s.LastTransitionTime, iter)
+			unmarshalInPlace[*metav1.Time](&s.LastTransitionTime, iter)
 		case "reason":
 			readString[string](&s.Reason, iter)
 		case "message":
@@ -3756,7 +3755,7 @@ func decodeCorev1PodStatus(s *corev1.PodStatus, iter *jsoniter.Iterator) {
 		case "podIPs":
 			decodeSlice(&s.PodIPs, iter, decodeCorev1PodIP)
 		case "startTime":
-			decodePointer(&s.StartTime, iter, unmarshalJSON[*metav1.Time])
+			decodePointer(&s.StartTime, iter, unmarshalInPlace[*metav1.Time])
 		case "initContainerStatuses":
 			decodeSlice(&s.InitContainerStatuses, iter, decodeCorev1ContainerStatus)
 		case "containerStatuses":
@@ -3808,7 +3807,7 @@ func decodeCorev1PodVolumeHealth(s *corev1.PodVolumeHealth, iter *jsoniter.Itera
 		case "healthConditions":
 			decodeSlice(&s.HealthConditions, iter, decodeCorev1VolumeHealthCondition)
 		case "lastTransitionTime":
-			unmarshalJSON[*metav1.Time](&s.LastTransitionTime, iter)
+			unmarshalInPlace[*metav1.Time](&s.LastTransitionTime, iter)
 		default:
 			return unknownField(iter, field)
 		}
@@ -3984,7 +3983,7 @@ func decodeCorev1ReplicationControllerCondition(s *corev1.ReplicationControllerC
 		case "status":
 			readString[corev1.ConditionStatus](&s.Status, iter)
 		case "lastTransitionTime":
-			unmarshalJSON[*metav1.Time](&s.LastTransitionTime, iter)
+			unmarshalInPlace[*metav1.Time](&s.LastTransitionTime, iter)
 		case "reason":
 			readString[string](&s.Reason, iter)
 		case "message":
@@ -4058,7 +4057,7 @@ func decodeCorev1ResourceFieldSelector(s *corev1.ResourceFieldSelector, iter *js
 		case "resource":
 			readString[string](&s.Resource, iter)
 		case "divisor":
-			unmarshalJSON[*resource.Quantity](&s.Divisor, iter)
+			unmarshalInPlace[*resource.Quantity](&s.Divisor, iter)
 		default:
 			return unknownField(iter, field)
 		}
@@ -4324,7 +4323,7 @@ func decodeCorev1ServicePort(s *corev1.ServicePort, iter *jsoniter.Iterator) {
 		case "port":
 			readInt32[int32](&s.Port, iter)
 		case "targetPort":
-			unmarshalJSON[*intstr.IntOrString](&s.TargetPort, iter)
+			decodeIntOrString(&s.TargetPort, iter)
 		case "nodePort":
 			readInt32[int32](&s.NodePort, iter)
 		default:
@@ -4460,7 +4459,7 @@ func decodeCorev1TCPSocketAction(s *corev1.TCPSocketAction, iter *jsoniter.Itera
 	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
 		switch string(field) {
 		case "port":
-			unmarshalJSON[*intstr.IntOrString](&s.Port, iter)
+			decodeIntOrString(&s.Port, iter)
 		case "host":
 			readString[string](&s.Host, iter)
 		default:
@@ -4658,7 +4657,7 @@ func decodeCorev1VolumeHealthStatus(s *corev1.VolumeHealthStatus, iter *jsoniter
 		case "healthConditions":
 			decodeSlice(&s.HealthConditions, iter, decodeCorev1VolumeHealthCondition)
 		case "lastTransitionTime":
-			unmarshalJSON[*metav1.Time](&s.LastTransitionTime, iter)
+			unmarshalInPlace[*metav1.Time](&s.LastTransitionTime, iter)
 		default:
 			return unknownField(iter, field)
 		}
@@ -4820,7 +4819,7 @@ func decodeMetav1Condition(s *metav1.Condition, iter *jsoniter.Iterator) {
 		case "observedGeneration":
 			readInt64[int64](&s.ObservedGeneration, iter)
 		case "lastTransitionTime":
-			unmarshalJSON[*metav1.Time](&s.LastTransitionTime, iter)
+			unmarshalInPlace[*metav1.Time](&s.LastTransitionTime, iter)
 		case "reason":
 			readString[string](&s.Reason, iter)
 		case "message":
@@ -4872,7 +4871,7 @@ func decodeMetav1ManagedFieldsEntry(s *metav1.ManagedFieldsEntry, iter *jsoniter
 		case "apiVersion":
 			readString[string](&s.APIVersion, iter)
 		case "time":
-			decodePointer(&s.Time, iter, unmarshalJSON[*metav1.Time])
+			decodePointer(&s.Time, iter, unmarshalInPlace[*metav1.Time])
 		case "fieldsType":
 			readString[string](&s.FieldsType, iter)
 		case "fieldsV1":
@@ -4904,9 +4903,9 @@ func decodeMetav1ObjectMeta(s *metav1.ObjectMeta, iter *jsoniter.Iterator) {
 		case "generation":
 			readInt64[int64](&s.Generation, iter)
 		case "creationTimestamp":
-			unmarshalJSON[*metav1.Time](&s.CreationTimestamp, iter)
+			unmarshalInPlace[*metav1.Time](&s.CreationTimestamp, iter)
 		case "deletionTimestamp":
-			decodePointer(&s.DeletionTimestamp, iter, unmarshalJSON[*metav1.Time])
+			decodePointer(&s.DeletionTimestamp, iter, unmarshalInPlace[*metav1.Time])
 		case "deletionGracePeriodSeconds":
 			decodePointer(&s.DeletionGracePeriodSeconds, iter, readInt64[int64])
 		case "labels":
@@ -5208,7 +5207,7 @@ func decodeNetworkingv1NetworkPolicyPort(s *networkingv1.NetworkPolicyPort, iter
 		case "protocol":
 			decodePointer(&s.Protocol, iter, readString[corev1.Protocol])
 		case "port":
-			decodePointer(&s.Port, iter, unmarshalJSON[*intstr.IntOrString])
+			decodePointer(&s.Port, iter, decodeIntOrString)
 		case "endPort":
 			decodePointer(&s.EndPort, iter, readInt32[int32])
 		default:
@@ -5274,11 +5273,11 @@ func decodePolicyv1PodDisruptionBudgetSpec(s *policyv1.PodDisruptionBudgetSpec, 
 	readObject(iter, func(iter *jsoniter.Iterator, field []byte) bool {
 		switch string(field) {
 		case "minAvailable":
-			decodePointer(&s.MinAvailable, iter, unmarshalJSON[*intstr.IntOrString])
+			decodePointer(&s.MinAvailable, iter, decodeIntOrString)
 		case "selector":
 			decodePointer(&s.Selector, iter, decodeMetav1LabelSelector)
 		case "maxUnavailable":
-			decodePointer(&s.MaxUnavailable, iter, unmarshalJSON[*intstr.IntOrString])
+			decodePointer(&s.MaxUnavailable, iter, decodeIntOrString)
 		case "unhealthyPodEvictionPolicy":
 			decodePointer(&s.UnhealthyPodEvictionPolicy, iter, readString[policyv1.UnhealthyPodEvictionPolicyType])
 		default:

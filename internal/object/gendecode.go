@@ -2,11 +2,13 @@ package object
 
 import (
 	"encoding/json"
+	"unicode/utf8"
 	"unsafe"
 
 	jsoniter "github.com/json-iterator/go"
 	"github.com/modern-go/reflect2"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 //go:generate go run ./decodegen -o decode_gen.go
@@ -123,6 +125,76 @@ func unmarshalJSON[P json.Unmarshaler](p P, iter *jsoniter.Iterator) {
 	if err := p.UnmarshalJSON(iter.SkipAndReturnBytes()); err != nil {
 		iter.ReportError("unmarshalerDecoder", err.Error())
 	}
+}
+
+// unmarshalInPlace is unmarshalJSON for the types whose UnmarshalJSON
+// neither keeps nor changes the bytes it is given (resource.Quantity,
+// metav1.Time): it gives them the value's bytes in the input rather than
+// the copy SkipAndReturnBytes makes of them.
+func unmarshalInPlace[P json.Unmarshaler](p P, iter *jsoniter.Iterator) {
+	iter.WhatIsNext() // past the spaces
+	if err := p.UnmarshalJSON(skipInPlace(iter)); err != nil {
+		iter.ReportError("unmarshalerDecoder", err.Error())
+	}
+}
+
+// skipInPlace is SkipAndReturnBytes without the copy: the bytes Skip
+// passed over, in the iterator's buffer.
+func skipInPlace(iter *jsoniter.Iterator) []byte {
+	it := (*iterFields)(unsafe.Pointer(iter))
+	if it.reader() != nil {
+		return iter.SkipAndReturnBytes()
+	}
+	start := *it.head()
+	iter.Skip()
+	return (*it.buf())[start:*it.head()]
+}
+
+// decodeIntOrString is unmarshalJSON for a port or a surge: IntOrString's
+// UnmarshalJSON gives a string to encoding/json, which checks and decodes
+// it by reflection; a string without escapes or a small integer, nearly
+// every one, is read here to what that gives (FuzzIntOrString).
+func decodeIntOrString(p *intstr.IntOrString, iter *jsoniter.Iterator) {
+	iter.WhatIsNext() // past the spaces
+	value := skipInPlace(iter)
+	if plainIntOrString(p, value) {
+		return
+	}
+	if err := p.UnmarshalJSON(value); err != nil {
+		iter.ReportError("unmarshalerDecoder", err.Error())
+	}
+}
+
+// plainIntOrString sets p from value as IntOrString's UnmarshalJSON does
+// when value is a string of valid UTF-8 without escapes or control
+// characters, or an integer of at most nine digits without a sign or a
+// leading zero; it reports whether it did.
+func plainIntOrString(p *intstr.IntOrString, value []byte) bool {
+	if n := len(value); n >= 2 && value[0] == '"' && value[n-1] == '"' {
+		s := value[1 : n-1]
+		for _, c := range s {
+			if c == '"' || c == '\\' || c < ' ' {
+				return false
+			}
+		}
+		if !utf8.Valid(s) {
+			return false
+		}
+		p.Type, p.StrVal = intstr.String, string(s)
+		return true
+	}
+	if len(value) == 0 || len(value) > 9 || (value[0] == '0' && len(value) > 1) {
+		return false
+	}
+	n := int32(0)
+	for _, c := range value {
+		if c < '0' || c > '9' {
+			return false
+		}
+		n = n*10 + int32(c-'0')
+	}
+	p.Type, p.IntVal = intstr.Int, n
+	return true
 }
 
 // readVal leaves a value to json-iterator's own decoder of its type.

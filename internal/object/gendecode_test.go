@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	jsoniter "github.com/json-iterator/go"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"backfire.dev/backfire/internal/benchcorpus"
 	"backfire.dev/backfire/internal/load"
@@ -203,4 +204,47 @@ func FuzzReadObject(f *testing.F) {
 			t.Fatalf("ReadObjectCB read %q %v %v %q, readObject %q %v %v %q from %q", k1, ok1, e1, r1, k2, ok2, e2, r2, data)
 		}
 	})
+}
+
+// FuzzIntOrString: whatever the value's bytes, decodeIntOrString's own
+// reading gives what IntOrString's UnmarshalJSON gives, over any value
+// already there.
+//
+//	go test ./internal/object -run '^$' -fuzz FuzzIntOrString -fuzztime 1m
+func FuzzIntOrString(f *testing.F) {
+	for _, v := range []string{`80`, `0`, `00`, `-1`, `999999999`, `2147483648`, `1.5`, `1e2`, `"http"`, `""`, `"a\"b"`, `"é"`, "\"\xff\"", "\"a\tb\"", `"`, `null`, `true`, `"25%"`} {
+		f.Add([]byte(v), int32(7), "s")
+	}
+	f.Fuzz(func(t *testing.T, value []byte, i int32, s string) {
+		if len(value) == 0 {
+			return // UnmarshalJSON panics on no bytes; Skip gives none only with an error
+		}
+		got := intstr.IntOrString{Type: intstr.Int, IntVal: i, StrVal: s}
+		want := got
+		if !plainIntOrString(&got, value) {
+			return
+		}
+		if err := want.UnmarshalJSON(value); err != nil {
+			t.Fatalf("%q: read as %#v, UnmarshalJSON fails: %v", value, got, err)
+		}
+		if got != want {
+			t.Fatalf("%q: read as %#v, UnmarshalJSON gives %#v", value, got, want)
+		}
+	})
+}
+
+// TestIntOrStringFastPath: the common values take the direct reading.
+func TestIntOrStringFastPath(t *testing.T) {
+	for _, v := range []string{`80`, `0`, `999999999`, `"http"`, `"25%"`, `""`, `"é"`} {
+		var p intstr.IntOrString
+		if !plainIntOrString(&p, []byte(v)) {
+			t.Errorf("%s is not read directly", v)
+		}
+	}
+	for _, v := range []string{`00`, `-1`, `1000000000`, `1.5`, `"a\"b"`, "\"\xff\"", `null`, `"`} {
+		var p intstr.IntOrString
+		if plainIntOrString(&p, []byte(v)) {
+			t.Errorf("%s is read directly", v)
+		}
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync"
 
 	"backfire.dev/backfire/internal/finding"
 	"backfire.dev/backfire/internal/redact"
@@ -53,7 +54,7 @@ func HTML(w io.Writer, r *result.Result, opts HTMLOptions) error {
 	data.Data = template.JS(js)
 	data.DocsURL = DocsURL
 	bw := bufio.NewWriterSize(w, 1<<16)
-	if err := htmlPageTemplate.Execute(bw, data); err != nil {
+	if err := htmlPageTemplate().Execute(bw, data); err != nil {
 		return err
 	}
 	return bw.Flush()
@@ -311,11 +312,13 @@ func excerpt(lines []string, line, context int) []excerptLine {
 //go:embed html.tmpl
 var htmlTemplateText string
 
-var htmlPageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
-	"plural": func(n int, one, many string) string {
-		if n == 1 {
-			return one
-		}
-		return many
-	},
-}).Parse(htmlTemplateText))
+var htmlPageTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("page").Funcs(template.FuncMap{
+		"plural": func(n int, one, many string) string {
+			if n == 1 {
+				return one
+			}
+			return many
+		},
+	}).Parse(htmlTemplateText))
+})

@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"image/color"
 	"strings"
+	"sync"
 
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -132,7 +133,7 @@ func (p Page) HTML() ([]byte, error) {
 		charts[i] = template.HTML(stripXMLHeader(s)) // our own SVG, inlined
 	}
 	var buf bytes.Buffer
-	err := page.Execute(&buf, struct {
+	err := page().Execute(&buf, struct {
 		Page
 		Figs   []figure
 		Inline []template.HTML
@@ -185,7 +186,8 @@ func stripXMLHeader(svg []byte) []byte {
 
 // page has the scan report's look (internal/report/html.tmpl): its colours,
 // fonts, dark header, cards and panels, and its narrow-screen rules.
-var page = template.Must(template.New("page").Parse(`<!DOCTYPE html>
+var page = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("page").Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.Title}}</title>
@@ -251,3 +253,4 @@ pre.patch{white-space:pre-wrap;overflow-wrap:anywhere}
 {{end}}</main>
 </body></html>
 `))
+})

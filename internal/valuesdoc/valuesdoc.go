@@ -7,7 +7,7 @@
 package valuesdoc
 
 import (
-	"regexp"
+	"backfire.dev/backfire/internal/lazyregexp"
 	"strconv"
 	"strings"
 )
@@ -22,7 +22,7 @@ type Range struct {
 
 // rangeText matches "1 to 5", "1-5", "1 – 5", "between 1 and 5", and the
 // unit after it.
-var rangeText = regexp.MustCompile(`(?i)(?:between\s+)?\b(\d+(?:\.\d+)?)\s*(?:to|-|–|and)\s*(\d+(?:\.\d+)?)\b\s*([a-z]*)`)
+var rangeText = lazyregexp.New(`(?i)(?:between\s+)?\b(\d+(?:\.\d+)?)\s*(?:to|-|–|and)\s*(\d+(?:\.\d+)?)\b\s*([a-z]*)`)
 
 // otherUnits are units a key counted in seconds or in a number of times
 // is not written in: a range in them is not the key's.
@@ -63,7 +63,7 @@ func inComments(lines []string, line int, word string) (Range, bool) {
 		if word != "" && !strings.Contains(strings.ToLower(text), word) {
 			return Range{}, false
 		}
-		m := rangeText.FindStringSubmatch(text)
+		m := rangeText().FindStringSubmatch(text)
 		if m == nil {
 			return Range{}, false
 		}

@@ -1,10 +1,10 @@
 package yamledit
 
 import (
+	"backfire.dev/backfire/internal/lazyregexp"
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -53,7 +53,7 @@ func SetLiteralProbeField(tmpl []byte, f ProbeField, old any, present bool, val 
 	default:
 		return nil, fmt.Errorf("%s: only a scalar is edited in a template", f)
 	}
-	if !fieldKey.MatchString(f.Key) {
+	if !fieldKey().MatchString(f.Key) {
 		// A line written for it would not be read back as its key, and a
 		// second run would write it again.
 		return nil, fmt.Errorf("%s: %q is not a key written plainly: not edited", f, f.Key)
@@ -189,15 +189,15 @@ type probeBlock struct {
 }
 
 // fieldKey is a key keyLine reads.
-var fieldKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
+var fieldKey = lazyregexp.New(`^[A-Za-z_][A-Za-z0-9_-]*$`)
 
 // keyLine reads a block mapping's key line: "  timeoutSeconds: 1 # c".
-var keyLine = regexp.MustCompile(`^ *([A-Za-z_][A-Za-z0-9_-]*):(?:[ \t]+(.*))?$`)
+var keyLine = lazyregexp.New(`^ *([A-Za-z_][A-Za-z0-9_-]*):(?:[ \t]+(.*))?$`)
 
 // keyOfLine reads the key of a line and what follows it, without the line
 // break.
 func keyOfLine(l string) (key, rest string, ok bool) {
-	m := keyLine.FindStringSubmatch(strings.TrimRight(l, "\r\n"))
+	m := keyLine().FindStringSubmatch(strings.TrimRight(l, "\r\n"))
 	if m == nil {
 		return "", "", false
 	}
@@ -206,7 +206,7 @@ func keyOfLine(l string) (key, rest string, ok bool) {
 
 // control matches a line that is one action printing nothing: control
 // flow, a comment, a variable.
-var control = regexp.MustCompile(`^\{\{-?\s*(if|else|end|with|range|/\*|\$[A-Za-z0-9_]*\s*:?=)[^{]*\}\}$`)
+var control = lazyregexp.New(`^\{\{-?\s*(if|else|end|with|range|/\*|\$[A-Za-z0-9_]*\s*:?=)[^{]*\}\}$`)
 
 func isAction(t string) bool { return strings.HasPrefix(t, "{{") }
 
@@ -214,7 +214,7 @@ func isAction(t string) bool { return strings.HasPrefix(t, "{{") }
 // closes.
 func opens(t string) int {
 	n := 0
-	for _, a := range actionRe.FindAllStringSubmatch(t, -1) {
+	for _, a := range actionRe().FindAllStringSubmatch(t, -1) {
 		words := strings.Fields(a[1])
 		if len(words) == 0 {
 			continue
@@ -229,7 +229,7 @@ func opens(t string) int {
 	return n
 }
 
-var actionRe = regexp.MustCompile(`\{\{-?\s*(.*?)\s*-?\}\}`)
+var actionRe = lazyregexp.New(`\{\{-?\s*(.*?)\s*-?\}\}`)
 
 // probeBlockAt reads the block of f's probe whose key is on line i, when
 // it belongs to f's container.
@@ -259,7 +259,7 @@ func probeBlockAt(lines []string, i int, f ProbeField) (probeBlock, bool) {
 			if pending == 0 {
 				pending = j + 1
 			}
-			if printing == 0 && !control.MatchString(t) {
+			if printing == 0 && !control().MatchString(t) {
 				printing = j + 1
 			}
 			before := open

@@ -1,7 +1,7 @@
 package analysis
 
 import (
-	"regexp"
+	"backfire.dev/backfire/internal/lazyregexp"
 	"slices"
 	"strings"
 
@@ -79,7 +79,7 @@ func Args(ix *index.Index, ro *object.Object, rolloutArgs []v1alpha1.AnalysisRun
 }
 
 // fieldRefPath is metadata.labels['x'] or metadata.annotations['x'].
-var fieldRefPath = regexp.MustCompile(`^metadata\.(labels|annotations)\['([^']*)'\]$`)
+var fieldRefPath = lazyregexp.New(`^metadata\.(labels|annotations)\['([^']*)'\]$`)
 
 // FieldRefValue resolves the Rollout fields a fieldRef arg selects, the
 // metadata paths the way fieldpath.ExtractFieldPathAsString does; other
@@ -94,7 +94,7 @@ func FieldRefValue(ro *object.Object, path string) (string, bool) {
 		}
 		return ro.Namespace, true
 	}
-	if m := fieldRefPath.FindStringSubmatch(path); m != nil && ro.Meta != nil {
+	if m := fieldRefPath().FindStringSubmatch(path); m != nil && ro.Meta != nil {
 		values := ro.Meta.GetLabels()
 		if m[1] == "annotations" {
 			values = ro.Meta.GetAnnotations()
@@ -107,14 +107,14 @@ func FieldRefValue(ro *object.Object, path string) (string, bool) {
 // argRef is an {{args.NAME}} placeholder; the controller trims the spaces
 // inside the braces (resolve in utils/template/template.go), so
 // {{ args.NAME }} is the same.
-var argRef = regexp.MustCompile(`\{\{\s*args\.([^\s}]+)\s*\}\}`)
+var argRef = lazyregexp.New(`\{\{\s*args\.([^\s}]+)\s*\}\}`)
 
 // Substitute replaces {{args.NAME}} with each value, and returns the args
 // used, in order of first use.
 func Substitute(text string, args map[string]Arg) (string, []Arg) {
 	var used []Arg
-	out := argRef.ReplaceAllStringFunc(text, func(m string) string {
-		name := argRef.FindStringSubmatch(m)[1]
+	out := argRef().ReplaceAllStringFunc(text, func(m string) string {
+		name := argRef().FindStringSubmatch(m)[1]
 		v, ok := args[name]
 		if !ok {
 			v = Arg{Name: name, Text: "not supplied", Missing: true}
@@ -128,4 +128,4 @@ func Substitute(text string, args map[string]Arg) (string, []Arg) {
 }
 
 // UsesArgs reports whether text holds an {{args.NAME}} placeholder.
-func UsesArgs(text string) bool { return strings.Contains(text, "{{") && argRef.MatchString(text) }
+func UsesArgs(text string) bool { return strings.Contains(text, "{{") && argRef().MatchString(text) }

@@ -1,8 +1,8 @@
 package analysis
 
 import (
+	"backfire.dev/backfire/internal/lazyregexp"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -136,9 +136,9 @@ func neverFails(m *v1alpha1.Metric, q Query) string {
 
 // readsResult finds what a condition can read of the measurement: result,
 // and the helpers bound to it (isNil, default).
-var readsResult = regexp.MustCompile(`\b(result|isNil|default)\b`)
+var readsResult = lazyregexp.New(`\b(result|isNil|default)\b`)
 
-var comparison = regexp.MustCompile(`^(-?[0-9.]+)\s*(==|!=|<=|>=|<|>)\s*(-?[0-9.]+)$`)
+var comparison = lazyregexp.New(`^(-?[0-9.]+)\s*(==|!=|<=|>=|<|>)\s*(-?[0-9.]+)$`)
 
 // constant evaluates a condition that does not read the result, when it
 // is a literal or a comparison of two numbers; ok is false otherwise.
@@ -147,7 +147,7 @@ func constant(cond string) (value, ok bool) {
 	for len(c) >= 2 && c[0] == '(' && c[len(c)-1] == ')' {
 		c = strings.TrimSpace(c[1 : len(c)-1])
 	}
-	if readsResult.MatchString(c) {
+	if readsResult().MatchString(c) {
 		return false, false
 	}
 	for _, not := range []string{"!", "not "} {
@@ -162,7 +162,7 @@ func constant(cond string) (value, ok bool) {
 	case "false":
 		return false, true
 	}
-	if m := comparison.FindStringSubmatch(c); m != nil {
+	if m := comparison().FindStringSubmatch(c); m != nil {
 		a, errA := strconv.ParseFloat(m[1], 64)
 		b, errB := strconv.ParseFloat(m[3], 64)
 		if errA != nil || errB != nil {

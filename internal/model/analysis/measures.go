@@ -1,8 +1,8 @@
 package analysis
 
 import (
+	"backfire.dev/backfire/internal/lazyregexp"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 )
@@ -34,7 +34,7 @@ func SightOf(q Query, resolved string) Sight {
 		return Sight{Why: "its query names no series: it is a constant, whatever either version does"}
 	}
 	for _, n := range names {
-		if !objectSeries.MatchString(n) {
+		if !objectSeries().MatchString(n) {
 			return Sight{Sees: true}
 		}
 	}
@@ -52,13 +52,13 @@ func plural(n int, one, many string) string {
 // existence and spec: they are there, with the same value, whether the
 // pods answer or not (kube-state-metrics docs/metrics: the _info, _labels,
 // _annotations, _created and _spec_ families).
-var objectSeries = regexp.MustCompile(`^kube_[a-z_]+_(info|labels|annotations|created|owner|spec_[a-z_]+|metadata_[a-z_]+)$`)
+var objectSeries = lazyregexp.New(`^kube_[a-z_]+_(info|labels|annotations|created|owner|spec_[a-z_]+|metadata_[a-z_]+)$`)
 
 var (
-	promString   = regexp.MustCompile(`"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|` + "`[^`]*`")
-	promBraces   = regexp.MustCompile(`\{[^{}]*\}|\[[^\[\]]*\]`)
-	promGrouping = regexp.MustCompile(`(?i)\b(by|without|on|ignoring|group_left|group_right)\s*\([^()]*\)`)
-	promIdent    = regexp.MustCompile(`[A-Za-z_:][A-Za-z0-9_:]*`)
+	promString   = lazyregexp.New(`"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|` + "`[^`]*`")
+	promBraces   = lazyregexp.New(`\{[^{}]*\}|\[[^\[\]]*\]`)
+	promGrouping = lazyregexp.New(`(?i)\b(by|without|on|ignoring|group_left|group_right)\s*\([^()]*\)`)
+	promIdent    = lazyregexp.New(`[A-Za-z_:][A-Za-z0-9_:]*`)
 	promWords    = []string{"by", "without", "on", "ignoring", "group_left", "group_right", "bool", "offset", "and", "or", "unless",
 		"sum", "min", "max", "avg", "group", "stddev", "stdvar", "count", "count_values", "bottomk", "topk", "quantile", "limitk", "limit_ratio",
 		"inf", "nan", "atan2", "start", "end"}
@@ -68,17 +68,17 @@ var (
 // that are neither functions (followed by "("), keywords, aggregations,
 // label names nor strings.
 func promSeries(expr string) []string {
-	expr = promString.ReplaceAllString(expr, `""`)
+	expr = promString().ReplaceAllString(expr, `""`)
 	for {
-		next := promBraces.ReplaceAllString(expr, " ")
+		next := promBraces().ReplaceAllString(expr, " ")
 		if next == expr {
 			break
 		}
 		expr = next
 	}
-	expr = promGrouping.ReplaceAllString(expr, " ")
+	expr = promGrouping().ReplaceAllString(expr, " ")
 	var out []string
-	for _, loc := range promIdent.FindAllStringIndex(expr, -1) {
+	for _, loc := range promIdent().FindAllStringIndex(expr, -1) {
 		id := expr[loc[0]:loc[1]]
 		if loc[0] > 0 && (expr[loc[0]-1] >= '0' && expr[loc[0]-1] <= '9' || expr[loc[0]-1] == '.') {
 			continue // a number's exponent or unit: 1e3, 5m

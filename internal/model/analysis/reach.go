@@ -1,9 +1,9 @@
 package analysis
 
 import (
+	"backfire.dev/backfire/internal/lazyregexp"
 	"fmt"
 	"net"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -11,7 +11,7 @@ import (
 )
 
 // urlHost finds the host of each URL in a text.
-var urlHost = regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.-]*://(?:[^@/\s'"]*@)?(\[[^\]]+\]|[^/\s:'"?#)]+)`)
+var urlHost = lazyregexp.New(`(?i)\b[a-z][a-z0-9+.-]*://(?:[^@/\s'"]*@)?(\[[^\]]+\]|[^/\s:'"?#)]+)`)
 
 // Reach is whether a web or job metric measures the service the Rollout
 // runs.
@@ -46,7 +46,7 @@ func ReachOf(q Query, text string, used []Arg, names []string) Reach {
 		}
 	}
 	var outside []string
-	for _, m := range urlHost.FindAllStringSubmatch(text, -1) {
+	for _, m := range urlHost().FindAllStringSubmatch(text, -1) {
 		host := strings.ToLower(strings.Trim(m[1], "[]"))
 		if apiServer(host) {
 			return Reach{false, fmt.Sprintf("its %s calls the Kubernetes API server (%s), which serves neither version", q.What, host)}

@@ -5,6 +5,7 @@
 package flagger
 
 import (
+	"backfire.dev/backfire/internal/lazyregexp"
 	"bytes"
 	"fmt"
 	"regexp"
@@ -140,7 +141,7 @@ func (n Names) samples(label string) (canary, other []string) {
 	return canary, other
 }
 
-var promMatcher = regexp.MustCompile(`([A-Za-z_][A-Za-z0-9_]*)\s*(=~|!~|!=|=)\s*(?:"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)'|` + "`([^`]*)`)")
+var promMatcher = lazyregexp.New(`([A-Za-z_][A-Za-z0-9_]*)\s*(=~|!~|!=|=)\s*(?:"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)'|` + "`([^`]*)`)")
 
 // matcher is one label matcher of a PromQL selector.
 type matcher struct {
@@ -151,7 +152,7 @@ func (m matcher) String() string { return fmt.Sprintf("%s%s%q", m.label, m.op, m
 
 func promMatchers(q string) []matcher {
 	var out []matcher
-	for _, s := range promMatcher.FindAllStringSubmatch(q, -1) {
+	for _, s := range promMatcher().FindAllStringSubmatch(q, -1) {
 		v := s[3] + s[4] + s[5]
 		v = strings.NewReplacer(`\\`, `\`, `\"`, `"`, `\'`, `'`).Replace(v)
 		out = append(out, matcher{label: s[1], op: s[2], value: v})
@@ -239,7 +240,7 @@ func SightOfProm(q string, n Names) Sight {
 
 // keyed is a key and the value it is compared with in a query of
 // another provider: tag:value (Datadog), key = 'value' (New Relic, SQL).
-var keyed = regexp.MustCompile(`([A-Za-z_][A-Za-z0-9_.]*)\s*(?:==|=|:)\s*['"]?([A-Za-z0-9_.*%-]+)`)
+var keyed = lazyregexp.New(`([A-Za-z_][A-Za-z0-9_.]*)\s*(?:==|=|:)\s*['"]?([A-Za-z0-9_.*%-]+)`)
 
 // SightOfText judges a query of another provider (Datadog, New Relic,
 // CloudWatch, ...) by the keys it compares with the Canary's names, as
@@ -249,7 +250,7 @@ var keyed = regexp.MustCompile(`([A-Za-z_][A-Za-z0-9_.]*)\s*(?:==|=|:)\s*['"]?([
 func SightOfText(q string, n Names) Sight {
 	var why []string
 	covered := 0
-	for _, s := range keyed.FindAllStringSubmatch(q, -1) {
+	for _, s := range keyed().FindAllStringSubmatch(q, -1) {
 		key, value := s[1], s[2]
 		if !mentionsAny(value, n) {
 			continue

@@ -34,7 +34,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // roots are the upstream kinds internal/object decodes; every struct they
@@ -83,6 +85,15 @@ var (
 		reflect.TypeFor[map[string]string]():   "decodeStringMap",
 		reflect.TypeFor[corev1.ResourceList](): "decodeResourceList",
 	}
+	// Types whose UnmarshalJSON neither keeps nor changes the bytes it is
+	// given: they are given the value's bytes in the input, not a copy
+	// (unmarshalInPlace), or by a decoder of their own (IntOrString).
+	inPlace = map[reflect.Type]string{
+		reflect.TypeFor[intstr.IntOrString](): "decodeIntOrString",
+		reflect.TypeFor[resource.Quantity]():  "",
+		reflect.TypeFor[metav1.Time]():        "",
+		reflect.TypeFor[metav1.MicroTime]():   "",
+	}
 )
 
 // field is one key of a struct as json-iterator binds it.
@@ -100,10 +111,7 @@ type generator struct {
 
 // Generate returns the formatted source of decode_gen.go.
 func Generate() ([]byte, error) {
-	g := &generator{structs: map[reflect.Type][]field{}, refused: map[reflect.Type]bool{}, imports: map[string]string{}}
-	for _, t := range roots {
-		g.visit(t)
-	}
+	g := newGenerator()
 	types := make([]reflect.Type, 0, len(g.structs))
 	for t := range g.structs {
 		types = append(types, t)
@@ -145,6 +153,15 @@ func Generate() ([]byte, error) {
 	src.WriteString(")\n\n")
 	src.Write(body.Bytes())
 	return format.Source(src.Bytes())
+}
+
+// newGenerator walks the roots, choosing the structs to generate.
+func newGenerator() *generator {
+	g := &generator{structs: map[reflect.Type][]field{}, refused: map[reflect.Type]bool{}, imports: map[string]string{}}
+	for _, t := range roots {
+		g.visit(t)
+	}
+	return g
 }
 
 // visit walks the types t reaches, generating the structs that can be.
@@ -275,11 +292,17 @@ func (g *generator) delegated(t reflect.Type) bool {
 
 // funcOf is a function value that decodes a value of type t at a pointer.
 func (g *generator) funcOf(t reflect.Type) string {
+	if name := inPlace[t]; name != "" {
+		return name // not through typeExpr: the file need not import t's package
+	}
 	te := g.typeExpr(t)
 	if g.delegated(t) {
 		return "readVal[" + te + "]"
 	}
 	if decodesItself(t) {
+		if _, ok := inPlace[t]; ok {
+			return "unmarshalInPlace[*" + te + "]"
+		}
 		return "unmarshalJSON[*" + te + "]"
 	}
 	if name, ok := directMaps[t]; ok {

@@ -1,7 +1,7 @@
 package printed
 
 import (
-	"regexp"
+	"backfire.dev/backfire/internal/lazyregexp"
 	"strconv"
 	"strings"
 	"time"
@@ -13,7 +13,7 @@ import (
 // since kubectl 1.10's describe and the server-side tables) or, before,
 // ShortHumanDuration (one unit, "3m"). Either way the true age is at least
 // what is printed and less than one unit of the last printed part more.
-var agePart = regexp.MustCompile(`([0-9]+)([smhdy])`)
+var agePart = lazyregexp.New(`([0-9]+)([smhdy])`)
 
 // ageRE matches a whole age.
 const ageRE = `(?:[0-9]+[smhdy](?:[0-9]+[smhdy])?|<unknown>|<invalid>)`
@@ -32,7 +32,7 @@ type Age struct {
 // minute, as its magnitude says.
 func parseAge(s string, precise bool) (Age, bool) {
 	s = strings.TrimSpace(s)
-	parts := agePart.FindAllStringSubmatch(s, -1)
+	parts := agePart().FindAllStringSubmatch(s, -1)
 	if len(parts) == 0 || len(parts) > 2 || strings.Join(flatten(parts), "") != s {
 		return Age{}, false
 	}

@@ -1,6 +1,7 @@
 package printed
 
 import (
+	"backfire.dev/backfire/internal/lazyregexp"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -384,7 +385,7 @@ func probeOwner(msg string, containers []*Container, names []string) string {
 		if pr == nil || (pr.Handler != "http-get" && pr.Handler != "tcp-socket") {
 			continue
 		}
-		port := probePort.FindStringSubmatch(pr.Target)
+		port := probePort().FindStringSubmatch(pr.Target)
 		if port == nil || !regexp.MustCompile(`:`+port[1]+`\b`).MatchString(msg) {
 			continue
 		}
@@ -397,7 +398,7 @@ func probeOwner(msg string, containers []*Container, names []string) string {
 }
 
 // probePort is the port of a printed http-get URL or tcp-socket target.
-var probePort = regexp.MustCompile(`:([0-9]+)(?:/|$|\s)`)
+var probePort = lazyregexp.New(`:([0-9]+)(?:/|$|\s)`)
 
 // rowStatus gives a pod read only from its kubectl get pods row one status,
 // the pod's: the row sums the restarts of all its containers and shows the
@@ -574,7 +575,7 @@ func probeOf(p *Probe) *corev1.Probe {
 		out.TCPSocket = &corev1.TCPSocketAction{Host: host, Port: intstr.Parse(port)}
 	case "grpc":
 		g := &corev1.GRPCAction{}
-		if m := grpcTarget.FindStringSubmatch(p.Target); m != nil {
+		if m := grpcTarget().FindStringSubmatch(p.Target); m != nil {
 			n, _ := strconv.Atoi(m[1])
 			g.Port = int32(n)
 			if m[2] != "" {
@@ -587,7 +588,7 @@ func probeOf(p *Probe) *corev1.Probe {
 	return out
 }
 
-var grpcTarget = regexp.MustCompile(`^<pod>:([0-9]+)\s*(\S*)`)
+var grpcTarget = lazyregexp.New(`^<pod>:([0-9]+)\s*(\S*)`)
 
 func execCommand(target string) []string {
 	s := strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(target), "["), "]")
@@ -614,20 +615,20 @@ func eventContainers(evs []Event) []string {
 }
 
 var (
-	fieldPathContainer = regexp.MustCompile(`^spec\.(?:initContainers|containers|ephemeralContainers)\{([^}]*)\}$`)
-	messageContainer   = []*regexp.Regexp{
-		regexp.MustCompile(`^Container (\S+) failed (?:liveness|startup) probe`),
-		regexp.MustCompile(`^Killing container with id \w+://([^:]+):`),
-		regexp.MustCompile(`^(?:Created|Started|Stopping) container (\S+)$`),
+	fieldPathContainer = lazyregexp.New(`^spec\.(?:initContainers|containers|ephemeralContainers)\{([^}]*)\}$`)
+	messageContainer   = []func() *regexp.Regexp{
+		lazyregexp.New(`^Container (\S+) failed (?:liveness|startup) probe`),
+		lazyregexp.New(`^Killing container with id \w+://([^:]+):`),
+		lazyregexp.New(`^(?:Created|Started|Stopping) container (\S+)$`),
 	}
 )
 
 func containerOf(e Event) string {
-	if m := fieldPathContainer.FindStringSubmatch(e.FieldPath); m != nil {
+	if m := fieldPathContainer().FindStringSubmatch(e.FieldPath); m != nil {
 		return m[1]
 	}
 	for _, re := range messageContainer {
-		if m := re.FindStringSubmatch(e.Message); m != nil {
+		if m := re().FindStringSubmatch(e.Message); m != nil {
 			return m[1]
 		}
 	}

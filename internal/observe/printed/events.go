@@ -1,6 +1,7 @@
 package printed
 
 import (
+	"backfire.dev/backfire/internal/lazyregexp"
 	"regexp"
 	"strconv"
 	"strings"
@@ -29,28 +30,28 @@ const (
 
 type layout struct {
 	name string // "Events table" (describe) or "kubectl get events"
-	re   *regexp.Regexp
+	re   func() *regexp.Regexp
 }
 
 var (
-	describeNew   = &layout{"Events table", regexp.MustCompile(`^\s*` + tType + `\s+` + tReason + `\s+` + tSeries + `\s+` + tFrom + `(?:\s+` + tMsg + `|\s*$)`)}
-	describeOld   = &layout{"Events table", regexp.MustCompile(`^\s*(?P<firstt>` + tTime + `)\s+(?P<lastt>` + tTime + `)\s+(?P<count>[0-9]+)\s+` + tSource + `\s+(?:` + tSub + `\s+)?` + tType + `\s+` + tReason + `(?:\s+` + tMsg + `|\s*$)`)}
-	describeOlder = &layout{"Events table", regexp.MustCompile(`^\s*(?P<firstt>` + tTime + `)\s+(?P<lastt>` + tTime + `)\s+(?P<count>[0-9]+)\s+` + tSource + `\s+(?:` + tSub + `\s+)?` + tReason + `(?:\s+` + tMsg + `|\s*$)`)}
-	getEvents     = &layout{"kubectl get events", regexp.MustCompile(`^\s*(?:(?P<ns>[a-z0-9][-a-z0-9.]*)\s+)?` + tSeries + `\s+` + tType + `\s+` + tReason + `\s+(?P<obj>[A-Za-z.]+/\S+|[A-Z][A-Za-z]+)(?:\s+` + tMsg + `|\s*$)`)}
-	getEventsOld  = &layout{"kubectl get events", regexp.MustCompile(`^\s*(?:(?P<ns>[a-z0-9][-a-z0-9.]*)\s+)?(?P<lastt>` + ageRE + `)\s+(?P<firstt>` + ageRE + `)\s+(?P<count>[0-9]+)\s+(?P<name>\S+)\s+(?P<kind>[A-Z][A-Za-z]+)\s+(?:` + tSub + `\s+)?` + tType + `\s+` + tReason + `\s+` + tSource + `(?:\s+` + tMsg + `|\s*$)`)}
+	describeNew   = &layout{"Events table", lazyregexp.New(`^\s*` + tType + `\s+` + tReason + `\s+` + tSeries + `\s+` + tFrom + `(?:\s+` + tMsg + `|\s*$)`)}
+	describeOld   = &layout{"Events table", lazyregexp.New(`^\s*(?P<firstt>` + tTime + `)\s+(?P<lastt>` + tTime + `)\s+(?P<count>[0-9]+)\s+` + tSource + `\s+(?:` + tSub + `\s+)?` + tType + `\s+` + tReason + `(?:\s+` + tMsg + `|\s*$)`)}
+	describeOlder = &layout{"Events table", lazyregexp.New(`^\s*(?P<firstt>` + tTime + `)\s+(?P<lastt>` + tTime + `)\s+(?P<count>[0-9]+)\s+` + tSource + `\s+(?:` + tSub + `\s+)?` + tReason + `(?:\s+` + tMsg + `|\s*$)`)}
+	getEvents     = &layout{"kubectl get events", lazyregexp.New(`^\s*(?:(?P<ns>[a-z0-9][-a-z0-9.]*)\s+)?` + tSeries + `\s+` + tType + `\s+` + tReason + `\s+(?P<obj>[A-Za-z.]+/\S+|[A-Z][A-Za-z]+)(?:\s+` + tMsg + `|\s*$)`)}
+	getEventsOld  = &layout{"kubectl get events", lazyregexp.New(`^\s*(?:(?P<ns>[a-z0-9][-a-z0-9.]*)\s+)?(?P<lastt>` + ageRE + `)\s+(?P<firstt>` + ageRE + `)\s+(?P<count>[0-9]+)\s+(?P<name>\S+)\s+(?P<kind>[A-Z][A-Za-z]+)\s+(?:` + tSub + `\s+)?` + tType + `\s+` + tReason + `\s+` + tSource + `(?:\s+` + tMsg + `|\s*$)`)}
 	// Headless rows are tried in this order.
 	rowLayouts = []*layout{describeNew, getEvents, getEventsOld, describeOld, describeOlder}
 )
 
 var (
-	hDescribeNew = regexp.MustCompile(`^\s*Type\s+Reason\s+Age\s+From\s+Message\s*$`)
-	hDescribeOld = regexp.MustCompile(`^\s*FirstSeen\s+LastSeen\s+Count\s+From\s+Sub[Oo]bjectPath\s+(Type\s+)?Reason\s+Message\s*$`)
-	hGetEvents   = regexp.MustCompile(`^\s*(NAMESPACE\s+)?(LAST SEEN|LASTSEEN|FIRSTSEEN|FIRST SEEN)\s+.*\bREASON\b.*\bMESSAGE\b`)
-	seriesCell   = regexp.MustCompile(`^` + tSeries + `$`)
-	headerCell   = regexp.MustCompile(`\S+(?: \S+)*`)
-	objectColumn = regexp.MustCompile(`(^|\s)OBJECT(\s|$)`)
-	separator    = regexp.MustCompile(`^\s*[-─]+([ \t]+[-─]+)*\s*$`)
-	elision      = regexp.MustCompile(`^\s*(<snip>|<SNIP>|\.\.\.|…|\[\.\.\.\]|<truncated>)\s*$`)
+	hDescribeNew = lazyregexp.New(`^\s*Type\s+Reason\s+Age\s+From\s+Message\s*$`)
+	hDescribeOld = lazyregexp.New(`^\s*FirstSeen\s+LastSeen\s+Count\s+From\s+Sub[Oo]bjectPath\s+(Type\s+)?Reason\s+Message\s*$`)
+	hGetEvents   = lazyregexp.New(`^\s*(NAMESPACE\s+)?(LAST SEEN|LASTSEEN|FIRSTSEEN|FIRST SEEN)\s+.*\bREASON\b.*\bMESSAGE\b`)
+	seriesCell   = lazyregexp.New(`^` + tSeries + `$`)
+	headerCell   = lazyregexp.New(`\S+(?: \S+)*`)
+	objectColumn = lazyregexp.New(`(^|\s)OBJECT(\s|$)`)
+	separator    = lazyregexp.New(`^\s*[-─]+([ \t]+[-─]+)*\s*$`)
+	elision      = lazyregexp.New(`^\s*(<snip>|<SNIP>|\.\.\.|…|\[\.\.\.\]|<truncated>)\s*$`)
 )
 
 // table is an Events table being read: its layout, and for a header the
@@ -74,13 +75,13 @@ func (r *reader) eventsHeader() *table {
 	}
 	s := r.lines[r.i].Text
 	switch {
-	case hDescribeNew.MatchString(s):
+	case hDescribeNew().MatchString(s):
 		return &table{layout: describeNew, order: []*layout{describeNew}}
-	case hDescribeOld.MatchString(s):
+	case hDescribeOld().MatchString(s):
 		return &table{layout: describeOld, order: []*layout{describeOld, describeOlder}, columns: columns(s)}
-	case hGetEvents.MatchString(s):
+	case hGetEvents().MatchString(s):
 		t := &table{layout: getEvents, order: []*layout{getEvents}, columns: columns(s)}
-		object := objectColumn.MatchString(s)
+		object := objectColumn().MatchString(s)
 		if strings.Contains(s, "FIRST") && strings.Contains(s, "COUNT") && strings.Index(s, "LAST") < strings.Index(s, "TYPE") && !object {
 			t.layout, t.order = getEventsOld, []*layout{getEventsOld}
 		}
@@ -96,7 +97,7 @@ func (r *reader) eventsHeader() *table {
 // spaces apart; "LAST SEEN" is one cell).
 func columns(h string) []column {
 	var out []column
-	for _, m := range headerCell.FindAllStringIndex(h, -1) {
+	for _, m := range headerCell().FindAllStringIndex(h, -1) {
 		out = append(out, column{name: strings.ToUpper(strings.ReplaceAll(h[m[0]:m[1]], " ", "")), start: m[0]})
 	}
 	return out
@@ -105,7 +106,7 @@ func columns(h string) []column {
 // rowLayout returns the layout a headless row is in, or nil.
 func (r *reader) rowLayout(s string) *layout {
 	for _, l := range rowLayouts {
-		if l.re.MatchString(s) {
+		if l.re().MatchString(s) {
 			return l
 		}
 	}
@@ -133,10 +134,10 @@ func (r *reader) rows(t *table) []Event {
 	for r.i < len(r.lines) {
 		l := r.lines[r.i]
 		switch {
-		case separator.MatchString(l.Text):
+		case separator().MatchString(l.Text):
 			r.i++
 			continue
-		case elision.MatchString(l.Text):
+		case elision().MatchString(l.Text):
 			r.c.Skipped++
 			r.i++
 			cont = false
@@ -176,7 +177,7 @@ func (r *reader) parseRow(t *table, l Line) *Event {
 		order = rowLayouts
 	}
 	for _, lay := range order {
-		if m := lay.re.FindStringSubmatch(l.Text); m != nil {
+		if m := lay.re().FindStringSubmatch(l.Text); m != nil {
 			return r.event(lay, m, l)
 		}
 	}
@@ -188,7 +189,7 @@ func (r *reader) parseRow(t *table, l Line) *Event {
 
 func (r *reader) event(lay *layout, m []string, l Line) *Event {
 	g := func(name string) string {
-		if i := lay.re.SubexpIndex(name); i > 0 {
+		if i := lay.re().SubexpIndex(name); i > 0 {
 			return m[i]
 		}
 		return ""
@@ -251,7 +252,7 @@ func (r *reader) cut(t *table, l Line) *Event {
 		e.Count = n
 	}
 	last, first := cell("LASTSEEN"), cell("FIRSTSEEN")
-	if m := seriesCell.FindStringSubmatch(last); m != nil {
+	if m := seriesCell().FindStringSubmatch(last); m != nil {
 		last = m[1]
 		if m[2] != "" {
 			e.Count, _ = strconv.Atoi(m[2])
@@ -299,7 +300,7 @@ func (r *reader) when(s string) (*Age, timeT) {
 // kubectl 1.35's field path prefix, and lowercase reasons of kubectl 1.0.
 func tidy(e *Event) {
 	e.Message = strings.TrimSpace(strings.TrimPrefix(e.Message, "(combined from similar events): "))
-	if m := fieldPathPrefix.FindStringSubmatch(e.Message); m != nil && e.FieldPath == "" {
+	if m := fieldPathPrefix().FindStringSubmatch(e.Message); m != nil && e.FieldPath == "" {
 		e.FieldPath, e.Message = m[1], m[2]
 	}
 	if e.Reason != "" && e.Reason[0] >= 'a' && e.Reason[0] <= 'z' {
@@ -307,4 +308,4 @@ func tidy(e *Event) {
 	}
 }
 
-var fieldPathPrefix = regexp.MustCompile(`^(spec\.(?:initContainers|containers|ephemeralContainers)\{[^}]*\}): (.*)$`)
+var fieldPathPrefix = lazyregexp.New(`^(spec\.(?:initContainers|containers|ephemeralContainers)\{[^}]*\}): (.*)$`)

@@ -1,6 +1,7 @@
 package printed
 
 import (
+	"backfire.dev/backfire/internal/lazyregexp"
 	"regexp"
 	"strings"
 )
@@ -13,28 +14,28 @@ import (
 // create), and "STATUS: message" lines as dashboards print a waiting
 // container's reason and message.
 var messagePatterns = []struct {
-	re           *regexp.Regexp
+	re           func() *regexp.Regexp
 	typ, reason  string
 	reasonFromRE bool
 }{
-	{regexp.MustCompile(`^(?:Liveness|Readiness|Startup) probe (?:failed|errored)\b`), "Warning", "Unhealthy", false},
-	{regexp.MustCompile(`^Container \S+ failed (?:liveness|startup) probe, will be restarted`), "Normal", "Killing", false},
-	{regexp.MustCompile(`^Back-off restarting failed container`), "Warning", "BackOff", false},
-	{regexp.MustCompile(`^Back-off pulling image`), "Normal", "BackOff", false},
-	{regexp.MustCompile(`^Failed to pull image`), "Warning", "Failed", false},
-	{regexp.MustCompile(`^Error: (?:secrets?|configmaps?) "[^"]*" not found|^Error: couldn't find key `), "Warning", "Failed", false},
-	{regexp.MustCompile(`^(?:Successfully pulled image|Container image .* already present on machine)`), "Normal", "Pulled", false},
-	{regexp.MustCompile(`^(?:Pulling|pulling) image`), "Normal", "Pulling", false},
-	{regexp.MustCompile(`^Created container`), "Normal", "Created", false},
-	{regexp.MustCompile(`^Started container`), "Normal", "Started", false},
-	{regexp.MustCompile(`^(?:ImagePullBackOff|ErrImagePull|CreateContainerConfigError|CreateContainerError|InvalidImageName|ErrImageNeverPull|CrashLoopBackOff|RunContainerError|OOMKilled): `), "Warning", "", true},
+	{lazyregexp.New(`^(?:Liveness|Readiness|Startup) probe (?:failed|errored)\b`), "Warning", "Unhealthy", false},
+	{lazyregexp.New(`^Container \S+ failed (?:liveness|startup) probe, will be restarted`), "Normal", "Killing", false},
+	{lazyregexp.New(`^Back-off restarting failed container`), "Warning", "BackOff", false},
+	{lazyregexp.New(`^Back-off pulling image`), "Normal", "BackOff", false},
+	{lazyregexp.New(`^Failed to pull image`), "Warning", "Failed", false},
+	{lazyregexp.New(`^Error: (?:secrets?|configmaps?) "[^"]*" not found|^Error: couldn't find key `), "Warning", "Failed", false},
+	{lazyregexp.New(`^(?:Successfully pulled image|Container image .* already present on machine)`), "Normal", "Pulled", false},
+	{lazyregexp.New(`^(?:Pulling|pulling) image`), "Normal", "Pulling", false},
+	{lazyregexp.New(`^Created container`), "Normal", "Created", false},
+	{lazyregexp.New(`^Started container`), "Normal", "Started", false},
+	{lazyregexp.New(`^(?:ImagePullBackOff|ErrImagePull|CreateContainerConfigError|CreateContainerError|InvalidImageName|ErrImageNeverPull|CrashLoopBackOff|RunContainerError|OOMKilled): `), "Warning", "", true},
 }
 
 // messageEvent reads a line that is an event message on its own.
 func messageEvent(s string) *Event {
 	t := strings.TrimPrefix(strings.TrimSpace(s), "(combined from similar events): ")
 	for _, p := range messagePatterns {
-		if !p.re.MatchString(t) {
+		if !p.re().MatchString(t) {
 			continue
 		}
 		e := &Event{Type: p.typ, Reason: p.reason, Message: t, Count: 1, Timeless: true}
@@ -50,12 +51,12 @@ func messageEvent(s string) *Event {
 // inlineStart finds where one of the kubelet's messages begins inside a
 // line of prose: "Kubernetes reports Liveness probe failed: ...",
 // "I see `Container web failed liveness probe, will be restarted`".
-var inlineStart = regexp.MustCompile(`(?:Liveness|Readiness|Startup) probe (?:failed|errored): |Container \S+ failed (?:liveness|startup) probe, will be restarted|Back-off restarting failed container`)
+var inlineStart = lazyregexp.New(`(?:Liveness|Readiness|Startup) probe (?:failed|errored): |Container \S+ failed (?:liveness|startup) probe, will be restarted|Back-off restarting failed container`)
 
 // inlineEvent reads an event message quoted in a line of prose, up to the
 // quote that closes it when one opened it.
 func inlineEvent(s string) *Event {
-	loc := inlineStart.FindStringIndex(s)
+	loc := inlineStart().FindStringIndex(s)
 	if loc == nil || loc[0] == 0 {
 		return nil
 	}
@@ -106,7 +107,7 @@ func continuation(s string) bool {
 	if strings.ContainsAny(t[:1], ",;:.)]\"'") {
 		return true
 	}
-	return wordColon.MatchString(t)
+	return wordColon().MatchString(t)
 }
 
-var wordColon = regexp.MustCompile(`^[a-z][a-z0-9_-]*:`)
+var wordColon = lazyregexp.New(`^[a-z][a-z0-9_-]*:`)

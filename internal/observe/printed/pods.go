@@ -1,7 +1,7 @@
 package printed
 
 import (
-	"regexp"
+	"backfire.dev/backfire/internal/lazyregexp"
 	"strconv"
 	"strings"
 )
@@ -11,11 +11,11 @@ import (
 // k8s.io/kubernetes pkg/printers/internalversion printPod. Since kubectl
 // 1.22 RESTARTS carries the age of the last restart: "4 (57s ago)".
 var (
-	podsHeader = regexp.MustCompile(`^\s*(NAMESPACE\s+)?NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE\b`)
-	podRow     = regexp.MustCompile(`^\s*(?:(?P<ns>[a-z0-9][-a-z0-9.]*)\s+)?(?:pods?/)?(?P<name>[a-z0-9][-a-z0-9.]*)\s+(?P<ready>[0-9]+/[0-9]+)\s+(?P<status>[A-Za-z][A-Za-z0-9:/_-]*)\s+(?P<restarts>[0-9]+)(?:\s+\((?P<lastrestart>` + ageRE + `) ago\))?\s+(?P<age>` + ageRE + `)(?:\s.*)?$`)
+	podsHeader = lazyregexp.New(`^\s*(NAMESPACE\s+)?NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE\b`)
+	podRow     = lazyregexp.New(`^\s*(?:(?P<ns>[a-z0-9][-a-z0-9.]*)\s+)?(?:pods?/)?(?P<name>[a-z0-9][-a-z0-9.]*)\s+(?P<ready>[0-9]+/[0-9]+)\s+(?P<status>[A-Za-z][A-Za-z0-9:/_-]*)\s+(?P<restarts>[0-9]+)(?:\s+\((?P<lastrestart>` + ageRE + `) ago\))?\s+(?P<age>` + ageRE + `)(?:\s.*)?$`)
 )
 
-func isPodsHeader(s string) bool { return podsHeader.MatchString(s) }
+func isPodsHeader(s string) bool { return podsHeader().MatchString(s) }
 
 func (r *reader) podsTable() {
 	r.i++
@@ -33,16 +33,16 @@ func (r *reader) podsRows(_ *table) {
 			if isPodsHeader(l.Text) {
 				continue
 			}
-			if r.i < len(r.lines) && !podRow.MatchString(r.lines[r.i].Text) {
+			if r.i < len(r.lines) && !podRow().MatchString(r.lines[r.i].Text) {
 				return
 			}
 			continue
 		}
-		m := podRow.FindStringSubmatch(l.Text)
+		m := podRow().FindStringSubmatch(l.Text)
 		if m == nil {
 			return
 		}
-		g := func(n string) string { return m[podRow.SubexpIndex(n)] }
+		g := func(n string) string { return m[podRow().SubexpIndex(n)] }
 		row := &Row{Line: l.N, Ready: g("ready"), Status: g("status")}
 		row.Restarts, _ = strconv.Atoi(g("restarts"))
 		if s := g("lastrestart"); s != "" {

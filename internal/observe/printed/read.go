@@ -1,8 +1,8 @@
 package printed
 
 import (
+	"backfire.dev/backfire/internal/lazyregexp"
 	"bytes"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -32,7 +32,7 @@ func Read(name string, data []byte) *Capture {
 		r.c.Skipped += len(r.lines) - maxLines
 		r.lines = r.lines[:maxLines]
 	}
-	r.precise = twoPartAge.Match(data)
+	r.precise = twoPartAge().Match(data)
 	for r.i < len(r.lines) {
 		start := r.i
 		switch l := r.lines[r.i]; {
@@ -46,7 +46,7 @@ func Read(name string, data []byte) *Capture {
 			r.eventsTable(r.eventsHeader())
 		case r.rowLayout(l.Text) != nil:
 			r.eventsTable(&table{layout: r.rowLayout(l.Text), headless: true})
-		case podRow.MatchString(l.Text):
+		case podRow().MatchString(l.Text):
 			r.podsRows(nil)
 		case r.containersSection():
 			init := strings.HasPrefix(strings.TrimSpace(l.Text), "Init")
@@ -82,7 +82,7 @@ func Read(name string, data []byte) *Capture {
 	return r.c
 }
 
-var twoPartAge = regexp.MustCompile(`\b[0-9]+[mhdy][0-9]+[smhd]\b`)
+var twoPartAge = lazyregexp.New(`\b[0-9]+[mhdy][0-9]+[smhd]\b`)
 
 // split cuts data into lines, without "\r", markdown quote markers ("> ")
 // or invalid UTF-8 (replaced).
@@ -322,7 +322,7 @@ func (r *reader) containersSection() bool {
 	if !ok || v != "" || (k != "Containers" && k != "Init Containers") || r.i+1 >= len(r.lines) {
 		return false
 	}
-	return containerName.MatchString(r.lines[r.i+1].Text)
+	return containerName().MatchString(r.lines[r.i+1].Text)
 }
 
 // prompt is a shell prompt line pasted with the output: "$ kubectl ...".
@@ -332,7 +332,7 @@ func prompt(s string) bool {
 }
 
 // containerName matches a container's header line: "  database:".
-var containerName = regexp.MustCompile(`^\s+([a-z0-9]([-a-z0-9._]*[a-z0-9])?):\s*$`)
+var containerName = lazyregexp.New(`^\s+([a-z0-9]([-a-z0-9._]*[a-z0-9])?):\s*$`)
 
 // containers reads the blocks under Containers: or Init Containers:.
 func (r *reader) containers(p *Pod, base int, init bool) {
@@ -345,7 +345,7 @@ func (r *reader) containers(p *Pod, base int, init bool) {
 		if indent(l.Text) <= base {
 			return
 		}
-		m := containerName.FindStringSubmatch(l.Text)
+		m := containerName().FindStringSubmatch(l.Text)
 		if m == nil {
 			if k, _, ok := keyLine(l.Text); ok && podKeys[k] && !containerKeys[k] {
 				return // a pod key whose indentation was lost in the paste
@@ -460,7 +460,7 @@ func (r *reader) containerField(c *Container, k, v string, l Line, in int, state
 		v = r.execContinued(v)
 		// A paste wrapped at the terminal's width may continue the
 		// settings on the next line: "period=10s #success=1 #failure=3".
-		for r.i < len(r.lines) && probeSettingsOnly.MatchString(r.lines[r.i].Text) {
+		for r.i < len(r.lines) && probeSettingsOnly().MatchString(r.lines[r.i].Text) {
 			v += " " + strings.TrimSpace(r.lines[r.i].Text)
 			r.i++
 		}
@@ -477,7 +477,7 @@ func (r *reader) containerField(c *Container, k, v string, l Line, in int, state
 		m := map[string]Field{}
 		for r.i < len(r.lines) {
 			rk, rv, ok := keyLine(r.lines[r.i].Text)
-			if !ok || indent(r.lines[r.i].Text) <= in || !resourceName.MatchString(rk) {
+			if !ok || indent(r.lines[r.i].Text) <= in || !resourceName().MatchString(rk) {
 				break
 			}
 			m[rk] = Field{Value: rv, Line: r.lines[r.i].N}
@@ -519,7 +519,7 @@ func (r *reader) containerField(c *Container, k, v string, l Line, in int, state
 // closing line within a few lines (a paste cut short), the line stands
 // as printed.
 func (r *reader) execContinued(v string) string {
-	if !strings.HasPrefix(v, "exec [") || probeSetting.MatchString(v) {
+	if !strings.HasPrefix(v, "exec [") || probeSetting().MatchString(v) {
 		return v
 	}
 	for j := r.i; j < len(r.lines) && j < r.i+maxScriptLines; j++ {
@@ -527,7 +527,7 @@ func (r *reader) execContinued(v string) string {
 		if containerKey(t) != "" && indent(t) > 0 {
 			return v
 		}
-		if execEnd.MatchString(t) {
+		if execEnd().MatchString(t) {
 			for ; r.i <= j; r.i++ {
 				v += "\n" + strings.TrimRight(r.lines[r.i].Text, " \t")
 			}
@@ -542,35 +542,35 @@ const maxScriptLines = 40
 
 // execEnd is the last line of an exec command printed over several lines:
 // "] delay=5s timeout=5s ...", or a lone "]" when the line was cut there.
-var execEnd = regexp.MustCompile(`\]\s+(?:delay|timeout|period)=-?[0-9]+s?\b|^\s*\]\s*$`)
+var execEnd = lazyregexp.New(`\]\s+(?:delay|timeout|period)=-?[0-9]+s?\b|^\s*\]\s*$`)
 
-var resourceName = regexp.MustCompile(`^(cpu|memory|ephemeral-storage|storage|pods|hugepages-[0-9A-Za-z]+|[a-z0-9.-]+/[a-z0-9.-]+)$`)
+var resourceName = lazyregexp.New(`^(cpu|memory|ephemeral-storage|storage|pods|hugepages-[0-9A-Za-z]+|[a-z0-9.-]+/[a-z0-9.-]+)$`)
 
 // probeRE reads DescribeProbe's output: the handler, its target, and the
 // settings; "#success=1 #failure=3" before kubectl 1.37,
 // "successThreshold=1 failureThreshold=3" since.
 var (
-	probeHandler = regexp.MustCompile(`(?s)^(exec|http-get|tcp-socket|grpc|unknown)\b\s*(.*)$`)
-	probeSetting = regexp.MustCompile(`(?:^|\s)(delay|timeout|period|#success|#failure|successThreshold|failureThreshold)=(-?[0-9]+)s?\b`)
+	probeHandler = lazyregexp.New(`(?s)^(exec|http-get|tcp-socket|grpc|unknown)\b\s*(.*)$`)
+	probeSetting = lazyregexp.New(`(?:^|\s)(delay|timeout|period|#success|#failure|successThreshold|failureThreshold)=(-?[0-9]+)s?\b`)
 )
 
-var probeSettingsOnly = regexp.MustCompile(`^\s+(?:(?:delay|timeout|period|#success|#failure|successThreshold|failureThreshold)=[0-9]+s?\s*)+$`)
+var probeSettingsOnly = lazyregexp.New(`^\s+(?:(?:delay|timeout|period|#success|#failure|successThreshold|failureThreshold)=[0-9]+s?\s*)+$`)
 
 func parseProbe(v string, line int) *Probe {
 	p := &Probe{Line: line, Text: v, Delay: -1, Timeout: -1, Period: -1, Success: -1, Failure: -1}
-	m := probeHandler.FindStringSubmatch(v)
+	m := probeHandler().FindStringSubmatch(v)
 	if m == nil {
 		p.Handler = "unknown"
 		return p
 	}
 	p.Handler = m[1]
 	rest := m[2]
-	if i := probeSetting.FindStringIndex(rest); i != nil {
+	if i := probeSetting().FindStringIndex(rest); i != nil {
 		p.Target = strings.TrimSpace(rest[:i[0]])
 	} else {
 		p.Target = strings.TrimSpace(rest)
 	}
-	for _, s := range probeSetting.FindAllStringSubmatch(rest, -1) {
+	for _, s := range probeSetting().FindAllStringSubmatch(rest, -1) {
 		n, err := strconv.Atoi(s[2])
 		if err != nil || n < 0 || n > 1e7 {
 			continue

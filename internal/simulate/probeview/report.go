@@ -7,6 +7,7 @@ import (
 	"html/template"
 	"io"
 	"math"
+	"sync"
 	"text/tabwriter"
 
 	"gonum.org/v1/plot/vg"
@@ -402,17 +403,23 @@ func latencySeries(run *Run) []svgplot.Series {
 	return []svgplot.Series{lat, limit}
 }
 
-var results = template.Must(template.New("results").Parse(`<p>{{.Object}}, container <code>{{.Container}}</code>{{if .Server}} ({{.Server}}){{end}}, from <code>{{.File}}</code>.
+var results = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("results").Parse(`<p>{{.Object}}, container <code>{{.Container}}</code>{{if .Server}} ({{.Server}}){{end}}, from <code>{{.File}}</code>.
 Latency {{.Latency}}; recovery after a kill {{.Recovery}}; {{.Hours}} simulated.</p>
 <div class="scroll"><table id="summary"><tr><th></th>{{range .Runs}}<th>{{.Label}}</th>{{end}}</tr>
 {{range .Rows}}<tr><td>{{.Name}}</td>{{range .Cells}}<td>{{.}}</td>{{end}}</tr>
 {{end}}</table></div>`))
+})
 
-var fixSection = template.Must(template.New("fix").Parse(`{{if .}}<p class="fix"><b>{{.Rule}}</b>: {{.Fix.Description}}</p>
+var fixSection = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("fix").Parse(`{{if .}}<p class="fix"><b>{{.Rule}}</b>: {{.Fix.Description}}</p>
 <p>The strategic merge patch it applies, which the run "with the {{.Rule}} fix" plays:</p><pre class="patch">{{printf "%s" .Fix.Patch}}</pre>
 {{- else}}<p>No rule proposes a fix for this container: nothing to compare.</p>{{end}}`))
+})
 
-var assumptionsSection = template.Must(template.New("assumptions").Parse(`<ul>{{range .}}<li>{{.}}</li>{{end}}</ul>`))
+var assumptionsSection = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("assumptions").Parse(`<ul>{{range .}}<li>{{.}}</li>{{end}}</ul>`))
+})
 
 // HTML writes one self-contained page in the scan report's look: tiles,
 // the summary table and the charts, then the fix and the assumptions.
@@ -451,14 +458,14 @@ func (r *Report) HTML() ([]byte, error) {
 		add(rr.name, rr.cell)
 	}
 	var res, fix, assumed bytes.Buffer
-	if err := results.Execute(&res, map[string]any{"Object": r.Object.String(), "Container": r.Container, "Server": r.Server, "File": r.File,
+	if err := results().Execute(&res, map[string]any{"Object": r.Object.String(), "Container": r.Container, "Server": r.Server, "File": r.File,
 		"Latency": r.Latency, "Recovery": dur(r.Recovery), "Hours": dur(r.Hours * 3600), "Runs": r.runs(), "Rows": rows}); err != nil {
 		return nil, err
 	}
-	if err := fixSection.Execute(&fix, r.Fix); err != nil {
+	if err := fixSection().Execute(&fix, r.Fix); err != nil {
 		return nil, err
 	}
-	if err := assumptionsSection.Execute(&assumed, r.Assumptions); err != nil {
+	if err := assumptionsSection().Execute(&assumed, r.Assumptions); err != nil {
 		return nil, err
 	}
 	title := "backfire simulate probe: " + r.Object.String() + ", container " + r.Container

@@ -1,8 +1,8 @@
 package rolloutsim
 
 import (
+	"backfire.dev/backfire/internal/lazyregexp"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -114,10 +114,10 @@ func analysisOf(ix *index.Index, ro *object.Object, a *v1alpha1.RolloutAnalysis,
 	return nil, notes
 }
 
-var boundRE = regexp.MustCompile(`^\s*(?:result(?:\[0\])?)\s*<=?\s*([0-9.]+)\s*$`)
+var boundRE = lazyregexp.New(`^\s*(?:result(?:\[0\])?)\s*<=?\s*([0-9.]+)\s*$`)
 
 func parseBound(cond string) (float64, bool) {
-	m := boundRE.FindStringSubmatch(cond)
+	m := boundRE().FindStringSubmatch(cond)
 	if m == nil {
 		return 0, false
 	}
@@ -128,7 +128,7 @@ func parseBound(cond string) (float64, bool) {
 // revisionToken is the rules' test for a query that names a revision
 // (internal/rules/rollouts): a pod-template-hash label, version, revision
 // or canary, at the start of a word.
-var revisionToken = regexp.MustCompile(`(?i)(?:^|[^a-z0-9])(rollouts[-_]pod[-_]template[-_]hash|pod[-_]template[-_]hash|version|revision|canary)`)
+var revisionToken = lazyregexp.New(`(?i)(?:^|[^a-z0-9])(rollouts[-_]pod[-_]template[-_]hash|pod[-_]template[-_]hash|version|revision|canary)`)
 
 // revisionAware reports whether the metric's query can tell the canary's
 // requests from the stable's: it names a revision, or the Rollout feeds it
@@ -138,7 +138,7 @@ func revisionAware(m *v1alpha1.Metric, args []v1alpha1.AnalysisRunArgument) bool
 		return false
 	}
 	q := m.Provider.Prometheus.Query
-	if revisionToken.MatchString(q) {
+	if revisionToken().MatchString(q) {
 		return true
 	}
 	for _, a := range args {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync"
 	"text/tabwriter"
 
 	"gonum.org/v1/plot/vg"
@@ -164,19 +165,25 @@ func compareFigure(c *Comparison) (svgplot.Figure, error) {
 	return f, err
 }
 
-var compareResults = template.Must(template.New("compare").Parse(`<p>Rollout <b>{{.Rollout}}</b>, Argo Rollouts {{.Version}}: a rollback within the rollback window from {{.Broken}}, tried {{len .Result.Remedies}} ways (the remedies are described after the results).</p>
+var compareResults = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("compare").Parse(`<p>Rollout <b>{{.Rollout}}</b>, Argo Rollouts {{.Version}}: a rollback within the rollback window from {{.Broken}}, tried {{len .Result.Remedies}} ways (the remedies are described after the results).</p>
 <p>At these inputs: {{.Broken}}, the version rolled back from, failing {{.ErrorRate}} of its requests; pods starting in {{.Result.Base.Case.Start}}; {{.RPS}} rps. Each run is counted over {{.Horizon}}, the time the slowest remedy took to settle (a run that settled earlier repeats its last second). <b class="least">In bold</b>: the remedy that loses least.</p>
 <div class="scroll"><table class="compare"><tr><th>remedy</th><th>failed</th><th>errors of {{.Broken}}</th><th>too few Ready pods</th><th>no Ready endpoint</th><th>{{.Broken}} got requests until</th><th>settled at</th><th>outcome</th></tr>
 {{range .Base}}<tr><td{{if .Least}} class="least"{{end}}>{{.Remedy}}</td><td{{if .Least}} class="least"{{end}}>{{.Failed}}</td>{{range .Cells}}<td>{{.}}</td>{{end}}</tr>
 {{end}}</table></div>`))
+})
 
-var compareSweep = template.Must(template.New("sweep").Parse(`<p>Over what the manifest cannot know, {{len .Rows}} cases: the share of requests each remedy failed, each case over its own slowest remedy; in bold, the one that lost least.</p>
+var compareSweep = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("sweep").Parse(`<p>Over what the manifest cannot know, {{len .Rows}} cases: the share of requests each remedy failed, each case over its own slowest remedy; in bold, the one that lost least.</p>
 <div class="scroll"><table class="compare sweep"><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
 {{range .Rows}}<tr>{{range .}}<td{{if .Least}} class="least"{{end}}>{{.Text}}</td>{{end}}</tr>
 {{end}}</table></div>
 <p>Loses least: {{.Wins}}.</p>`))
+})
 
-var compareRemedies = template.Must(template.New("remedies").Parse(`<dl class="remedies">{{range .}}<dt>{{.Name}}</dt><dd>{{.Change}}</dd>{{end}}</dl>`))
+var compareRemedies = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("remedies").Parse(`<dl class="remedies">{{range .}}<dt>{{.Name}}</dt><dd>{{.Change}}</dd>{{end}}</dl>`))
+})
 
 // CompareHTML writes one self-contained page in the look of the other
 // simulate pages: tiles, the results at the inputs (a chart by cause and
@@ -200,7 +207,7 @@ func CompareHTML(c *Comparison) ([]byte, error) {
 				seconds(t.BrokenUntil), seconds(t.Settled), t.Outcome}})
 	}
 	var res bytes.Buffer
-	if err := compareResults.Execute(&res, struct {
+	if err := compareResults().Execute(&res, struct {
 		*Comparison
 		ErrorRate, RPS, Horizon string
 		Base                    []baseRow
@@ -232,7 +239,7 @@ func CompareHTML(c *Comparison) ([]byte, error) {
 			}
 		}
 		var sw bytes.Buffer
-		if err := compareSweep.Execute(&sw, struct {
+		if err := compareSweep().Execute(&sw, struct {
 			Head []string
 			Rows [][]cell
 			Wins string
@@ -242,12 +249,12 @@ func CompareHTML(c *Comparison) ([]byte, error) {
 		sections = append(sections, svgplot.Section{ID: "sweep", Title: "Over the sweep", Body: template.HTML(sw.String())}) // built by html/template
 	}
 	var rem, inputs bytes.Buffer
-	if err := compareRemedies.Execute(&rem, r.Remedies); err != nil {
+	if err := compareRemedies().Execute(&rem, r.Remedies); err != nil {
 		return nil, err
 	}
 	sections = append(sections, svgplot.Section{ID: "remedies", Title: "The remedies", Body: template.HTML(rem.String())}) // built by html/template
 	if notes := slices.Concat(c.Notes, r.Notes); len(notes) > 0 {
-		if err := inputsSection.Execute(&inputs, notes); err != nil {
+		if err := inputsSection().Execute(&inputs, notes); err != nil {
 			return nil, err
 		}
 		sections = append(sections, svgplot.Section{ID: "inputs", Title: "Inputs", Body: template.HTML(inputs.String())}) // built by html/template

@@ -11,6 +11,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync"
 	"text/tabwriter"
 
 	"gonum.org/v1/plot/vg"
@@ -327,16 +328,22 @@ func nonZero(all ...svgplot.Series) []svgplot.Series {
 	return out
 }
 
-var results = template.Must(template.New("results").Parse(`<p>{{.KindName}} <b>{{.Rollout}}</b>, scenario <b>{{.Run.Scenario}}</b>,
+var results = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("results").Parse(`<p>{{.KindName}} <b>{{.Rollout}}</b>, scenario <b>{{.Run.Scenario}}</b>,
 {{.Controller}} {{.Run.Version}}: from revision {{.Run.Stable}} to {{.Run.Canary}}.</p>
 <div class="scroll"><table class="totals"><tr><th></th><th>as written</th>{{if .Fixed}}<th>with the fix</th>{{end}}</tr>
 {{range .Lines}}<tr><td>{{.Name}}</td>{{range .Values}}<td>{{.}}</td>{{end}}</tr>{{end}}</table></div>
 {{if .Trade}}<p>{{.Trade}}</p>{{end}}`))
+})
 
-var fixSection = template.Must(template.New("fix").Parse(`<p>The run "with the fix" applies the rules' fixes for this Rollout:</p>
+var fixSection = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("fix").Parse(`<p>The run "with the fix" applies the rules' fixes for this Rollout:</p>
 <ul class="fix">{{range .}}<li>{{.}}</li>{{end}}</ul>`))
+})
 
-var inputsSection = template.Must(template.New("inputs").Parse(`<ul>{{range .}}<li>{{.}}</li>{{end}}</ul>`))
+var inputsSection = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("inputs").Parse(`<ul>{{range .}}<li>{{.}}</li>{{end}}</ul>`))
+})
 
 // HTML writes one self-contained page in the scan report's look: tiles,
 // the totals and the charts, then the fix and the inputs.
@@ -362,7 +369,7 @@ func HTML(rep *Report) ([]byte, error) {
 	if rep.Fixed != nil {
 		trade = Trade(rep.Run, rep.Fixed)
 	}
-	if err := results.Execute(&res, struct {
+	if err := results().Execute(&res, struct {
 		*Report
 		Lines                []line
 		Trade                string
@@ -372,20 +379,20 @@ func HTML(rep *Report) ([]byte, error) {
 	}
 	var sections []svgplot.Section
 	if rep.Fixed != nil {
-		if err := fixSection.Execute(&fix, rep.Fix); err != nil {
+		if err := fixSection().Execute(&fix, rep.Fix); err != nil {
 			return nil, err
 		}
 		sections = append(sections, svgplot.Section{ID: "fix", Title: "The fix", Body: template.HTML(fix.String())}) // built by html/template
 	}
 	if len(rep.Run.Notes) > 0 {
-		if err := inputsSection.Execute(&inputs, rep.Run.Notes); err != nil {
+		if err := inputsSection().Execute(&inputs, rep.Run.Notes); err != nil {
 			return nil, err
 		}
 		sections = append(sections, svgplot.Section{ID: "inputs", Title: "Inputs", Body: template.HTML(inputs.String())})
 	}
 	if len(rep.Run.Events) > 0 {
 		var ev bytes.Buffer
-		if err := ticksSection.Execute(&ev, rep.Run.Events); err != nil {
+		if err := ticksSection().Execute(&ev, rep.Run.Events); err != nil {
 			return nil, err
 		}
 		sections = append(sections, svgplot.Section{ID: "ticks", Title: "Analysis ticks", Body: template.HTML(ev.String())}) // built by html/template
@@ -425,7 +432,9 @@ func firstSentence(s string) string {
 	return s
 }
 
-var ticksSection = template.Must(template.New("ticks").Parse(`<ul>{{range .}}<li>t={{.T}}s, tick {{.Tick}}: {{.What}}</li>{{end}}</ul>`))
+var ticksSection = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("ticks").Parse(`<ul>{{range .}}<li>t={{.T}}s, tick {{.Tick}}: {{.What}}</li>{{end}}</ul>`))
+})
 
 // kind names the object a report plays.
 func kind(rep *Report) string {
