@@ -1,11 +1,7 @@
 package classify
 
 import (
-	"io/fs"
-	"os"
 	"path"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -13,6 +9,7 @@ import (
 	"backfire.dev/backfire/internal/benchcorpus"
 	"backfire.dev/backfire/internal/load"
 	"backfire.dev/backfire/internal/object"
+	"backfire.dev/backfire/internal/testutil"
 )
 
 // matchImageEveryRun is matchImage trying every run of every row, the
@@ -74,34 +71,21 @@ func checkRowsSkipped(t *testing.T, c *corev1.Container) int {
 func containersUnder(t *testing.T, roots ...string) []*corev1.Container {
 	t.Helper()
 	var out []*corev1.Container
-	for _, root := range roots {
-		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() || !(strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml")) {
-				return err
+	testutil.EachYAML(t, roots, func(p string, data []byte) {
+		for _, doc := range load.Parse(p, data).Documents {
+			o, lerr := object.Decode(doc)
+			if lerr != nil || o.Typed == nil || o.PodTemplate() == nil {
+				continue
 			}
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
+			spec := o.PodTemplate().Spec
+			for i := range spec.InitContainers {
+				out = append(out, &spec.InitContainers[i])
 			}
-			for _, doc := range load.Parse(p, data).Documents {
-				o, lerr := object.Decode(doc)
-				if lerr != nil || o.Typed == nil || o.PodTemplate() == nil {
-					continue
-				}
-				spec := o.PodTemplate().Spec
-				for i := range spec.InitContainers {
-					out = append(out, &spec.InitContainers[i])
-				}
-				for i := range spec.Containers {
-					out = append(out, &spec.Containers[i])
-				}
+			for i := range spec.Containers {
+				out = append(out, &spec.Containers[i])
 			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
 		}
-	}
+	})
 	return out
 }
 

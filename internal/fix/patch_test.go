@@ -2,10 +2,6 @@ package fix
 
 import (
 	"encoding/json"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -14,6 +10,7 @@ import (
 	"backfire.dev/backfire/internal/benchcorpus"
 	"backfire.dev/backfire/internal/load"
 	"backfire.dev/backfire/internal/object"
+	"backfire.dev/backfire/internal/testutil"
 )
 
 // containerPatchOfMaps is ContainerPatch built as maps and marshaled whole,
@@ -31,23 +28,13 @@ func containerPatchOfMaps(t *object.PodTemplate, container string, fields map[st
 func templatesUnder(t *testing.T, roots ...string) []*object.PodTemplate {
 	t.Helper()
 	var out []*object.PodTemplate
-	for _, root := range roots {
-		filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() || !(strings.HasSuffix(path, ".yaml") || strings.HasSuffix(path, ".yml")) {
-				return nil
+	testutil.EachYAML(t, roots, func(path string, data []byte) {
+		for _, doc := range load.Parse(path, data).Documents {
+			if o, lerr := object.Decode(doc); lerr == nil && o.Typed != nil && o.PodTemplate() != nil {
+				out = append(out, o.PodTemplate())
 			}
-			data, err := os.ReadFile(path)
-			if err != nil {
-				return nil
-			}
-			for _, doc := range load.Parse(path, data).Documents {
-				if o, lerr := object.Decode(doc); lerr == nil && o.Typed != nil && o.PodTemplate() != nil {
-					out = append(out, o.PodTemplate())
-				}
-			}
-			return nil
-		})
-	}
+		}
+	})
 	return out
 }
 

@@ -2,17 +2,14 @@ package fix
 
 import (
 	"encoding/json"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"reflect"
-	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 
 	"backfire.dev/backfire/internal/load"
 	"backfire.dev/backfire/internal/object"
+	"backfire.dev/backfire/internal/testutil"
 )
 
 // same reports whether two patched documents are the same object, and
@@ -44,23 +41,13 @@ func same(t *testing.T, what string, applied, patched []byte, aerr, perr error) 
 // directives, items out of order): Patched must make Apply's object.
 func TestPatchedMatchesApplyOnTheRepositorysManifests(t *testing.T) {
 	var objects []*object.Object
-	for _, root := range []string{"../../testdata", "../../examples", "../rules"} {
-		filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() || !(strings.HasSuffix(path, ".yaml") || strings.HasSuffix(path, ".yml")) {
-				return nil
+	testutil.EachYAML(t, []string{"../../testdata", "../../examples", "../rules"}, func(path string, data []byte) {
+		for _, doc := range load.Parse(path, data).Documents {
+			if o, lerr := object.Decode(doc); lerr == nil && o.Typed != nil && o.PodTemplate() != nil {
+				objects = append(objects, o)
 			}
-			data, err := os.ReadFile(path)
-			if err != nil {
-				return nil
-			}
-			for _, doc := range load.Parse(path, data).Documents {
-				if o, lerr := object.Decode(doc); lerr == nil && o.Typed != nil && o.PodTemplate() != nil {
-					objects = append(objects, o)
-				}
-			}
-			return nil
-		})
-	}
+		}
+	})
 	if len(objects) < 50 {
 		t.Fatalf("%d objects with a pod template, want the repository's (50 or more)", len(objects))
 	}

@@ -3,13 +3,11 @@ package jsonenc
 import (
 	"bytes"
 	"encoding/json"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"backfire.dev/backfire/internal/benchcorpus"
+	"backfire.dev/backfire/internal/testutil"
 )
 
 // stringEqual fails the test when AppendString and encoding/json differ
@@ -68,26 +66,13 @@ func TestAppendStringOnManifests(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := 0
-	for _, root := range []string{dir, "../../testdata", "../../examples"} {
-		err := filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
-			if err != nil || e.IsDir() || !(strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml")) {
-				return err
-			}
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			stringEqual(t, string(data))
-			for line := range strings.Lines(string(data)) {
-				stringEqual(t, line)
-				n++
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
+	testutil.EachYAML(t, []string{dir, "../../testdata", "../../examples"}, func(p string, data []byte) {
+		stringEqual(t, string(data))
+		for line := range strings.Lines(string(data)) {
+			stringEqual(t, line)
+			n++
 		}
-	}
+	})
 	if n < 10000 {
 		t.Errorf("compared only %d lines", n)
 	}

@@ -1,17 +1,14 @@
 package object
 
 import (
-	"io/fs"
-	"os"
-	"path/filepath"
 	"reflect"
-	"strings"
 	"testing"
 
 	jsoniter "github.com/json-iterator/go"
 
 	"backfire.dev/backfire/internal/benchcorpus"
 	"backfire.dev/backfire/internal/load"
+	"backfire.dev/backfire/internal/testutil"
 )
 
 // reference is the exact decode without the direct map decoder: what it
@@ -80,27 +77,14 @@ func TestExactMapDecodeIsJSONIterator(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := 0
-	for _, root := range []string{dir, "../../testdata", "../../examples", "testdata"} {
-		err := filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
-			if err != nil || e.IsDir() || !(strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml")) {
-				return err
+	testutil.EachYAML(t, []string{dir, "../../testdata", "../../examples", "testdata"}, func(p string, data []byte) {
+		for _, d := range load.Parse(p, data).Documents {
+			if mk, ok := decoders[group(d.APIVersion)+"/"+d.Kind]; ok {
+				sameAsReference(t, p, d.JSON, mk)
+				n++
 			}
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			for _, d := range load.Parse(p, data).Documents {
-				if mk, ok := decoders[group(d.APIVersion)+"/"+d.Kind]; ok {
-					sameAsReference(t, p, d.JSON, mk)
-					n++
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
 		}
-	}
+	})
 	if n < 2000 {
 		t.Errorf("compared only %d documents", n)
 	}

@@ -2,9 +2,6 @@ package object
 
 import (
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -14,6 +11,7 @@ import (
 
 	"backfire.dev/backfire/internal/benchcorpus"
 	"backfire.dev/backfire/internal/load"
+	"backfire.dev/backfire/internal/testutil"
 )
 
 // generatedCases are documents written to reach the corners of
@@ -128,24 +126,11 @@ func eachDocument(t *testing.T, f func(path string, d *load.Document)) {
 	if _, err := benchcorpus.Generate(dir, 20); err != nil {
 		t.Fatal(err)
 	}
-	for _, root := range []string{dir, "../../testdata", "../../examples", "testdata"} {
-		err := filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
-			if err != nil || e.IsDir() || !(strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml")) {
-				return err
-			}
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			for _, d := range load.Parse(p, data).Documents {
-				f(p, d)
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
+	testutil.EachYAML(t, []string{dir, "../../testdata", "../../examples", "testdata"}, func(p string, data []byte) {
+		for _, d := range load.Parse(p, data).Documents {
+			f(p, d)
 		}
-	}
+	})
 }
 
 // FuzzGeneratedDecode: whatever the bytes, the generated decoders take

@@ -2,8 +2,10 @@
 package testutil
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -57,3 +59,29 @@ func WriteFiles(t testing.TB, dir string, files map[string]string) {
 // (TestCatalogEntriesAreComplete), so a test that needs an unknown rule
 // does not break when the catalog grows to the ID it picked.
 const UnknownRule = "BF000"
+
+// EachYAML calls f with the path and bytes of every .yaml and .yml file
+// under the roots, in lexical order; a root or file that cannot be read
+// fails the test, so a moved corpus is not a silently empty one.
+func EachYAML(t testing.TB, roots []string, f func(path string, data []byte)) {
+	t.Helper()
+	for _, root := range roots {
+		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() || !(strings.HasSuffix(path, ".yaml") || strings.HasSuffix(path, ".yml")) {
+				return nil
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			f(path, data)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
