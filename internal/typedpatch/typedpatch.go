@@ -311,27 +311,26 @@ func setNumber(fv reflect.Value, x float64) bool {
 	}
 	switch fv.Kind() {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		if x < -(1<<63) || x >= 1<<63 {
-			return false
-		}
-		n := int64(x)
-		if fv.OverflowInt(n) {
-			return false
-		}
-		fv.SetInt(n)
-		return true
+		return setWhole(x, -(1 << 63), 1<<63, fv.OverflowInt, fv.SetInt)
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		if x < 0 || x >= 1<<64 {
-			return false
-		}
-		n := uint64(x)
-		if fv.OverflowUint(n) {
-			return false
-		}
-		fv.SetUint(n)
-		return true
+		return setWhole(x, 0, 1<<64, fv.OverflowUint, fv.SetUint)
 	}
 	return false
+}
+
+// setWhole sets the whole number x, in [lo, hi) (the range of T, where
+// the conversion is defined), through set, unless the field's own kind
+// overflows.
+func setWhole[T int64 | uint64](x, lo, hi float64, overflows func(T) bool, set func(T)) bool {
+	if x < lo || x >= hi {
+		return false
+	}
+	n := T(x)
+	if overflows(n) {
+		return false
+	}
+	set(n)
+	return true
 }
 
 var (
