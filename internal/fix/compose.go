@@ -99,15 +99,16 @@ func compose(fs []finding.Finding, patches []map[string]any) []Change {
 			return fs[parts[a].i].Rule < fs[parts[b].i].Rule
 		})
 		c := Change{Target: t, Patch: map[string]any{}}
-		m := merger{owned: map[string]string{}, by: map[string]string{}, lists: map[string]*namedItems{}}
-		placeholders := map[string]bool{}
+		c.Findings = make([]int, 0, len(parts))
+		m := merger{toOwn: make([]walk, 0, len(parts))}
 		for _, p := range parts {
 			c.Findings = append(c.Findings, p.i)
 			m.toOwn = append(m.toOwn, walk{p.patch, "", fs[p.i].Rule})
 			m.merge(c.Patch, p.patch, "", fs[p.i].Rule)
 			for _, ph := range fs[p.i].Fix.Placeholders {
-				if !placeholders[ph] {
-					placeholders[ph] = true
+				// A fix has a few placeholders, most none: a map of
+				// them per object cost more than the search.
+				if !slices.Contains(c.Placeholders, ph) {
 					c.Placeholders = append(c.Placeholders, ph)
 				}
 			}
@@ -164,7 +165,8 @@ func ReplacesHandler(v any) bool {
 type merger struct {
 	// owned maps a probe's path to the rule whose fix replaced its handler.
 	owned map[string]string
-	// by maps a leaf's path to the rule that set it.
+	// by maps a leaf's path to the rule that set it. Both are made with
+	// their first walk: most compositions have no conflict to read them.
 	by    map[string]string
 	notes []string
 	// toOwn and toMark are the walks of own and mark not made yet: owned
@@ -194,6 +196,9 @@ func (m *merger) named(path string, l []any) *namedItems {
 		return nil
 	}
 	e := &namedItems{list: l, first: make(map[string]map[string]any, len(l))}
+	if m.lists == nil {
+		m.lists = map[string]*namedItems{}
+	}
 	for _, it := range l {
 		name, _ := ItemName(it)
 		if _, ok := e.first[name]; !ok {
@@ -212,6 +217,9 @@ type walk struct {
 
 // ownedProbes returns owned with every put-off own walk made.
 func (m *merger) ownedProbes() map[string]string {
+	if m.owned == nil {
+		m.owned = map[string]string{}
+	}
 	for _, w := range m.toOwn {
 		m.own(w.v, w.path, w.rule)
 	}
@@ -222,6 +230,9 @@ func (m *merger) ownedProbes() map[string]string {
 // setBy returns the rule that set the leaf at p, every put-off mark walk
 // made first.
 func (m *merger) setBy(p string) string {
+	if m.by == nil {
+		m.by = map[string]string{}
+	}
 	for _, w := range m.toMark {
 		m.mark(w.v, w.path, w.rule)
 	}
