@@ -31,23 +31,52 @@ import (
 	"backfire.dev/backfire/internal/jsonenc"
 )
 
-// Apply returns a deep copy of typed (a pointer to a generated API type)
-// with patch applied, and false where it leaves the patch to the document
-// (see the package comment). typed itself is not changed.
+// Apply returns a copy of typed (a pointer to a generated API type) with
+// patch applied, and false where it leaves the patch to the document (see
+// the package comment). typed itself is not changed: the copy is made
+// along the patch's paths, each struct, list and map the patch changes
+// copied before it is changed (copyOnWrite), and shares the rest with
+// typed, which a deep copy of the whole object cost more than the patch.
+// Neither is to be changed afterwards.
 func Apply(typed any, patch map[string]any) (any, bool) {
-	src, ok := typed.(runtime.Object)
-	if !ok || src == nil || reflect.ValueOf(typed).IsNil() {
+	if _, ok := typed.(runtime.Object); !ok || typed == nil {
 		return nil, false
 	}
-	out := src.DeepCopyObject()
-	v := reflect.ValueOf(out)
-	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
+	v := reflect.ValueOf(typed)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
 		return nil, false
 	}
-	if !mergeStruct(v.Elem(), patch) {
+	out := reflect.New(v.Elem().Type())
+	out.Elem().Set(v.Elem())
+	if !mergeStruct(out.Elem(), patch) {
 		return nil, false
 	}
-	return out, true
+	return out.Interface(), true
+}
+
+// copyOnWrite replaces the pointer, slice or map fv, shared with the
+// original object, by a shallow copy of it, to be changed in its place.
+func copyOnWrite(fv reflect.Value) {
+	if fv.IsNil() {
+		return
+	}
+	switch fv.Kind() {
+	case reflect.Pointer:
+		nv := reflect.New(fv.Type().Elem())
+		nv.Elem().Set(fv.Elem())
+		fv.Set(nv)
+	case reflect.Slice:
+		nv := reflect.MakeSlice(fv.Type(), fv.Len(), fv.Len())
+		reflect.Copy(nv, fv)
+		fv.Set(nv)
+	case reflect.Map:
+		nv := reflect.MakeMapWithSize(fv.Type(), fv.Len())
+		iter := fv.MapRange()
+		for iter.Next() {
+			nv.SetMapIndex(iter.Key(), iter.Value())
+		}
+		fv.Set(nv)
+	}
 }
 
 // mergeStruct merges patch into the struct v, field by field.
@@ -66,13 +95,15 @@ func mergeStruct(v reflect.Value, patch map[string]any) bool {
 	return true
 }
 
-// fieldByIndex is v.FieldByIndex, false through a nil embedded pointer.
+// fieldByIndex is v.FieldByIndex, false through a nil embedded pointer;
+// an embedded pointer it goes through is copied first (copyOnWrite).
 func fieldByIndex(v reflect.Value, index []int) (reflect.Value, bool) {
 	for i, x := range index {
 		if i > 0 && v.Kind() == reflect.Pointer {
 			if v.IsNil() {
 				return reflect.Value{}, false
 			}
+			copyOnWrite(v)
 			v = v.Elem()
 		}
 		v = v.Field(x)
@@ -121,6 +152,8 @@ func mergeValue(fv reflect.Value, patch map[string]any) bool {
 		}
 		if fv.IsNil() {
 			fv.Set(reflect.New(t.Elem()))
+		} else {
+			copyOnWrite(fv)
 		}
 		return mergeValue(fv.Elem(), patch)
 	case reflect.Struct:
@@ -131,6 +164,8 @@ func mergeValue(fv reflect.Value, patch map[string]any) bool {
 		}
 		if fv.IsNil() {
 			fv.Set(reflect.MakeMapWithSize(t, len(patch)))
+		} else {
+			copyOnWrite(fv)
 		}
 		for k, pv := range patch {
 			if strings.HasPrefix(k, "$") {
@@ -198,6 +233,7 @@ func mergeList(fv reflect.Value, patch []any, mergeKey string) bool {
 			}
 		}
 	}
+	copyOnWrite(fv)
 	last := -1
 	for _, item := range patch {
 		m, ok := item.(map[string]any)
