@@ -63,7 +63,7 @@ func agreeComposed(fs []finding.Finding, patches []map[string]any, composed *Cha
 		case short && disjoint(owns, decoded):
 			return // each patch is its own part of the composition
 		default:
-			changes = compose(g.findings, owns)
+			changes = compose(g.findings, owns, short) // the agreement reads no notes
 		}
 		for _, c := range changes {
 			if len(c.Findings) < 2 {

@@ -1,6 +1,7 @@
 package fix_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -54,6 +55,9 @@ func compareAgreement(t *testing.T, files []string) agreement {
 			for i := range found {
 				want[i] = found[i].Finding
 			}
+			if why := sameComposition(want); why != "" {
+				t.Errorf("%s %s: %s", file, o.Ref, why)
+			}
 			fix.AgreeGeneral(want)
 			if len(got) != len(want) {
 				t.Fatalf("%s %s: %d findings, want %d", file, o.Ref, len(got), len(want))
@@ -70,6 +74,19 @@ func compareAgreement(t *testing.T, files []string) agreement {
 		}
 	}
 	return seen
+}
+
+// sameComposition reports how the composition without notes differs from
+// the composition with them, but for the notes; "" when it does not.
+func sameComposition(fs []finding.Finding) string {
+	quiet, full := fix.ComposePatchOnly(fs, nil), fix.ComposeDecoded(fs, nil)
+	for i := range full {
+		full[i].Notes = nil
+	}
+	if !reflect.DeepEqual(quiet, full) {
+		return fmt.Sprintf("composed without notes %+v, with them %+v", quiet, full)
+	}
+	return ""
 }
 
 // count counts the objects with two fixes or more, and those whose fixes
@@ -156,6 +173,9 @@ func FuzzAgreementShortcuts(f *testing.F) {
 		for i, p := range []string{a, b, c} {
 			fs = append(fs, finding.Finding{Rule: []string{"BF102", "BF101", "BF201"}[i], Object: ref, Container: "app",
 				Fix: &finding.Fix{Type: finding.StrategicMergePatch, Description: "d.", Patch: []byte(p)}})
+		}
+		if why := sameComposition(fs); why != "" {
+			t.Error(why)
 		}
 		want := slices.Clone(fs)
 		fix.Agree(fs)

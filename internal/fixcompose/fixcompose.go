@@ -288,7 +288,7 @@ func patchedObject(o *object.Object, found []rules.Reported, parts []int, decode
 		fs[k] = found[i].Finding
 		ps[k] = decoded(i)
 	}
-	changes := fix.ComposeDecoded(fs, ps)
+	changes := fix.ComposePatchOnly(fs, ps) // read for its patch alone
 	if len(changes) != 1 {
 		return nil, nil
 	}
