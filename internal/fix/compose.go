@@ -114,7 +114,7 @@ func compose(fs []finding.Finding, patches []map[string]any, quiet bool) []Chang
 		for _, p := range parts {
 			c.Findings = append(c.Findings, p.i)
 			m.toOwn = append(m.toOwn, walk{p.patch, "", fs[p.i].Rule})
-			m.merge(c.Patch, p.patch, fs[p.i].Rule)
+			m.merge(c.Patch, p.patch, "", fs[p.i].Rule)
 			for _, ph := range fs[p.i].Fix.Placeholders {
 				// A fix has a few placeholders, most none: a map of
 				// them per object cost more than the search.
@@ -183,12 +183,10 @@ type merger struct {
 	// and by are read only where two fixes conflict, so the walks (a path
 	// string for every field of every patch) are made then, in order.
 	toOwn, toMark []walk
-	// lists finds, by its first item, the items of a named list merged so far
+	// lists finds, by its path, the items of a named list merged so far
 	// by name: each fix of an object's thousands of containers merges
 	// into the one list, which is not searched item by item for each.
-	lists map[*any]*namedItems
-	// at is the path being merged, step by step.
-	at []segment
+	lists map[string]*namedItems
 	// quiet: no notes, and so no walks of who set a field (toMark, by),
 	// and src's keys merged in any order (the order is the notes').
 	quiet bool
@@ -201,13 +199,10 @@ type namedItems struct {
 	first map[string]map[string]any
 }
 
-// named returns the items of the merged list l by name, nil when l is not
-// a named list (NamedList).
-func (m *merger) named(l []any) *namedItems {
-	if len(l) == 0 {
-		return nil
-	}
-	if e := m.lists[&l[0]]; e != nil && len(e.list) == len(l) {
+// named returns the items of the merged list l at path by name, nil when
+// l is not a named list (NamedList).
+func (m *merger) named(path string, l []any) *namedItems {
+	if e := m.lists[path]; e != nil && len(e.list) == len(l) && len(l) > 0 && &e.list[0] == &l[0] {
 		return e
 	}
 	if !NamedList(l) {
@@ -215,7 +210,7 @@ func (m *merger) named(l []any) *namedItems {
 	}
 	e := &namedItems{list: l, first: make(map[string]map[string]any, len(l))}
 	if m.lists == nil {
-		m.lists = map[*any]*namedItems{}
+		m.lists = map[string]*namedItems{}
 	}
 	for _, it := range l {
 		name, _ := ItemName(it)
@@ -223,7 +218,7 @@ func (m *merger) named(l []any) *namedItems {
 			e.first[name] = it.(map[string]any)
 		}
 	}
-	m.lists[&l[0]] = e
+	m.lists[path] = e
 	return e
 }
 
@@ -258,39 +253,11 @@ func (m *merger) setBy(p string) string {
 	return m.by[p]
 }
 
-// A segment is one step of the path being merged: a map's key, or the
-// name of a list's item.
-type segment struct {
-	key  string
-	item bool
-}
-
-// path is the path being merged (m.at) as join and "[name]" spell it,
-// made only where it is read: by a conflict, or for the notes. A merge
-// reads few of the paths it goes through.
-func (m *merger) path() string {
-	var b []byte
-	for _, sg := range m.at {
-		switch {
-		case sg.item:
-			b = append(b, '[')
-			b = append(b, sg.key...)
-			b = append(b, ']')
-		case len(b) > 0: // join: no dot after the empty path
-			b = append(b, '.')
-			fallthrough
-		default:
-			b = append(b, sg.key...)
-		}
-	}
-	return string(b)
-}
-
-// merge merges src (from rule) into dst at the path m.at.
-func (m *merger) merge(dst, src map[string]any, rule string) {
+// merge merges src (from rule) into dst at path.
+func (m *merger) merge(dst, src map[string]any, path, rule string) {
 	if m.quiet {
 		for k, sv := range src {
-			m.mergeKey(dst, k, sv, rule)
+			m.mergeKey(dst, k, sv, path, rule)
 		}
 		return
 	}
@@ -300,36 +267,31 @@ func (m *merger) merge(dst, src map[string]any, rule string) {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		m.mergeKey(dst, k, src[k], rule)
+		m.mergeKey(dst, k, src[k], path, rule)
 	}
 }
 
-// mergeKey merges src's value sv of the key k into dst at the path m.at.
-func (m *merger) mergeKey(dst map[string]any, k string, sv any, rule string) {
-	m.at = append(m.at, segment{key: k})
-	defer func() { m.at = m.at[:len(m.at)-1] }()
+// mergeKey merges src's value sv of the key k into dst at path.
+func (m *merger) mergeKey(dst map[string]any, k string, sv any, path, rule string) {
+	p := join(path, k)
 	dv, exists := dst[k]
 	if !exists {
 		dst[k] = clone(sv)
 		if !m.quiet {
-			m.toMark = append(m.toMark, walk{sv, m.path(), rule})
+			m.toMark = append(m.toMark, walk{sv, p, rule})
 		}
 		return
 	}
 	switch s := sv.(type) {
 	case map[string]any:
 		if d, ok := dv.(map[string]any); ok {
-			m.merge(d, s, rule)
+			m.merge(d, s, p, rule)
 			return
 		}
 	case []any:
 		if d, ok := dv.([]any); ok && NamedList(s) {
-			if items := m.named(d); items != nil {
-				merged := m.mergeNamed(items, s, rule)
-				if &merged[0] != &d[0] {
-					m.lists[&merged[0]] = items // grown elsewhere
-				}
-				dst[k] = merged
+			if items := m.named(p, d); items != nil {
+				dst[k] = m.mergeNamed(items, s, p, rule)
 				return
 			}
 		}
@@ -337,7 +299,6 @@ func (m *merger) mergeKey(dst map[string]any, k string, sv any, rule string) {
 	if equal(dv, sv) {
 		return
 	}
-	p := m.path()
 	winner, why := m.resolve(p, dv, sv, rule)
 	if !m.quiet {
 		m.notes = append(m.notes, fmt.Sprintf("%s: %s (%s) over %s (%s): %s", p, show(winner), m.whoSet(p, winner, dv, rule), show(other(winner, dv, sv)), m.whoLost(p, winner, dv, rule), why))
@@ -435,14 +396,11 @@ func (m *merger) mark(v any, path, rule string) {
 // mergeNamed merges lists whose items are maps with a "name" (containers),
 // item by item, as a strategic merge patch does: into the merged list
 // dst, whose items by name are given, it returns the list merged.
-func (m *merger) mergeNamed(dst *namedItems, src []any, rule string) []any {
-	n := len(m.at)
-	defer func() { m.at = m.at[:n] }()
+func (m *merger) mergeNamed(dst *namedItems, src []any, path, rule string) []any {
 	for _, s := range src {
 		name, _ := ItemName(s)
-		m.at = append(m.at[:n], segment{key: name, item: true})
 		if d, ok := dst.first[name]; ok {
-			m.merge(d, s.(map[string]any), rule)
+			m.merge(d, s.(map[string]any), path+"["+name+"]", rule)
 			continue
 		}
 		c := clone(s)
@@ -455,7 +413,7 @@ func (m *merger) mergeNamed(dst *namedItems, src []any, rule string) []any {
 			}
 		}
 		if !m.quiet {
-			m.toMark = append(m.toMark, walk{s, m.path(), rule})
+			m.toMark = append(m.toMark, walk{s, path + "[" + name + "]", rule})
 		}
 	}
 	return dst.list
