@@ -33,6 +33,12 @@ func AgreeDecoded(fs []finding.Finding, patches []map[string]any) {
 // used for the group of exactly those findings instead of composing them
 // again (fixcompose composed them to patch the object), and changed.
 func AgreeComposed(fs []finding.Finding, patches []map[string]any, composed *Change, at []int) {
+	agreeComposed(fs, patches, composed, at, true)
+}
+
+// agreeComposed is AgreeComposed, taking the shortcuts of agreed.go where
+// short is set: the test's reference is the general path, without them.
+func agreeComposed(fs []finding.Finding, patches []map[string]any, composed *Change, at []int, short bool) {
 	// Only fixes that share their object with another can disagree; the
 	// others are not decoded and composed at all. Objects are independent
 	// and each finding belongs to one, so they are agreed on all cores.
@@ -51,10 +57,13 @@ func AgreeComposed(fs []finding.Finding, patches []map[string]any, composed *Cha
 			decoded[k] = err == nil
 		}
 		var changes []Change
-		if composed != nil && slices.Equal(g.at, at) {
+		switch {
+		case composed != nil && slices.Equal(g.at, at):
 			changes = []Change{*composed}
-		} else {
-			changes = compose(g.findings, owns)
+		case short && disjoint(owns, decoded):
+			return // each patch is its own part of the composition
+		default:
+			changes = compose(g.findings, owns, short) // the agreement reads no notes
 		}
 		for _, c := range changes {
 			if len(c.Findings) < 2 {
@@ -66,7 +75,7 @@ func AgreeComposed(fs []finding.Finding, patches []map[string]any, composed *Cha
 				own[k], ok[k] = owns[i], decoded[i]
 				c.Findings[k] = g.at[i]
 			}
-			agreeChange(fs, c, own, ok)
+			agreeChange(fs, c, own, ok, short)
 		}
 	}
 	// A scan agrees the findings of one object at a time, already on all
@@ -93,8 +102,9 @@ func AgreeComposed(fs []finding.Finding, patches []map[string]any, composed *Cha
 
 // agreeChange rewrites the patch of each finding of c (indices into fs)
 // that disagrees with the composed patch; own holds each one's patch,
-// decoded where decoded says so.
-func agreeChange(fs []finding.Finding, c Change, own []map[string]any, decoded []bool) {
+// decoded where decoded says so. Where short is set, a patch that
+// certainly agrees is not projected to find so.
+func agreeChange(fs []finding.Finding, c Change, own []map[string]any, decoded []bool, short bool) {
 	var rulesIn []string
 	for _, i := range c.Findings {
 		if !slices.Contains(rulesIn, fs[i].Rule) {
@@ -104,7 +114,7 @@ func agreeChange(fs []finding.Finding, c Change, own []map[string]any, decoded [
 	pr := projector{}
 	for k, i := range c.Findings {
 		f := &fs[i]
-		if !decoded[k] {
+		if !decoded[k] || short && pr.agrees(own[k], c.Patch) {
 			continue
 		}
 		agreed := pr.project(own[k], c.Patch)

@@ -50,18 +50,28 @@ type Change struct {
 // Fields that only one fix sets are all kept. The rescan of `backfire fix`
 // proves the result: every composed finding must be gone.
 func Compose(fs []finding.Finding) []Change {
-	return compose(fs, nil)
+	return compose(fs, nil, false)
 }
 
 // ComposeDecoded is Compose with patches[i] fs[i]'s patch decoded, or nil
 // where it is to be decoded here. The patches are read, never changed.
 func ComposeDecoded(fs []finding.Finding, patches []map[string]any) []Change {
-	return compose(fs, patches)
+	return compose(fs, patches, false)
+}
+
+// ComposePatchOnly is ComposeDecoded without the Changes' Notes, for the
+// callers that read only their patches, findings and placeholders (the
+// scan's recompute and agreement): it does not name who set each field
+// two fixes set differently, the walks, encodings and prose of every
+// conflict.
+func ComposePatchOnly(fs []finding.Finding, patches []map[string]any) []Change {
+	return compose(fs, patches, true)
 }
 
 // compose is Compose with the findings' patches already decoded, where
-// patches is not nil (a nil entry is decoded here).
-func compose(fs []finding.Finding, patches []map[string]any) []Change {
+// patches is not nil (a nil entry is decoded here), without notes where
+// quiet is set.
+func compose(fs []finding.Finding, patches []map[string]any, quiet bool) []Change {
 	type part struct {
 		i     int
 		patch map[string]any
@@ -99,15 +109,16 @@ func compose(fs []finding.Finding, patches []map[string]any) []Change {
 			return fs[parts[a].i].Rule < fs[parts[b].i].Rule
 		})
 		c := Change{Target: t, Patch: map[string]any{}}
-		m := merger{owned: map[string]string{}, by: map[string]string{}, lists: map[string]*namedItems{}}
-		placeholders := map[string]bool{}
+		c.Findings = make([]int, 0, len(parts))
+		m := merger{toOwn: make([]walk, 0, len(parts)), quiet: quiet}
 		for _, p := range parts {
 			c.Findings = append(c.Findings, p.i)
 			m.toOwn = append(m.toOwn, walk{p.patch, "", fs[p.i].Rule})
 			m.merge(c.Patch, p.patch, "", fs[p.i].Rule)
 			for _, ph := range fs[p.i].Fix.Placeholders {
-				if !placeholders[ph] {
-					placeholders[ph] = true
+				// A fix has a few placeholders, most none: a map of
+				// them per object cost more than the search.
+				if !slices.Contains(c.Placeholders, ph) {
 					c.Placeholders = append(c.Placeholders, ph)
 				}
 			}
@@ -164,7 +175,8 @@ func ReplacesHandler(v any) bool {
 type merger struct {
 	// owned maps a probe's path to the rule whose fix replaced its handler.
 	owned map[string]string
-	// by maps a leaf's path to the rule that set it.
+	// by maps a leaf's path to the rule that set it. Both are made with
+	// their first walk: most compositions have no conflict to read them.
 	by    map[string]string
 	notes []string
 	// toOwn and toMark are the walks of own and mark not made yet: owned
@@ -175,6 +187,9 @@ type merger struct {
 	// by name: each fix of an object's thousands of containers merges
 	// into the one list, which is not searched item by item for each.
 	lists map[string]*namedItems
+	// quiet: no notes, and so no walks of who set a field (toMark, by),
+	// and src's keys merged in any order (the order is the notes').
+	quiet bool
 }
 
 // namedItems is a merged list whose items all have a name, and each
@@ -194,6 +209,9 @@ func (m *merger) named(path string, l []any) *namedItems {
 		return nil
 	}
 	e := &namedItems{list: l, first: make(map[string]map[string]any, len(l))}
+	if m.lists == nil {
+		m.lists = map[string]*namedItems{}
+	}
 	for _, it := range l {
 		name, _ := ItemName(it)
 		if _, ok := e.first[name]; !ok {
@@ -212,6 +230,9 @@ type walk struct {
 
 // ownedProbes returns owned with every put-off own walk made.
 func (m *merger) ownedProbes() map[string]string {
+	if m.owned == nil {
+		m.owned = map[string]string{}
+	}
 	for _, w := range m.toOwn {
 		m.own(w.v, w.path, w.rule)
 	}
@@ -222,6 +243,9 @@ func (m *merger) ownedProbes() map[string]string {
 // setBy returns the rule that set the leaf at p, every put-off mark walk
 // made first.
 func (m *merger) setBy(p string) string {
+	if m.by == nil {
+		m.by = map[string]string{}
+	}
 	for _, w := range m.toMark {
 		m.mark(w.v, w.path, w.rule)
 	}
@@ -231,41 +255,57 @@ func (m *merger) setBy(p string) string {
 
 // merge merges src (from rule) into dst at path.
 func (m *merger) merge(dst, src map[string]any, path, rule string) {
+	if m.quiet {
+		for k, sv := range src {
+			m.mergeKey(dst, k, sv, path, rule)
+		}
+		return
+	}
 	keys := make([]string, 0, len(src))
 	for k := range src {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		sv := src[k]
-		p := join(path, k)
-		dv, exists := dst[k]
-		if !exists {
-			dst[k] = clone(sv)
+		m.mergeKey(dst, k, src[k], path, rule)
+	}
+}
+
+// mergeKey merges src's value sv of the key k into dst at path.
+func (m *merger) mergeKey(dst map[string]any, k string, sv any, path, rule string) {
+	p := join(path, k)
+	dv, exists := dst[k]
+	if !exists {
+		dst[k] = clone(sv)
+		if !m.quiet {
 			m.toMark = append(m.toMark, walk{sv, p, rule})
-			continue
 		}
-		switch s := sv.(type) {
-		case map[string]any:
-			if d, ok := dv.(map[string]any); ok {
-				m.merge(d, s, p, rule)
-				continue
+		return
+	}
+	switch s := sv.(type) {
+	case map[string]any:
+		if d, ok := dv.(map[string]any); ok {
+			m.merge(d, s, p, rule)
+			return
+		}
+	case []any:
+		if d, ok := dv.([]any); ok && NamedList(s) {
+			if items := m.named(p, d); items != nil {
+				dst[k] = m.mergeNamed(items, s, p, rule)
+				return
 			}
-		case []any:
-			if d, ok := dv.([]any); ok && NamedList(s) {
-				if items := m.named(p, d); items != nil {
-					dst[k] = m.mergeNamed(items, s, p, rule)
-					continue
-				}
-			}
 		}
-		if equal(dv, sv) {
-			continue
-		}
-		winner, why := m.resolve(p, dv, sv, rule)
+	}
+	if equal(dv, sv) {
+		return
+	}
+	winner, why := m.resolve(p, dv, sv, rule)
+	if !m.quiet {
 		m.notes = append(m.notes, fmt.Sprintf("%s: %s (%s) over %s (%s): %s", p, show(winner), m.whoSet(p, winner, dv, rule), show(other(winner, dv, sv)), m.whoLost(p, winner, dv, rule), why))
-		if !equal(winner, dv) {
-			dst[k] = clone(sv)
+	}
+	if !equal(winner, dv) {
+		dst[k] = clone(sv)
+		if !m.quiet {
 			m.toMark = append(m.toMark, walk{sv, p, rule})
 		}
 	}
@@ -372,7 +412,9 @@ func (m *merger) mergeNamed(dst *namedItems, src []any, path, rule string) []any
 				dst.first[cn] = c.(map[string]any)
 			}
 		}
-		m.toMark = append(m.toMark, walk{s, path + "[" + name + "]", rule})
+		if !m.quiet {
+			m.toMark = append(m.toMark, walk{s, path + "[" + name + "]", rule})
+		}
 	}
 	return dst.list
 }

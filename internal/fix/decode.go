@@ -93,7 +93,7 @@ func (r *patchReader) object() (map[string]any, bool) {
 		if r.i >= len(r.b) || r.b[r.i] != '"' {
 			return nil, false
 		}
-		k, ok := r.str()
+		k, ok := r.key()
 		if !ok {
 			return nil, false
 		}
@@ -157,6 +157,39 @@ func (r *patchReader) sep(closing byte) (more, ok bool) {
 
 // str reads a string without escapes or control characters, of valid
 // UTF-8: what encoding/json would read byte for byte.
+// key reads an object's key as str does, the keys the rules' patches use
+// without a string of their own: each patch spells the same few.
+func (r *patchReader) key() (string, bool) {
+	start := r.i + 1
+	for j := start; j < len(r.b) && j-start <= maxCommonKey; j++ {
+		if r.b[j] == '"' {
+			if k, ok := commonKeys[string(r.b[start:j])]; ok {
+				r.i = j + 1
+				return k, true
+			}
+			break
+		}
+	}
+	return r.str()
+}
+
+// commonKeys are the keys of the rules' patches, down to a container's
+// probes and resources.
+var commonKeys = func() map[string]string {
+	m := map[string]string{}
+	for _, k := range []string{"spec", "template", "containers", "initContainers", "name",
+		"livenessProbe", "readinessProbe", "startupProbe", "exec", "command", "httpGet",
+		"tcpSocket", "grpc", "port", "path", "timeoutSeconds", "failureThreshold",
+		"successThreshold", "periodSeconds", "initialDelaySeconds", "resources", "limits",
+		"requests", "cpu", "memory"} {
+		m[k] = k
+	}
+	return m
+}()
+
+// maxCommonKey is the length of the longest of commonKeys.
+const maxCommonKey = len("initialDelaySeconds")
+
 func (r *patchReader) str() (string, bool) {
 	start := r.i + 1
 	for j := start; j < len(r.b); j++ {

@@ -15,6 +15,9 @@ var patchCases = []string{
 	`{"n":1e400}`, `{"n":01}`, `{"n":1.}`, `{"n":.5}`, `{"n":-}`, `{"n":+1}`, `{"n":0x10}`,
 	`{"a":1,}`, `{"a" 1}`, `{"a":[1,]}`, `{a:1}`, `{"a":1}x`, `{"a":tru}`, `{"a":nul}`,
 	`null`, `[]`, `"x"`, ``, `{`, `{"a":{"b":[`,
+	// Keys spelled like the common ones, and not quite.
+	`{"name":"name","initialDelaySeconds":1,"initialDelaySecondsX":2,"cp":3,"cpu":"1"}`,
+	`{"spe\"c":1}`, `{"spec\u0000":1}`, "{\"spec\x01\":1}", `{"spec`, `{"spec"`, `{"spec":`,
 }
 
 // TestDecodePatchIsEncodingJSON: the same map and the same error as

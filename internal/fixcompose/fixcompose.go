@@ -85,9 +85,13 @@ func recompute(o *object.Object, ix *index.Index, rs []*rules.Rule, opts *rules.
 	if len(parts) < 2 {
 		return nil, nil
 	}
-	byID := map[string]*rules.Rule{}
-	for _, r := range rs {
-		byID[r.ID] = r
+	// Only the parts' rules are asked for: a few of all, not a map of
+	// all per object.
+	byID := make(map[string]*rules.Rule, len(parts))
+	for _, i := range parts {
+		if id := found[i].Rule; byID[id] == nil {
+			byID[id] = lastByID(rs, id)
+		}
 	}
 	decoded := func(i int) map[string]any {
 		if patches[i] == nil {
@@ -146,6 +150,17 @@ func recompute(o *object.Object, ix *index.Index, rs []*rules.Rule, opts *rules.
 		composed = nil // composed from patches since rewritten
 	}
 	return nil, nil
+}
+
+// lastByID is the rule of rs with the ID, the last where several have it
+// (as a map of them by ID keeps), nil where none has.
+func lastByID(rs []*rules.Rule, id string) *rules.Rule {
+	for i := len(rs) - 1; i >= 0; i-- {
+		if rs[i].ID == id {
+			return rs[i]
+		}
+	}
+	return nil
 }
 
 // stale returns the parts whose rule's fix reads a field another rule's
@@ -273,7 +288,7 @@ func patchedObject(o *object.Object, found []rules.Reported, parts []int, decode
 		fs[k] = found[i].Finding
 		ps[k] = decoded(i)
 	}
-	changes := fix.ComposeDecoded(fs, ps)
+	changes := fix.ComposePatchOnly(fs, ps) // read for its patch alone
 	if len(changes) != 1 {
 		return nil, nil
 	}

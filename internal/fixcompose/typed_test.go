@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/runtime"
+
 	"backfire.dev/backfire/internal/benchcorpus"
 	"backfire.dev/backfire/internal/catalog"
 	"backfire.dev/backfire/internal/config"
@@ -34,7 +36,11 @@ func sameObject(o *object.Object, ix *index.Index, patch map[string]any) string 
 	}
 	// Each applier gets its own copy: a patch is not to be changed, but
 	// a test that shares one could not tell.
+	before := o.Typed.(runtime.Object).DeepCopyObject()
 	typed, ok := typedPatched(o, clonePatch(patch))
+	if !reflect.DeepEqual(before, o.Typed) {
+		return "the typed patch changed the original object" // it shares what the patch leaves
+	}
 	if !ok {
 		return ""
 	}

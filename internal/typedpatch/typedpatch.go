@@ -31,23 +31,52 @@ import (
 	"backfire.dev/backfire/internal/jsonenc"
 )
 
-// Apply returns a deep copy of typed (a pointer to a generated API type)
-// with patch applied, and false where it leaves the patch to the document
-// (see the package comment). typed itself is not changed.
+// Apply returns a copy of typed (a pointer to a generated API type) with
+// patch applied, and false where it leaves the patch to the document (see
+// the package comment). typed itself is not changed: the copy is made
+// along the patch's paths, each struct, list and map the patch changes
+// copied before it is changed (copyOnWrite), and shares the rest with
+// typed, which a deep copy of the whole object cost more than the patch.
+// Neither is to be changed afterwards.
 func Apply(typed any, patch map[string]any) (any, bool) {
-	src, ok := typed.(runtime.Object)
-	if !ok || src == nil || reflect.ValueOf(typed).IsNil() {
+	if _, ok := typed.(runtime.Object); !ok || typed == nil {
 		return nil, false
 	}
-	out := src.DeepCopyObject()
-	v := reflect.ValueOf(out)
-	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
+	v := reflect.ValueOf(typed)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
 		return nil, false
 	}
-	if !mergeStruct(v.Elem(), patch) {
+	out := reflect.New(v.Elem().Type())
+	out.Elem().Set(v.Elem())
+	if !mergeStruct(out.Elem(), patch) {
 		return nil, false
 	}
-	return out, true
+	return out.Interface(), true
+}
+
+// copyOnWrite replaces the pointer, slice or map fv, shared with the
+// original object, by a shallow copy of it, to be changed in its place.
+func copyOnWrite(fv reflect.Value) {
+	if fv.IsNil() {
+		return
+	}
+	switch fv.Kind() {
+	case reflect.Pointer:
+		nv := reflect.New(fv.Type().Elem())
+		nv.Elem().Set(fv.Elem())
+		fv.Set(nv)
+	case reflect.Slice:
+		nv := reflect.MakeSlice(fv.Type(), fv.Len(), fv.Len())
+		reflect.Copy(nv, fv)
+		fv.Set(nv)
+	case reflect.Map:
+		nv := reflect.MakeMapWithSize(fv.Type(), fv.Len())
+		iter := fv.MapRange()
+		for iter.Next() {
+			nv.SetMapIndex(iter.Key(), iter.Value())
+		}
+		fv.Set(nv)
+	}
 }
 
 // mergeStruct merges patch into the struct v, field by field.
@@ -66,13 +95,15 @@ func mergeStruct(v reflect.Value, patch map[string]any) bool {
 	return true
 }
 
-// fieldByIndex is v.FieldByIndex, false through a nil embedded pointer.
+// fieldByIndex is v.FieldByIndex, false through a nil embedded pointer;
+// an embedded pointer it goes through is copied first (copyOnWrite).
 func fieldByIndex(v reflect.Value, index []int) (reflect.Value, bool) {
 	for i, x := range index {
 		if i > 0 && v.Kind() == reflect.Pointer {
 			if v.IsNil() {
 				return reflect.Value{}, false
 			}
+			copyOnWrite(v)
 			v = v.Elem()
 		}
 		v = v.Field(x)
@@ -121,6 +152,8 @@ func mergeValue(fv reflect.Value, patch map[string]any) bool {
 		}
 		if fv.IsNil() {
 			fv.Set(reflect.New(t.Elem()))
+		} else {
+			copyOnWrite(fv)
 		}
 		return mergeValue(fv.Elem(), patch)
 	case reflect.Struct:
@@ -131,6 +164,8 @@ func mergeValue(fv reflect.Value, patch map[string]any) bool {
 		}
 		if fv.IsNil() {
 			fv.Set(reflect.MakeMapWithSize(t, len(patch)))
+		} else {
+			copyOnWrite(fv)
 		}
 		for k, pv := range patch {
 			if strings.HasPrefix(k, "$") {
@@ -198,6 +233,7 @@ func mergeList(fv reflect.Value, patch []any, mergeKey string) bool {
 			}
 		}
 	}
+	copyOnWrite(fv)
 	last := -1
 	for _, item := range patch {
 		m, ok := item.(map[string]any)
@@ -311,27 +347,26 @@ func setNumber(fv reflect.Value, x float64) bool {
 	}
 	switch fv.Kind() {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		if x < -(1<<63) || x >= 1<<63 {
-			return false
-		}
-		n := int64(x)
-		if fv.OverflowInt(n) {
-			return false
-		}
-		fv.SetInt(n)
-		return true
+		return setWhole(x, -(1 << 63), 1<<63, fv.OverflowInt, fv.SetInt)
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		if x < 0 || x >= 1<<64 {
-			return false
-		}
-		n := uint64(x)
-		if fv.OverflowUint(n) {
-			return false
-		}
-		fv.SetUint(n)
-		return true
+		return setWhole(x, 0, 1<<64, fv.OverflowUint, fv.SetUint)
 	}
 	return false
+}
+
+// setWhole sets the whole number x, in [lo, hi) (the range of T, where
+// the conversion is defined), through set, unless the field's own kind
+// overflows.
+func setWhole[T int64 | uint64](x, lo, hi float64, overflows func(T) bool, set func(T)) bool {
+	if x < lo || x >= hi {
+		return false
+	}
+	n := T(x)
+	if overflows(n) {
+		return false
+	}
+	set(n)
+	return true
 }
 
 var (
