@@ -71,7 +71,9 @@ func editStream(data []byte, pos load.Position, patch map[string]any, placeholde
 	return editStreamWith(data, pos, patch, Options{Placeholders: placeholders, KeepNulls: keepNulls})
 }
 
-func editStreamWith(data []byte, pos load.Position, patch map[string]any, o Options) ([]byte, error) {
+// editWhole parses, edits and verifies the whole stream; editStreamWith
+// (document.go) gives it only the document the edit is in.
+func editWhole(data []byte, pos load.Position, patch map[string]any, o Options) ([]byte, error) {
 	placeholders, keepNulls := o.Placeholders, o.KeepNulls
 	doc, root, err := findMapping(data, pos)
 	if err != nil {
