@@ -50,7 +50,7 @@ func runBF106(p *rules.Pass) {
 		if !v.DatabaseLike {
 			continue
 		}
-		q := classify.Probes.ProbeWith(p.Object.Kind, c, rp, v, podfacts.Files(p, t, c))
+		q := podfacts.ProbeQuery(p, t, c, rp)
 		if !q.PassesDuringRecovery(v) {
 			continue
 		}
