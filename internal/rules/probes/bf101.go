@@ -1,6 +1,7 @@
 package probes
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -302,8 +303,8 @@ func (b *bf101) fix() *finding.Fix {
 	if port == 0 {
 		return &finding.Fix{
 			Type: finding.ManualChange,
-			Description: "Make the liveness probe check only that " + s.Name + " runs: a tcpSocket probe on its port (timeoutSeconds " + strconv.Itoa(fixLivenessTimeout) +
-				", failureThreshold " + strconv.Itoa(fixLivenessFailures) + "), deleting the " + old + " handler; move the query to the readinessProbe (timeoutSeconds " + strconv.Itoa(fixQueryTimeout) + ").",
+			Description: fmt.Sprintf("Make the liveness probe check only that %s runs: a tcpSocket probe on its port (timeoutSeconds %d, failureThreshold %d), deleting the %s handler; move the query to the readinessProbe (timeoutSeconds %d).",
+				s.Name, fixLivenessTimeout, fixLivenessFailures, old, fixQueryTimeout),
 		}
 	}
 	fields := map[string]any{}
