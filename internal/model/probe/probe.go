@@ -5,7 +5,7 @@
 package probe
 
 import (
-	"fmt"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -28,9 +28,9 @@ type Value struct {
 
 func (v Value) String() string {
 	if v.Set {
-		return fmt.Sprint(v.N)
+		return strconv.Itoa(v.N)
 	}
-	return fmt.Sprintf("%d (default)", v.N)
+	return strconv.Itoa(v.N) + " (default)"
 }
 
 // value applies a default. In the typed struct an omitted field is 0, and
@@ -83,7 +83,7 @@ func (t Timing) NeverHealthyKill() int { return t.InitialDelay.N + t.Failure.N*t
 
 // NeverHealthyKillFormula spells NeverHealthyKill out: "300 + 3 x 10".
 func (t Timing) NeverHealthyKillFormula() string {
-	return fmt.Sprintf("%d + %d x %d", t.InitialDelay.N, t.Failure.N, t.Period.N)
+	return strconv.Itoa(t.InitialDelay.N) + " + " + strconv.Itoa(t.Failure.N) + " x " + strconv.Itoa(t.Period.N)
 }
 
 // Handler names the probe's handler: exec, httpGet, tcpSocket, grpc, or "".
@@ -114,11 +114,11 @@ func Describe(p *corev1.Probe) string {
 		// is quoted in: runs of blanks read as one.
 		return "exec [" + strings.Join(strings.Fields(strings.Join(p.Exec.Command, " ")), " ") + "]"
 	case p.HTTPGet != nil:
-		return fmt.Sprintf("httpGet :%s%s", p.HTTPGet.Port.String(), p.HTTPGet.Path)
+		return "httpGet :" + p.HTTPGet.Port.String() + p.HTTPGet.Path
 	case p.TCPSocket != nil:
 		return "tcpSocket :" + p.TCPSocket.Port.String()
 	case p.GRPC != nil:
-		return fmt.Sprintf("grpc :%d", p.GRPC.Port)
+		return "grpc :" + strconv.Itoa(int(p.GRPC.Port))
 	}
 	return "no handler"
 }
@@ -127,9 +127,9 @@ func Describe(p *corev1.Probe) string {
 // "periodSeconds 10" when written, "periodSeconds 10 by default" when not.
 func (v Value) Phrase(field string) string {
 	if v.Set {
-		return fmt.Sprintf("%s %d", field, v.N)
+		return field + " " + strconv.Itoa(v.N)
 	}
-	return fmt.Sprintf("%s %d by default", field, v.N)
+	return field + " " + strconv.Itoa(v.N) + " by default"
 }
 
 // KillBudget is how long a probe tolerates slow answers before it acts,
@@ -139,7 +139,7 @@ func (t Timing) KillBudget() int { return t.Failure.N*t.Period.N + t.Timeout.N }
 
 // KillBudgetFormula spells KillBudget out: "3 x 10 + 1".
 func (t Timing) KillBudgetFormula() string {
-	return fmt.Sprintf("%d x %d + %d", t.Failure.N, t.Period.N, t.Timeout.N)
+	return strconv.Itoa(t.Failure.N) + " x " + strconv.Itoa(t.Period.N) + " + " + strconv.Itoa(t.Timeout.N)
 }
 
 // StartupBudget is how long a startupProbe holds the liveness probe back

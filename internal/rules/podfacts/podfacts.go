@@ -6,7 +6,7 @@
 package podfacts
 
 import (
-	"fmt"
+	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -82,6 +82,34 @@ func Files(p *rules.Pass, t *object.PodTemplate, c *corev1.Container) classify.F
 	}
 }
 
+// queryOf keys what a probe of a container asks, in the shared store.
+type queryOf struct {
+	c     *corev1.Container
+	probe *corev1.Probe
+}
+
+// ProbeQuery says what probe pr of container c of the object's pod
+// template t asks of the server (classify.ProbeWith, with the scripts the
+// input holds), computed once per object: BF101, BF102 and BF601 read the
+// same liveness probe, BF101 and BF106 the same readiness probe.
+func ProbeQuery(p *rules.Pass, t *object.PodTemplate, c *corev1.Container, pr *corev1.Probe) classify.ProbeQuery {
+	return p.Shared(queryOf{c, pr}, func() any {
+		return classify.Probes.ProbeWith(p.Object.Kind, c, pr, Classify(p, c), Files(p, t, c))
+	}).(classify.ProbeQuery)
+}
+
+// startupOf keys a container's startup judgement in the shared store.
+type startupOf struct{ c *corev1.Container }
+
+// Startup judges container c's startupProbe against a crash recovery of
+// the configured threshold (classify.StartupOf), once per object: BF101,
+// BF105 and BF601 ask about the same container.
+func Startup(p *rules.Pass, t *object.PodTemplate, c *corev1.Container) classify.Startup {
+	return p.Shared(startupOf{c}, func() any {
+		return classify.StartupOf(p.Object.Kind, c, Classify(p, c), p.Config().StartupBudgetSeconds(), Files(p, t, c))
+	}).(classify.Startup)
+}
+
 // RunsOnce says why the object's pods run once and exit ("" when they
 // serve): see classify.RunsOnce.
 func RunsOnce(p *rules.Pass) string { return podOf(p).once }
@@ -104,14 +132,12 @@ func RecoveryLoop(p *rules.Pass, t *object.PodTemplate, c *corev1.Container, v c
 	if !v.DatabaseLike {
 		return Loop{}, false
 	}
-	kind := p.Object.Kind
 	budget := p.Config().StartupBudgetSeconds()
-	files := Files(p, t, c)
-	st := classify.StartupOf(kind, c, v, budget, files)
+	st := Startup(p, t, c)
 	if st.Present && st.FailsDuringRecovery && st.Budget < budget {
 		return Loop{Rule: "BF105", Probe: "startup", Seconds: st.Budget, Formula: st.BudgetFormula}, true
 	}
-	if c.LivenessProbe == nil || st.Holds || !classify.Probes.ProbeWith(kind, c, c.LivenessProbe, v, files).FailsDuringRecovery(v) {
+	if c.LivenessProbe == nil || st.Holds || !ProbeQuery(p, t, c, c.LivenessProbe).FailsDuringRecovery(v) {
 		return Loop{}, false
 	}
 	lt := probe.TimingOf(c.LivenessProbe, t.Spec.TerminationGracePeriodSeconds)
@@ -123,5 +149,5 @@ func RecoveryLoop(p *rules.Pass, t *object.PodTemplate, c *corev1.Container, v c
 	if run >= budget {
 		return Loop{}, false // it allows a recovery as long as the threshold
 	}
-	return Loop{Rule: "BF101", Probe: "liveness", Seconds: run, Formula: fmt.Sprintf("%d + %d x %d", d, lt.Failure.N, lt.Period.N)}, true
+	return Loop{Rule: "BF101", Probe: "liveness", Seconds: run, Formula: strconv.Itoa(d) + " + " + strconv.Itoa(lt.Failure.N) + " x " + strconv.Itoa(lt.Period.N)}, true
 }

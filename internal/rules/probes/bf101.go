@@ -48,7 +48,6 @@ func runBF101(p *rules.Pass) {
 	if t == nil {
 		return
 	}
-	kind := p.Object.Kind
 	for _, ct := range t.Containers() {
 		c := ct.Container
 		if c.LivenessProbe == nil {
@@ -58,14 +57,13 @@ func runBF101(p *rules.Pass) {
 		if !v.DatabaseLike {
 			continue
 		}
-		files := podfacts.Files(p, t, c)
-		q := classify.Probes.ProbeWith(kind, c, c.LivenessProbe, v, files)
+		q := podfacts.ProbeQuery(p, t, c, c.LivenessProbe)
 		if !q.FailsDuringRecovery(v) {
 			continue
 		}
 		budget := p.Config().StartupBudgetSeconds()
-		st := classify.StartupOf(kind, c, v, budget, files)
-		b := bf101{t: t, at: ct.Path(), c: c, v: v, q: q, st: st, kind: kind, budget: budget, files: files}
+		st := podfacts.Startup(p, t, c)
+		b := bf101{p: p, t: t, at: ct.Path(), c: c, v: v, q: q, st: st, budget: budget}
 		b.limit = limitOf(c, probe.TimingOf(c.LivenessProbe, t.Spec.TerminationGracePeriodSeconds), st)
 		if b.closed() && b.limit.seconds >= budget {
 			// The port stays closed through a recovery as long as the
@@ -90,9 +88,8 @@ type bf101 struct {
 	v      classify.Verdict
 	q      classify.ProbeQuery
 	st     classify.Startup
-	kind   string
+	p      *rules.Pass
 	budget int
-	files  classify.Files
 	limit  recoveryLimit
 	// coveredBy is set when a server that keeps its port closed during
 	// recovery gets a recovery of at least the threshold before the
@@ -298,7 +295,7 @@ func capitalize(s string) string {
 // also gets a tcpSocket startupProbe whose budget (the BF101 threshold)
 // holds liveness back through a recovery.
 func (b *bf101) fix() *finding.Fix {
-	t, c, v, kind, budget := b.t, b.c, b.v, b.kind, b.budget
+	t, c, v, budget := b.t, b.c, b.v, b.budget
 	s := v.Server
 	port, portWhy := classify.ServerPort(c, v)
 	lp := c.LivenessProbe
@@ -367,7 +364,7 @@ func (b *bf101) fix() *finding.Fix {
 	desc = append(desc, "The patch deletes the "+old+` handler ("`+old+`": null): a strategic merge patch merges containers by name and would otherwise keep both handlers, which the API server rejects.`)
 
 	rp := c.ReadinessProbe
-	rq := classify.Probes.ProbeWith(kind, c, rp, v, b.files)
+	rq := podfacts.ProbeQuery(b.p, t, c, rp)
 	switch {
 	case rp == nil:
 		fields["readinessProbe"] = map[string]any{
@@ -376,11 +373,11 @@ func (b *bf101) fix() *finding.Fix {
 			"periodSeconds":    probe.TimingOf(lp, nil).Period.N,
 			"failureThreshold": 3,
 		}
-		desc = append(desc, fmt.Sprintf("The query moves to a new readinessProbe with timeoutSeconds %d: a slow answer takes the pod out of rotation instead of killing it.", fixQueryTimeout))
+		desc = append(desc, "The query moves to a new readinessProbe with timeoutSeconds "+strconv.Itoa(fixQueryTimeout)+": a slow answer takes the pod out of rotation instead of killing it.")
 	case rq.Queries:
 		if probe.TimingOf(rp, nil).Timeout.N < fixQueryTimeout {
 			fields["readinessProbe"] = map[string]any{"timeoutSeconds": fixQueryTimeout}
-			desc = append(desc, fmt.Sprintf("The readinessProbe already runs a query; it gets timeoutSeconds %d, so that one slow answer does not take the pod out of rotation.", fixQueryTimeout))
+			desc = append(desc, "The readinessProbe already runs a query; it gets timeoutSeconds "+strconv.Itoa(fixQueryTimeout)+", so that one slow answer does not take the pod out of rotation.")
 		} else {
 			desc = append(desc, "The readinessProbe already runs a query: it takes a slow pod out of rotation instead of killing it.")
 		}

@@ -50,7 +50,7 @@ func runBF102(p *rules.Pass) {
 			continue // it only sleeps: a restart interrupts nothing
 		}
 		v := podfacts.Classify(p, c)
-		q := classify.Probes.ProbeWith(p.Object.Kind, c, lp, v, podfacts.Files(p, t, c))
+		q := podfacts.ProbeQuery(p, t, c, lp)
 		p.Report(bf102Finding(t, ct.Path(), c, tm, v, q))
 	}
 }

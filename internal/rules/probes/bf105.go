@@ -48,15 +48,14 @@ func runBF105(p *rules.Pass) {
 		if !v.DatabaseLike {
 			continue
 		}
-		files := podfacts.Files(p, t, c)
-		st := classify.StartupOf(p.Object.Kind, c, v, budget, files)
+		st := podfacts.Startup(p, t, c)
 		if !st.FailsDuringRecovery || st.Budget >= budget {
 			continue // it hands over during recovery (BF101's case), or it waits long enough
 		}
 		if longest := blockingBudget(probe.TimingOf(c.StartupProbe, nil)); longest >= budget {
 			continue // a check that may block for its timeout is not shown to give up early
 		}
-		q := classify.Probes.ProbeWith(p.Object.Kind, c, c.StartupProbe, v, files)
+		q := podfacts.ProbeQuery(p, t, c, c.StartupProbe)
 		p.Report(bf105Finding(t, ct.Path(), c, v, q, budget))
 	}
 }

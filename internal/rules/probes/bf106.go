@@ -50,7 +50,7 @@ func runBF106(p *rules.Pass) {
 		if !v.DatabaseLike {
 			continue
 		}
-		q := classify.Probes.ProbeWith(p.Object.Kind, c, rp, v, podfacts.Files(p, t, c))
+		q := podfacts.ProbeQuery(p, t, c, rp)
 		if !q.PassesDuringRecovery(v) {
 			continue
 		}
@@ -165,7 +165,7 @@ func bf106Fix(t *object.PodTemplate, c *corev1.Container, v classify.Verdict, rp
 		}
 		handler = "exec"
 		value = map[string]any{"command": []any{"sh", "-c", cmd}}
-		desc = fmt.Sprintf(`Make the readiness probe require PONG: %s. The client prints the -LOADING error and exits 0 while the server loads its dataset; comparing its answer with PONG fails until the data is loaded. Keep the liveness probe as it is: the same check there would kill every load (BF101).`, cmd)
+		desc = "Make the readiness probe require PONG: " + cmd + ". The client prints the -LOADING error and exits 0 while the server loads its dataset; comparing its answer with PONG fails until the data is loaded. Keep the liveness probe as it is: the same check there would kill every load (BF101)."
 		if !strings.Contains(cmd, "REDISCLI_AUTH") && !strings.Contains(cmd, " -a ") {
 			assumed = append(assumed, "Redis is assumed to need no password for a ping from inside the container (no REDIS_PASSWORD in the container's environment, no -a in the probe): with a password, ping answers NOAUTH, which the old check also passed; set REDISCLI_AUTH in the probe's command.")
 		}
@@ -173,10 +173,10 @@ func bf106Fix(t *object.PodTemplate, c *corev1.Container, v classify.Verdict, rp
 		if port == 0 {
 			break
 		}
-		cmd := fmt.Sprintf(`echo srvr | timeout 2 nc 127.0.0.1 %d | grep -q "^Mode: "`, port)
+		cmd := `echo srvr | timeout 2 nc 127.0.0.1 ` + strconv.Itoa(int(port)) + ` | grep -q "^Mode: "`
 		handler = "exec"
 		value = map[string]any{"command": []any{"sh", "-c", cmd}}
-		desc = fmt.Sprintf("Make the readiness probe ask ZooKeeper whether it serves: %s. srvr answers \"This ZooKeeper instance is not currently serving requests\" until the server runs, and its Mode line once it does (zookeeper StatCommand); srvr is the one four-letter command ZooKeeper 3.5.3 and later allow by default (4lw.commands.whitelist).", cmd)
+		desc = "Make the readiness probe ask ZooKeeper whether it serves: " + cmd + ". srvr answers \"This ZooKeeper instance is not currently serving requests\" until the server runs, and its Mode line once it does (zookeeper StatCommand); srvr is the one four-letter command ZooKeeper 3.5.3 and later allow by default (4lw.commands.whitelist)."
 	case "Prometheus", "Loki", "Mimir":
 		path := "/ready"
 		if s.Name == "Prometheus" {
@@ -249,7 +249,7 @@ func redisPing(c *corev1.Container, rp *corev1.Probe, port int32) (string, bool)
 	if port == 0 {
 		return "", false
 	}
-	cli := fmt.Sprintf("%s -p %d ping", redisCLI(c.Image), port)
+	cli := redisCLI(c.Image) + " -p " + strconv.Itoa(int(port)) + " ping"
 	for _, e := range c.Env {
 		if e.Name == "REDIS_PASSWORD" {
 			cli = `REDISCLI_AUTH="$REDIS_PASSWORD" ` + cli

@@ -36,9 +36,10 @@ func TestProbeCacheAnswersAsReadAfresh(t *testing.T) {
 		t.Fatal(err)
 	}
 	scanProbes(t, dir)
-	// 400 StatefulSets run one of four exec liveness probes, which BF101
-	// and BF102 both read.
-	if hits < 600 {
+	// 400 StatefulSets run one of four exec liveness probes, which the
+	// rules read once per object (podfacts.ProbeQuery): all but the first
+	// of each command, 396, come from memory, fewer only when scans race.
+	if hits < 350 {
 		t.Fatalf("the cache gave %d answers over the generated corpus's 400 StatefulSets: it does not remember their probes", hits)
 	}
 	root := testutil.RepoRoot(t)

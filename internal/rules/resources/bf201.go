@@ -43,22 +43,31 @@ func runBF201(p *rules.Pass) {
 	if w == nil || len(w.t.Spec.Containers) == 0 {
 		return // no container to point at (the API server refuses such a pod)
 	}
-	if !w.databaseLike() && (w.stateful == "" || w.keepsData() == "") {
-		return // a StatefulSet without a volume claim keeps nothing of its own
+	keeps := "" // what a stateful workload keeps, read once for the guard and the message
+	if !w.databaseLike() {
+		if w.stateful != "" {
+			keeps = w.keepsData()
+		}
+		if keeps == "" {
+			return // a StatefulSet without a volume claim keeps nothing of its own
+		}
 	}
 	qos := cgroup.QOSClass(w.t.Spec)
 	if qos != corev1.PodQOSBestEffort {
 		return
 	}
-	p.Report(bf201Finding(w, qos))
+	p.Report(bf201Finding(w, qos, keeps))
 }
 
-func bf201Finding(w *workload, qos corev1.PodQOSClass) rules.Report {
+// bf201Finding reports workload w; keeps is what it keeps (keepsData)
+// unless it is database-like.
+func bf201Finding(w *workload, qos corev1.PodQOSClass, keeps string) rules.Report {
 	t := w.t
 	// The fix goes to the container that holds the data: a request on a
 	// sidecar makes the pod Burstable while the data container keeps
 	// cpu.weight 1. Without one, every container gets requests.
-	targets, size, sev := w.dataContainers(), statefulRequests, finding.Warning
+	data := w.dataContainers()
+	targets, size, sev := data, statefulRequests, finding.Warning
 	if len(targets) == 0 {
 		targets = t.Containers()
 	}
@@ -76,9 +85,9 @@ func bf201Finding(w *workload, qos corev1.PodQOSClass) rules.Report {
 	case w.databaseLike():
 		what, it = w.verdict.Server.Name+" container "+c.Name, "it"
 	case len(targets) > 1:
-		what, it = "stateful workload ("+w.stateful+", "+w.keepsData()+")", "containers "+names(targets)
+		what, it = "stateful workload ("+w.stateful+", "+keeps+")", "containers "+names(targets)
 	default:
-		what = "stateful workload (" + w.stateful + ", " + w.keepsData() + ")"
+		what = "stateful workload (" + w.stateful + ", " + keeps + ")"
 	}
 	ownRuntime, nbRuntime, nbLinear := utoa(own.Runtime), utoa(nb.Runtime), utoa(nb.Linear)
 	msg := what + " runs BestEffort: no container of the pod sets a cpu or memory request or limit, so " + it + " gets cpu.weight " + ownRuntime +
@@ -119,7 +128,7 @@ func bf201Finding(w *workload, qos corev1.PodQOSClass) rules.Report {
 		who = "each of the containers " + names(targets)
 	}
 	why := ""
-	if !w.databaseLike() && len(w.dataContainers()) > 0 && len(t.Containers()) > len(targets) {
+	if !w.databaseLike() && len(data) > 0 && len(t.Containers()) > len(targets) {
 		why = " It holds the pod's data (" + mountsOf(w, targets) + "): a request on another container would make the pod Burstable while " + c.Name + " keeps cpu.weight " + ownRuntime + "."
 	}
 	return rules.Report{
