@@ -110,6 +110,9 @@ func Run(ix *index.Index, rules []*Rule, opts *Options) Outcome {
 func checkOne(o *object.Object, ix *index.Index, rules []*Rule, opts *Options) Outcome {
 	var res Outcome
 	shared := map[any]any{}
+	if opts.Unshared {
+		shared = nil
+	}
 	var reported map[string]bool // rule IDs that reported here, made on the first
 	run := func(r *Rule) {
 		if opts.Canceled() {

@@ -122,6 +122,10 @@ type Options struct {
 	// merging those of a copy into its original (see check): for a test of
 	// what a rule itself asks the index.
 	EachObject bool
+	// Unshared makes every rule compute afresh what the rules share
+	// about an object (Pass.Shared stores nothing): the reference the
+	// shared answers are tested against.
+	Unshared bool
 }
 
 // Canceled reports whether the options' Context is done.
