@@ -85,34 +85,45 @@ func (l *Locator) Doc() *Document { return l.doc }
 
 // locate is Locate, with the offsets of lists' items remembered in items
 // when it is not nil.
+//
+// The place is that of the deepest segment found that has one: the
+// segments' offsets are kept on the way down and looked up from the
+// deepest, which has its place nearly always, instead of looking up
+// each segment's on the way.
 func (d *Document) locate(path string, items map[int][]int) (pos Position, exact bool) {
-	pos = Position{Line: d.Line, Column: 1}
-	if p, ok := d.positionOf(0); ok {
-		pos = p
-	}
+	var buf [16]int
+	found := buf[:0] // the offsets of the segments found
+	exact = true
 	off := 0
 	for s, i, more := nextSegment(path, 0); more; s, i, more = nextSegment(path, i) {
 		var keyOff, valOff int
-		var found bool
+		var ok bool
 		if s.IsIndex {
 			if items != nil {
-				valOff, found = cachedElem(d.JSON, off, s.Index, items)
+				valOff, ok = cachedElem(d.JSON, off, s.Index, items)
 			} else {
-				valOff, found = arrayElem(d.JSON, off, s.Index)
+				valOff, ok = arrayElem(d.JSON, off, s.Index)
 			}
 			keyOff = valOff
 		} else {
-			keyOff, valOff, found = objectMember(d.JSON, off, s.Key)
+			keyOff, valOff, ok = objectMember(d.JSON, off, s.Key)
 		}
-		if !found {
-			return pos, false
+		if !ok {
+			exact = false
+			break
 		}
-		if p, ok := d.positionOf(keyOff); ok {
-			pos = p
-		}
+		found = append(found, keyOff)
 		off = valOff
 	}
-	return pos, true
+	for k := len(found) - 1; k >= 0; k-- {
+		if p, ok := d.positionOf(found[k]); ok {
+			return p, exact
+		}
+	}
+	if p, ok := d.positionOf(0); ok {
+		return p, exact
+	}
+	return Position{Line: d.Line, Column: 1}, exact
 }
 
 // Segment is one step of a field path: a key or a list index.

@@ -1,10 +1,15 @@
 package load
 
 import (
+	"encoding/json"
+	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
 	"testing"
+
+	"backfire.dev/backfire/internal/benchcorpus"
+	"backfire.dev/backfire/internal/testutil"
 )
 
 // splitPathGrown is SplitPath as it was before it walked the path with
@@ -109,4 +114,95 @@ func TestLocateTakesEachSegment(t *testing.T) {
 			}
 		}
 	}
+}
+
+// locateStepwise is locate as it was before it looked up only the
+// deepest place: each segment's place looked up on the way down.
+func locateStepwise(d *Document, path string) (pos Position, exact bool) {
+	pos = Position{Line: d.Line, Column: 1}
+	if p, ok := d.positionOf(0); ok {
+		pos = p
+	}
+	off := 0
+	for _, s := range splitPathGrown(path) {
+		var keyOff, valOff int
+		var found bool
+		if s.IsIndex {
+			valOff, found = arrayElem(d.JSON, off, s.Index)
+			keyOff = valOff
+		} else {
+			keyOff, valOff, found = objectMember(d.JSON, off, s.Key)
+		}
+		if !found {
+			return pos, false
+		}
+		if p, ok := d.positionOf(keyOff); ok {
+			pos = p
+		}
+		off = valOff
+	}
+	return pos, true
+}
+
+// TestLocateAsStepwise: every field of every document of the
+// repository's manifests and of two files of the benchmark corpus, and a field and an item below each that are
+// not there, are placed as locateStepwise places them, by Locate and by
+// a Locator asked in the document's order.
+func TestLocateAsStepwise(t *testing.T) {
+	root := filepath.Join("..", "..")
+	bench := t.TempDir()
+	if _, err := benchcorpus.Generate(bench, 2); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	testutil.EachYAML(t, []string{filepath.Join(root, "testdata"), filepath.Join(root, "examples"), bench}, func(name string, data []byte) {
+		for _, d := range Parse(name, data).Documents {
+			var v any
+			if err := json.Unmarshal(d.JSON, &v); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			loc := d.Locator()
+			for _, p := range fieldPaths(v, "") {
+				want, wantExact := locateStepwise(d, p)
+				if pos, exact := d.Locate(p); pos != want || exact != wantExact {
+					t.Errorf("%s: Locate(%q) = %v, %v; want %v, %v", name, p, pos, exact, want, wantExact)
+				}
+				if pos, exact := loc.Locate(p); pos != want || exact != wantExact {
+					t.Errorf("%s: Locator.Locate(%q) = %v, %v; want %v, %v", name, p, pos, exact, want, wantExact)
+				}
+				n++
+			}
+		}
+	})
+	if n < 10000 {
+		t.Fatalf("only %d paths compared", n)
+	}
+}
+
+// fieldPaths lists the paths of v's fields and items as field.Path
+// writes them (a key that a dot or bracket would split in brackets),
+// each followed by an absent field and item below it.
+func fieldPaths(v any, at string) []string {
+	paths := []string{at + ".absent", at + "[1000]"}
+	if at != "" {
+		paths = append(paths, at)
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			p := at + "." + k
+			if at == "" {
+				p = k
+			}
+			if strings.ContainsAny(k, ".[]") {
+				p = at + "[" + k + "]"
+			}
+			paths = append(paths, fieldPaths(e, p)...)
+		}
+	case []any:
+		for i, e := range x {
+			paths = append(paths, fieldPaths(e, at+"["+strconv.Itoa(i)+"]")...)
+		}
+	}
+	return paths
 }
