@@ -161,12 +161,19 @@ func (f *Finding) Identity() Identity {
 // Fingerprint hashes the identity: --diff and SARIF's partialFingerprints
 // match findings by it.
 func (id Identity) Fingerprint() string {
-	h := sha256.New()
-	for _, s := range []string{id.Rule, id.Kind, id.Namespace, id.Name, id.Container, id.Path} {
-		h.Write([]byte(s))
-		h.Write([]byte{0})
+	// The fields, each ended by a zero byte, hashed in one piece from a
+	// buffer on the stack (a longer identity grows it onto the heap): a
+	// hash.Hash, its sum and its hex were each an allocation per finding.
+	var buf [256]byte
+	b := buf[:0]
+	for _, s := range [...]string{id.Rule, id.Kind, id.Namespace, id.Name, id.Container, id.Path} {
+		b = append(b, s...)
+		b = append(b, 0)
 	}
-	return hex.EncodeToString(h.Sum(nil)[:16])
+	sum := sha256.Sum256(b)
+	var text [32]byte
+	hex.Encode(text[:], sum[:16])
+	return string(text[:])
 }
 
 // Instance names the finding in one run: its fingerprint in the stream

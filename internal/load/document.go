@@ -85,35 +85,45 @@ func (l *Locator) Doc() *Document { return l.doc }
 
 // locate is Locate, with the offsets of lists' items remembered in items
 // when it is not nil.
+//
+// The place is that of the deepest segment found that has one: the
+// segments' offsets are kept on the way down and looked up from the
+// deepest, which has its place nearly always, instead of looking up
+// each segment's on the way.
 func (d *Document) locate(path string, items map[int][]int) (pos Position, exact bool) {
-	pos = Position{Line: d.Line, Column: 1}
-	if p, ok := d.positionOf(0); ok {
-		pos = p
-	}
-	segs := SplitPath(path)
+	var buf [16]int
+	found := buf[:0] // the offsets of the segments found
+	exact = true
 	off := 0
-	for _, s := range segs {
+	for s, i, more := nextSegment(path, 0); more; s, i, more = nextSegment(path, i) {
 		var keyOff, valOff int
-		var found bool
+		var ok bool
 		if s.IsIndex {
 			if items != nil {
-				valOff, found = cachedElem(d.JSON, off, s.Index, items)
+				valOff, ok = cachedElem(d.JSON, off, s.Index, items)
 			} else {
-				valOff, found = arrayElem(d.JSON, off, s.Index)
+				valOff, ok = arrayElem(d.JSON, off, s.Index)
 			}
 			keyOff = valOff
 		} else {
-			keyOff, valOff, found = objectMember(d.JSON, off, s.Key)
+			keyOff, valOff, ok = objectMember(d.JSON, off, s.Key)
 		}
-		if !found {
-			return pos, false
+		if !ok {
+			exact = false
+			break
 		}
-		if p, ok := d.positionOf(keyOff); ok {
-			pos = p
-		}
+		found = append(found, keyOff)
 		off = valOff
 	}
-	return pos, true
+	for k := len(found) - 1; k >= 0; k-- {
+		if p, ok := d.positionOf(found[k]); ok {
+			return p, exact
+		}
+	}
+	if p, ok := d.positionOf(0); ok {
+		return p, exact
+	}
+	return Position{Line: d.Line, Column: 1}, exact
 }
 
 // Segment is one step of a field path: a key or a list index.
@@ -126,33 +136,54 @@ type Segment struct {
 // SplitPath parses a field.Path string: "a.b[2].c[some/key]".
 func SplitPath(path string) []Segment {
 	var segs []Segment
-	for i := 0; i < len(path); {
-		switch path[i] {
-		case '.':
-			i++
-		case '[':
-			j := strings.IndexByte(path[i:], ']')
-			if j < 0 {
-				segs = append(segs, Segment{Key: path[i+1:]})
-				return segs
-			}
-			inner := path[i+1 : i+j]
-			if n, err := strconv.Atoi(inner); err == nil {
-				segs = append(segs, Segment{Index: n, IsIndex: true})
-			} else {
-				segs = append(segs, Segment{Key: inner})
-			}
-			i += j + 1
-		default:
-			j := i
-			for j < len(path) && path[j] != '.' && path[j] != '[' {
-				j++
-			}
-			segs = append(segs, Segment{Key: path[i:j]})
-			i = j
+	for s, i, ok := nextSegment(path, 0); ok; s, i, ok = nextSegment(path, i) {
+		if segs == nil {
+			// Made once at its full size: a segment starts at most at
+			// each dot and bracket, and grown from nothing the list was
+			// copied a few times for every path.
+			segs = make([]Segment, 0, 1+strings.Count(path, ".")+strings.Count(path, "["))
 		}
+		segs = append(segs, s)
 	}
 	return segs
+}
+
+// nextSegment parses the segment of path that starts at or after i and
+// returns it with the offset just past it; ok is false when none is
+// left. Walked this way a path needs no list: locate asks it of each of
+// a scan's findings.
+func nextSegment(path string, i int) (seg Segment, next int, ok bool) {
+	for i < len(path) && path[i] == '.' {
+		i++
+	}
+	if i >= len(path) {
+		return Segment{}, i, false
+	}
+	if path[i] == '[' {
+		j := strings.IndexByte(path[i:], ']')
+		if j < 0 {
+			return Segment{Key: path[i+1:]}, len(path), true
+		}
+		inner := path[i+1 : i+j]
+		if mayBeInt(inner) {
+			if n, err := strconv.Atoi(inner); err == nil {
+				return Segment{Index: n, IsIndex: true}, i + j + 1, true
+			}
+		}
+		return Segment{Key: inner}, i + j + 1, true
+	}
+	j := i
+	for j < len(path) && path[j] != '.' && path[j] != '[' {
+		j++
+	}
+	return Segment{Key: path[i:j]}, j, true
+}
+
+// mayBeInt is false for text strconv.Atoi certainly refuses (it must
+// start with a sign or a digit): a list item named by its key, whose
+// refusal would cost Atoi an error value.
+func mayBeInt(s string) bool {
+	return s != "" && (s[0] >= '0' && s[0] <= '9' || s[0] == '+' || s[0] == '-')
 }
 
 // The JSON walked here is the converter's own output: compact, valid, no

@@ -370,8 +370,11 @@ func texts(list []string) ([]string, bool) {
 func evidence(v any) (any, bool) {
 	switch x := v.(type) {
 	case string:
-		m := Text(x)
-		return m, m != x
+		// v is returned as it came, not x boxed again: most strings hold
+		// no secret, and boxing each cost an allocation.
+		if m := Text(x); m != x {
+			return m, true
+		}
 	case []string:
 		return texts(x)
 	case []any:
