@@ -95,53 +95,39 @@ func itemsOverlap(x, y []any) bool {
 // is (plain) and named lists whose names are each once: the projection of
 // such a patch onto a composition that adds only others' fields to it is
 // the patch itself.
-func selfProjecting(v any) bool {
-	switch x := v.(type) {
-	case map[string]any:
-		if x == nil {
-			return false
-		}
-		for k, c := range x {
-			if !utf8.ValidString(k) || !selfProjecting(c) {
-				return false
-			}
-		}
-		return true
-	case []any:
-		if x == nil {
-			return false
-		}
-		for _, c := range x {
-			if !selfProjecting(c) {
-				return false
-			}
-		}
-		if NamedList(x) {
-			for i := range x {
-				n, _ := ItemName(x[i])
-				for j := range i {
-					if m, _ := ItemName(x[j]); m == n {
-						return false
-					}
-				}
-			}
-		}
+func selfProjecting(v any) bool { return plainWith(v, namesOnce) }
+
+// namesOnce reports whether a named list names each item once (any other
+// list passes).
+func namesOnce(x []any) bool {
+	if !NamedList(x) {
 		return true
 	}
-	return plainScalar(v)
+	for i := range x {
+		n, _ := ItemName(x[i])
+		for j := range i {
+			if m, _ := ItemName(x[j]); m == n {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // plain reports whether clone(v) is v itself, structurally: v holds only
 // the types json.Unmarshal makes, strings and keys valid UTF-8, finite
 // numbers, no nil map or list.
-func plain(v any) bool {
+func plain(v any) bool { return plainWith(v, nil) }
+
+// plainWith is plain, with every list also passing list when it is set.
+func plainWith(v any, list func([]any) bool) bool {
 	switch x := v.(type) {
 	case map[string]any:
 		if x == nil {
 			return false
 		}
 		for k, c := range x {
-			if !utf8.ValidString(k) || !plain(c) {
+			if !utf8.ValidString(k) || !plainWith(c, list) {
 				return false
 			}
 		}
@@ -151,11 +137,11 @@ func plain(v any) bool {
 			return false
 		}
 		for _, c := range x {
-			if !plain(c) {
+			if !plainWith(c, list) {
 				return false
 			}
 		}
-		return true
+		return list == nil || list(x)
 	}
 	return plainScalar(v)
 }

@@ -52,36 +52,14 @@ func ContainerPatch(t *object.PodTemplate, container string, fields map[string]a
 	return b
 }
 
-// appendField appends one field's value as jsonenc.Append does. A probe
-// or resources is a small map: its keys are sorted in place here rather
-// than in a slice of their own, which is the cost of the general way.
+// appendField appends one field's value as jsonenc.Append does (a probe's
+// or resources' small map with its keys sorted on the stack).
 func appendField(b []byte, v any) []byte {
-	m, ok := v.(map[string]any)
-	if !ok || m == nil || len(m) > 8 {
-		b, err := jsonenc.Append(b, v)
-		if err != nil {
-			panic(err) // only maps, slices and scalars reach here
-		}
-		return b
+	b, err := jsonenc.Append(b, v)
+	if err != nil {
+		panic(err) // only maps, slices and scalars reach here
 	}
-	var buf [8]string
-	keys := buf[:0]
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	b = append(b, '{')
-	for i, k := range keys {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(jsonenc.AppendString(b, k, true), ':')
-		var err error
-		if b, err = jsonenc.Append(b, m[k]); err != nil {
-			panic(err)
-		}
-	}
-	return append(b, '}')
+	return b
 }
 
 // PodPatch is ContainerPatch with fields of the pod spec beside the
