@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
-	"strings"
 	"testing"
 
 	"backfire.dev/backfire/internal/benchcorpus"
@@ -19,6 +18,7 @@ import (
 	"backfire.dev/backfire/internal/load"
 	"backfire.dev/backfire/internal/object"
 	"backfire.dev/backfire/internal/rules"
+	"backfire.dev/backfire/internal/testutil"
 )
 
 // agreement counts what compareAgreement saw.
@@ -130,18 +130,7 @@ func TestAgreementShortcutsOnTheBenchmarkCorpus(t *testing.T) {
 }
 
 func TestAgreementShortcutsOnTheRepositorysManifests(t *testing.T) {
-	var files []string
-	for _, root := range []string{"../../testdata", "../../examples"} {
-		err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
-			if err == nil && !d.IsDir() && (strings.HasSuffix(path, ".yaml") || strings.HasSuffix(path, ".yml")) {
-				files = append(files, path)
-			}
-			return err
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	files := testutil.YAMLFiles(t, "../../testdata", "../../examples")
 	seen := compareAgreement(t, files)
 	t.Logf("%+v", seen)
 	if seen.disjoint == 0 || seen.rewritten == 0 {

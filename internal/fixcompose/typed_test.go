@@ -22,6 +22,7 @@ import (
 	"backfire.dev/backfire/internal/load"
 	"backfire.dev/backfire/internal/object"
 	"backfire.dev/backfire/internal/rules"
+	"backfire.dev/backfire/internal/testutil"
 )
 
 // sameObject reports how the typed patch of o differs from the document
@@ -202,18 +203,7 @@ func TestTypedPatchIsTheDecodedPatchOnTheBenchmarkCorpus(t *testing.T) {
 }
 
 func TestTypedPatchIsTheDecodedPatchOnTheRepositorysManifests(t *testing.T) {
-	var files []string
-	for _, root := range []string{"../../testdata", "../../examples"} {
-		err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
-			if err == nil && !d.IsDir() && (strings.HasSuffix(path, ".yaml") || strings.HasSuffix(path, ".yml")) {
-				files = append(files, path)
-			}
-			return err
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	files := testutil.YAMLFiles(t, "../../testdata", "../../examples")
 	if n := comparePatches(t, files); n < 40 {
 		t.Errorf("the typed patch applied %d patches of the manifests, want the 48 their fixes make", n)
 	}

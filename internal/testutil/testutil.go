@@ -60,28 +60,35 @@ func WriteFiles(t testing.TB, dir string, files map[string]string) {
 // does not break when the catalog grows to the ID it picked.
 const UnknownRule = "BF000"
 
-// EachYAML calls f with the path and bytes of every .yaml and .yml file
-// under the roots, in lexical order; a root or file that cannot be read
-// fails the test, so a moved corpus is not a silently empty one.
-func EachYAML(t testing.TB, roots []string, f func(path string, data []byte)) {
+// YAMLFiles returns the paths of the .yaml and .yml files under the roots,
+// in lexical order; a root that cannot be walked fails the test, so a
+// moved corpus is not a silently empty one.
+func YAMLFiles(t testing.TB, roots ...string) []string {
 	t.Helper()
+	var files []string
 	for _, root := range roots {
 		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
+			if err == nil && !d.IsDir() && (strings.HasSuffix(path, ".yaml") || strings.HasSuffix(path, ".yml")) {
+				files = append(files, path)
 			}
-			if d.IsDir() || !(strings.HasSuffix(path, ".yaml") || strings.HasSuffix(path, ".yml")) {
-				return nil
-			}
-			data, err := os.ReadFile(path)
-			if err != nil {
-				return err
-			}
-			f(path, data)
-			return nil
+			return err
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
+	}
+	return files
+}
+
+// EachYAML calls f with the path and bytes of every file YAMLFiles finds
+// under the roots; a file that cannot be read fails the test.
+func EachYAML(t testing.TB, roots []string, f func(path string, data []byte)) {
+	t.Helper()
+	for _, path := range YAMLFiles(t, roots...) {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f(path, data)
 	}
 }
